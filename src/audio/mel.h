@@ -1,0 +1,20 @@
+/* Applying a mel (or any sparse band) filterbank to power spectra. The
+ * bank comes from the checkpoint; only each filter's non-zero span is
+ * visited. */
+#ifndef AC_AUDIO_MEL_H
+#define AC_AUDIO_MEL_H
+
+#include "audioc.h"
+
+typedef struct ac_melbank {
+    int n_mels, n_bins;
+    const float *fb;   /* [n_mels][n_bins] */
+    int *lo, *hi;      /* non-zero span [lo, hi) of each filter */
+} ac_melbank;
+
+ac_status ac_melbank_init(ac_melbank *m, const float *fb, int n_mels, int n_bins);
+/* mel[m] = sum_k fb[m][k] * power[k] */
+void ac_melbank_apply(const ac_melbank *m, const float *power, float *mel);
+void ac_melbank_free(ac_melbank *m);
+
+#endif

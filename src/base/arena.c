@@ -1,0 +1,108 @@
+#include "base/arena.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "base/mem.h"
+
+struct ac_arena_block {
+    ac_arena_block *next;
+    size_t size, used;
+    unsigned char *data;
+};
+
+void ac_arena_init(ac_arena *a, size_t block_size)
+{
+    a->head = NULL;
+    a->block_size = block_size ? block_size : (1u << 20);
+}
+
+static ac_arena_block *block_new(size_t size)
+{
+    ac_arena_block *b = ac_malloc(sizeof *b);
+    if (!b) return NULL;
+    b->data = ac_alloc_aligned(size);
+    if (!b->data) {
+        free(b);
+        return NULL;
+    }
+    b->size = size;
+    b->used = 0;
+    b->next = NULL;
+    return b;
+}
+
+void *ac_arena_alloc(ac_arena *a, size_t size)
+{
+    size_t need = (size + AC_ALIGN - 1) / AC_ALIGN * AC_ALIGN;
+    if (need < size) {
+        ac_error(AC_ERR_NOMEM, "arena allocation of %zu bytes overflows", size);
+        return NULL;
+    }
+    ac_arena_block *b = a->head;
+    if (!b || b->size - b->used < need) {
+        size_t bs = need > a->block_size ? need : a->block_size;
+        ac_arena_block *nb = block_new(bs);
+        if (!nb) return NULL;
+        nb->next = b;
+        a->head = b = nb;
+    }
+    void *p = b->data + b->used;
+    b->used += need;
+    memset(p, 0, need);
+    return p;
+}
+
+float *ac_arena_floats(ac_arena *a, size_t n)
+{
+    if (n > SIZE_MAX / sizeof(float)) {
+        ac_error(AC_ERR_NOMEM, "arena allocation of %zu floats overflows", n);
+        return NULL;
+    }
+    return ac_arena_alloc(a, n * sizeof(float));
+}
+
+static void free_chain(ac_arena_block *b)
+{
+    while (b) {
+        ac_arena_block *next = b->next;
+        ac_free_aligned(b->data);
+        free(b);
+        b = next;
+    }
+}
+
+void ac_arena_reset(ac_arena *a)
+{
+    /* Keep the largest block so a repeated request allocates nothing. */
+    ac_arena_block *best = NULL, **link = &a->head;
+    for (ac_arena_block *b = a->head; b; b = b->next)
+        if (!best || b->size > best->size) best = b;
+    if (!best) return;
+    for (ac_arena_block *b = a->head; b; b = b->next) {
+        if (b == best) {
+            *link = b->next;
+            break;
+        }
+        link = &b->next;
+    }
+    free_chain(a->head);
+    best->next = NULL;
+    best->used = 0;
+    a->head = best;
+}
+
+void ac_arena_free(ac_arena *a)
+{
+    free_chain(a->head);
+    a->head = NULL;
+}
+
+size_t ac_arena_capacity(const ac_arena *a)
+{
+    size_t n = 0;
+    for (const ac_arena_block *b = a->head; b; b = b->next) n += b->size;
+    return n;
+}

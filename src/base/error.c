@@ -1,0 +1,32 @@
+#include "base/error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static _Thread_local char last_error[1024];
+
+const char *ac_last_error(void) { return last_error; }
+
+void ac_error_clear(void) { last_error[0] = 0; }
+
+ac_status ac_error(ac_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+ac_status ac_error_prefix(ac_status status, const char *fmt, ...)
+{
+    char prefix[512], old[sizeof last_error];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(prefix, sizeof prefix, fmt, ap);
+    va_end(ap);
+    memcpy(old, last_error, sizeof old);
+    snprintf(last_error, sizeof last_error, "%s: %s", prefix, old);
+    return status;
+}

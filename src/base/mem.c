@@ -1,0 +1,65 @@
+#include "base/mem.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+
+void *ac_malloc(size_t size)
+{
+    void *p = malloc(size ? size : 1);
+    if (!p) ac_error(AC_ERR_NOMEM, "out of memory (%zu bytes)", size);
+    return p;
+}
+
+void *ac_calloc(size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / size) {
+        ac_error(AC_ERR_NOMEM, "allocation of %zu x %zu bytes overflows", n, size);
+        return NULL;
+    }
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p) ac_error(AC_ERR_NOMEM, "out of memory (%zu x %zu bytes)", n, size);
+    return p;
+}
+
+void *ac_alloc_aligned(size_t size)
+{
+    size_t rounded = (size + AC_ALIGN - 1) / AC_ALIGN * AC_ALIGN;
+    if (rounded < size) {
+        ac_error(AC_ERR_NOMEM, "allocation of %zu bytes overflows", size);
+        return NULL;
+    }
+    void *p = aligned_alloc(AC_ALIGN, rounded ? rounded : AC_ALIGN);
+    if (!p) {
+        ac_error(AC_ERR_NOMEM, "out of memory (%zu bytes)", size);
+        return NULL;
+    }
+    memset(p, 0, rounded ? rounded : AC_ALIGN);
+    return p;
+}
+
+void ac_free_aligned(void *p) { free(p); }
+
+int ac_floatvec_push(ac_floatvec *v, const float *x, size_t n)
+{
+    if (v->n + n > v->cap) {
+        size_t cap = v->cap ? v->cap : 256;
+        while (cap < v->n + n) cap *= 2;
+        float *d = realloc(v->data, cap * sizeof *d);
+        if (!d) return ac_error(AC_ERR_NOMEM, "out of memory (%zu floats)", cap);
+        v->data = d;
+        v->cap = cap;
+    }
+    memcpy(v->data + v->n, x, n * sizeof *x);
+    v->n += n;
+    return AC_OK;
+}
+
+void ac_floatvec_free(ac_floatvec *v)
+{
+    free(v->data);
+    v->data = NULL;
+    v->n = v->cap = 0;
+}

@@ -1,0 +1,26 @@
+/* Allocation that reports failure as an ac_error, and aligned buffers
+ * for SIMD kernels. */
+#ifndef AC_BASE_MEM_H
+#define AC_BASE_MEM_H
+
+#include <stddef.h>
+
+#define AC_ALIGN 64
+
+/* malloc/calloc that set "out of memory" on failure and check n*size. */
+void *ac_malloc(size_t size);
+void *ac_calloc(size_t n, size_t size);
+/* Aligned to AC_ALIGN, zeroed; free with ac_free_aligned. */
+void *ac_alloc_aligned(size_t size);
+void ac_free_aligned(void *p);
+
+/* A growable array of floats. */
+typedef struct ac_floatvec {
+    float *data;
+    size_t n, cap;
+} ac_floatvec;
+
+int ac_floatvec_push(ac_floatvec *v, const float *x, size_t n);
+void ac_floatvec_free(ac_floatvec *v);
+
+#endif

@@ -1,0 +1,128 @@
+#include "io/weights.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "base/f16.h"
+#include "base/mem.h"
+
+ac_status ac_weights_open(const char *path, ac_weights **out)
+{
+    *out = NULL;
+    ac_weights *w = ac_calloc(1, sizeof *w);
+    if (!w) return AC_ERR_NOMEM;
+    ac_status s = ac_st_open(path, &w->st);
+    if (s) {
+        free(w);
+        return s;
+    }
+    const char *slash = strrchr(w->st->path, '/');
+    w->file = slash ? slash + 1 : w->st->path;
+    *out = w;
+    return AC_OK;
+}
+
+void ac_weights_free(ac_weights *w)
+{
+    if (!w) return;
+    for (size_t i = 0; i < w->n_owned; i++) ac_free_aligned(w->owned[i]);
+    free(w->owned);
+    ac_st_close(w->st);
+    free(w);
+}
+
+int ac_weights_has(const ac_weights *w, const char *name) { return ac_st_find(w->st, name) != NULL; }
+
+static void *own(ac_weights *w, size_t bytes)
+{
+    if (w->n_owned == w->cap_owned) {
+        size_t cap = w->cap_owned ? 2 * w->cap_owned : 16;
+        void **v = realloc(w->owned, cap * sizeof *v);
+        if (!v) {
+            ac_error(AC_ERR_NOMEM, "out of memory");
+            return NULL;
+        }
+        w->owned = v;
+        w->cap_owned = cap;
+    }
+    void *p = ac_alloc_aligned(bytes);
+    if (p) w->owned[w->n_owned++] = p;
+    return p;
+}
+
+float *ac_weights_scratch(ac_weights *w, size_t n)
+{
+    if (n > SIZE_MAX / sizeof(float)) {
+        ac_error(AC_ERR_NOMEM, "%zu floats overflow", n);
+        return NULL;
+    }
+    return own(w, n * sizeof(float));
+}
+
+static ac_status lookup(ac_weights *w, const char *name, int ndim, const int64_t *shape,
+                        const ac_st_tensor **out)
+{
+    const ac_st_tensor *t = ac_st_find(w->st, name);
+    if (!t) return ac_error(AC_ERR_MODEL, "%s: missing tensor '%s'", w->file, name);
+    int same = t->ndim == ndim;
+    for (int i = 0; same && i < ndim; i++) same = t->shape[i] == shape[i];
+    if (!same) {
+        char got[128], want[128];
+        return ac_error(AC_ERR_MODEL, "%s: tensor '%s' has shape %s, expected %s", w->file, name,
+                        ac_shape_str(t->shape, t->ndim, got, sizeof got),
+                        ac_shape_str(shape, ndim, want, sizeof want));
+    }
+    if (t->dtype == AC_DTYPE_I64)
+        return ac_error(AC_ERR_MODEL, "%s: tensor '%s' has dtype I64, expected F32, F16 or BF16",
+                        w->file, name);
+    *out = t;
+    return AC_OK;
+}
+
+static void convert(const ac_st_tensor *t, float *dst)
+{
+    size_t n = (size_t)t->numel;
+    if (t->dtype == AC_DTYPE_F32) {
+        memcpy(dst, t->data, n * sizeof(float));
+        return;
+    }
+    /* the mapping may be unaligned for 2-byte reads: copy through a buffer */
+    uint16_t buf[1024];
+    const unsigned char *src = t->data;
+    for (size_t i = 0; i < n; i += 1024) {
+        size_t k = n - i < 1024 ? n - i : 1024;
+        memcpy(buf, src + 2 * i, 2 * k);
+        if (t->dtype == AC_DTYPE_F16) ac_f16_to_f32_n(buf, dst + i, k);
+        else ac_bf16_to_f32_n(buf, dst + i, k);
+    }
+}
+
+ac_status ac_weights_f32(ac_weights *w, const char *name, int ndim, const int64_t *shape,
+                         const float **out)
+{
+    const ac_st_tensor *t;
+    AC_TRY(lookup(w, name, ndim, shape, &t));
+    if (t->dtype == AC_DTYPE_F32 && ((uintptr_t)t->data & 3) == 0) {
+        *out = t->data;
+        return AC_OK;
+    }
+    float *dst = ac_weights_scratch(w, (size_t)t->numel);
+    if (!dst) return AC_ERR_NOMEM;
+    convert(t, dst);
+    *out = dst;
+    return AC_OK;
+}
+
+ac_status ac_weights_f32_copy(ac_weights *w, const char *name, int ndim, const int64_t *shape,
+                              float **out)
+{
+    const ac_st_tensor *t;
+    AC_TRY(lookup(w, name, ndim, shape, &t));
+    float *dst = ac_weights_scratch(w, (size_t)t->numel);
+    if (!dst) return AC_ERR_NOMEM;
+    convert(t, dst);
+    *out = dst;
+    return AC_OK;
+}

@@ -1,0 +1,36 @@
+/* The weight table: named tensors of a checkpoint, checked against the
+ * shapes a model expects and handed out as f32. F32 tensors are used in
+ * place from the mapping when aligned; others are converted once and owned
+ * by the table. */
+#ifndef AC_IO_WEIGHTS_H
+#define AC_IO_WEIGHTS_H
+
+#include "io/safetensors.h"
+
+typedef struct ac_weights {
+    ac_safetensors *st;
+    const char *file;     /* short name for messages */
+    void **owned;         /* converted copies */
+    size_t n_owned, cap_owned;
+} ac_weights;
+
+ac_status ac_weights_open(const char *path, ac_weights **out);
+void ac_weights_free(ac_weights *w);
+
+int ac_weights_has(const ac_weights *w, const char *name);
+
+/* The tensor NAME as f32 after checking that its shape is SHAPE[NDIM].
+ * Errors name the file and the tensor. */
+ac_status ac_weights_f32(ac_weights *w, const char *name, int ndim,
+                         const int64_t *shape, const float **out);
+/* The same, copied into a new buffer the table owns, for weights that the
+ * model rearranges at load time. */
+ac_status ac_weights_f32_copy(ac_weights *w, const char *name, int ndim,
+                              const int64_t *shape, float **out);
+/* A float buffer of N values that lives as long as the table. */
+float *ac_weights_scratch(ac_weights *w, size_t n);
+
+/* Shorthand for shape arrays: AC_SHAPE(128, 129, 3). */
+#define AC_SHAPE(...) (sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), ((const int64_t[]){__VA_ARGS__})
+
+#endif

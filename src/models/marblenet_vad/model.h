@@ -1,0 +1,47 @@
+/* MarbleNet internals shared by its loader, front end and encoder. */
+#ifndef AC_MODELS_MARBLENET_MODEL_H
+#define AC_MODELS_MARBLENET_MODEL_H
+
+#include "audio/mel.h"
+#include "io/weights.h"
+#include "models/marblenet_vad/marblenet_vad.h"
+#include "tensor/kernels.h"
+
+#define MARBLENET_MAX_BLOCKS 32
+#define MARBLENET_MAX_REPEAT 8
+
+typedef struct {
+    ac_conv1d_shape shape;   /* depthwise (separable) or full conv */
+    float *dw;               /* [kernel][cin] depthwise weight, separable only */
+    const float *pw;         /* [cout][cin] pointwise, separable only */
+    float *conv;             /* [cout][kernel][cin], non-separable only */
+    float *bn_scale, *bn_shift;
+} mb_repeat;
+
+typedef struct {
+    int filters, repeat, kernel, stride, dilation, residual, separable;
+    int cin;
+    mb_repeat rep[MARBLENET_MAX_REPEAT];
+    const float *res_pw;     /* [filters][cin] */
+    float *res_scale, *res_shift;
+} mb_block;
+
+struct ac_marblenet {
+    ac_weights *weights;
+    int rate, n_fft, win, hop, n_mels, pad_to, n_classes;
+    const float *window;     /* [win] */
+    ac_melbank mel;
+    int n_blocks;
+    mb_block blocks[MARBLENET_MAX_BLOCKS];
+    int stride;              /* product of block strides */
+    int margin;              /* output frames of context each side of a window */
+    int max_channels;
+    const float *dec_w, *dec_b;
+};
+
+ac_status ac_marblenet_load_config(ac_marblenet *m, const char *config_path);
+ac_status ac_marblenet_load_weights(ac_marblenet *m);
+/* Output frames for T feature frames. */
+size_t ac_marblenet_out_len(const ac_marblenet *m, size_t T);
+
+#endif

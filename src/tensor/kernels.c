@@ -1,0 +1,169 @@
+/* Run-time dispatch between the scalar and AVX2/FMA kernels, threading,
+ * and the kernels built from others (conv via im2col, LSTM cell). */
+#include <math.h>
+#include <string.h>
+
+#include "base/threadpool.h"
+#include "tensor/kernels.h"
+#include "tensor/simd_avx2.h"
+
+static int simd_wanted = 1;
+
+static int cpu_has_avx2_fma(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    static int cached = -1;
+    if (cached < 0) {
+        __builtin_cpu_init();
+        cached = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    }
+    return cached;
+#else
+    return 0;
+#endif
+}
+
+void ac_kernels_set_simd(int on) { simd_wanted = on; }
+int ac_kernels_simd(void) { return simd_wanted && cpu_has_avx2_fma(); }
+
+/* ---- linear ------------------------------------------------------------- */
+
+typedef struct {
+    const float *x, *w, *bias;
+    float *y;
+    size_t M, N, K;
+    int split_n; /* parallel over output columns (weight rows) or rows */
+} linear_job;
+
+static void linear_range(void *ctx, size_t b, size_t e)
+{
+    const linear_job *j = ctx;
+    size_t m0 = 0, m1 = j->M, n0 = 0, n1 = j->N;
+    if (j->split_n) n0 = b, n1 = e;
+    else m0 = b, m1 = e;
+    if (ac_kernels_simd()) {
+        ac_linear_avx2(j->x, j->w, j->bias, j->y, j->M, j->N, j->K, m0, m1, n0, n1);
+        return;
+    }
+    for (size_t m = m0; m < m1; m++)
+        for (size_t n = n0; n < n1; n++) {
+            const float *xr = j->x + m * j->K, *wr = j->w + n * j->K;
+            float acc = 0;
+            for (size_t k = 0; k < j->K; k++) acc += xr[k] * wr[k];
+            j->y[m * j->N + n] = acc + (j->bias ? j->bias[n] : 0.0f);
+        }
+}
+
+void ac_linear(const float *x, const float *w, const float *bias, float *y,
+               size_t M, size_t N, size_t K)
+{
+    linear_job j = {x, w, bias, y, M, N, K, N >= M};
+    double flops = 2.0 * (double)M * (double)N * (double)K;
+    if (flops < 2e5) { /* too small to be worth waking threads */
+        linear_range(&j, 0, j.split_n ? N : M);
+        return;
+    }
+    ac_parallel_for(j.split_n ? N : M, j.split_n ? 16 : 4, linear_range, &j);
+}
+
+/* ---- conv1d ------------------------------------------------------------- */
+
+size_t ac_conv1d_scratch(const ac_conv1d_shape *s, size_t batch, size_t T)
+{
+    return batch * ac_conv1d_out_len(s, T) * (size_t)s->kernel * (size_t)s->cin;
+}
+
+void ac_conv1d(const ac_conv1d_shape *s, const float *x, size_t batch, size_t T,
+               const float *w, const float *bias, float *y, float *cols)
+{
+    size_t To = ac_conv1d_out_len(s, T), cin = (size_t)s->cin;
+    size_t row = (size_t)s->kernel * cin;
+    if (s->kernel == 1 && s->stride == 1 && s->pad == 0) {
+        ac_linear(x, w, bias, y, batch * T, (size_t)s->cout, cin);
+        return;
+    }
+    /* im2col: one row of kernel*cin inputs per output frame, matching the
+     * [cout][kernel][cin] weight layout, then one matmul. */
+    for (size_t b = 0; b < batch; b++)
+        for (size_t t = 0; t < To; t++) {
+            float *dst = cols + (b * To + t) * row;
+            for (int k = 0; k < s->kernel; k++) {
+                long ti = (long)t * s->stride - s->pad + (long)k * s->dilation;
+                if (ti < 0 || ti >= (long)T)
+                    memset(dst + (size_t)k * cin, 0, cin * sizeof(float));
+                else
+                    memcpy(dst + (size_t)k * cin, x + (b * T + (size_t)ti) * cin,
+                           cin * sizeof(float));
+            }
+        }
+    ac_linear(cols, w, bias, y, batch * To, (size_t)s->cout, row);
+}
+
+void ac_conv1d_weight_from_torch(const float *src, float *dst, int cout, int cin, int kernel)
+{
+    for (int o = 0; o < cout; o++)
+        for (int c = 0; c < cin; c++)
+            for (int k = 0; k < kernel; k++)
+                dst[((size_t)o * kernel + k) * cin + c] = src[((size_t)o * cin + c) * kernel + k];
+}
+
+void ac_conv1d_depthwise(const ac_conv1d_shape *s, const float *x, size_t batch,
+                         size_t T, const float *w, const float *bias, float *y)
+{
+    if (ac_kernels_simd()) ac_conv1d_depthwise_avx2(s, x, batch, T, w, bias, y);
+    else ac_conv1d_depthwise_ref(s, x, batch, T, w, bias, y);
+}
+
+void ac_depthwise_weight_from_torch(const float *src, float *dst, int C, int kernel)
+{
+    for (int c = 0; c < C; c++)
+        for (int k = 0; k < kernel; k++) dst[(size_t)k * C + c] = src[(size_t)c * kernel + k];
+}
+
+/* ---- element-wise --------------------------------------------------------- */
+
+void ac_channel_affine(float *x, size_t rows, size_t C, const float *scale,
+                       const float *shift, int relu)
+{
+    if (ac_kernels_simd()) ac_channel_affine_avx2(x, rows, C, scale, shift, relu);
+    else ac_channel_affine_ref(x, rows, C, scale, shift, relu);
+}
+
+void ac_batchnorm_fold(const float *gamma, const float *beta, const float *mean,
+                       const float *var, float eps, size_t C, float *scale, float *shift)
+{
+    for (size_t c = 0; c < C; c++) {
+        scale[c] = gamma[c] / sqrtf(var[c] + eps);
+        shift[c] = beta[c] - mean[c] * scale[c];
+    }
+}
+
+#define DISPATCH_INPLACE(name)                                   \
+    void ac_##name(float *x, size_t n)                           \
+    {                                                            \
+        if (ac_kernels_simd()) ac_##name##_avx2(x, n);           \
+        else ac_##name##_ref(x, n);                              \
+    }
+DISPATCH_INPLACE(relu)
+DISPATCH_INPLACE(sigmoid)
+DISPATCH_INPLACE(tanh)
+DISPATCH_INPLACE(exp)
+
+void ac_softmax_rows(float *x, size_t rows, size_t cols)
+{
+    if (ac_kernels_simd()) ac_softmax_rows_avx2(x, rows, cols);
+    else ac_softmax_rows_ref(x, rows, cols);
+}
+
+void ac_lstm_cell(const float *gx, const float *w_hh, float *h, float *c,
+                  size_t H, float *g)
+{
+    ac_linear(h, w_hh, gx, g, 1, 4 * H, H);
+    ac_sigmoid(g, 2 * H);          /* i, f */
+    ac_tanh(g + 2 * H, H);         /* g */
+    ac_sigmoid(g + 3 * H, H);      /* o */
+    for (size_t j = 0; j < H; j++) c[j] = g[H + j] * c[j] + g[j] * g[2 * H + j];
+    memcpy(h, c, H * sizeof *h);
+    ac_tanh(h, H);
+    for (size_t j = 0; j < H; j++) h[j] *= g[3 * H + j];
+}

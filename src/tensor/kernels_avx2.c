@@ -1,0 +1,195 @@
+/* AVX2/FMA kernels. This file is compiled with -mavx2 -mfma; its functions
+ * run only after kernels.c has checked the CPU. */
+#include <immintrin.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "tensor/simd_avx2.h"
+
+static const int32_t mask_table[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+
+/* A mask whose first R (0..8) lanes are set. */
+static inline __m256i tail_mask(size_t r)
+{
+    return _mm256_loadu_si256((const __m256i *)(mask_table + 8 - r));
+}
+
+static inline float hsum(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+/* ---- linear: dot products of rows, a 2x4 tile of outputs at a time ------ */
+
+static void tile(const float *x, const float *w, const float *bias, float *y,
+                 size_t N, size_t K, size_t m, size_t mr, size_t n, size_t nr)
+{
+    __m256 acc[2][4];
+    for (size_t i = 0; i < 2; i++)
+        for (size_t j = 0; j < 4; j++) acc[i][j] = _mm256_setzero_ps();
+    const float *xr[2], *wr[4];
+    for (size_t i = 0; i < 2; i++) xr[i] = x + (m + (i < mr ? i : 0)) * K;
+    for (size_t j = 0; j < 4; j++) wr[j] = w + (n + (j < nr ? j : 0)) * K;
+    size_t k = 0;
+    for (; k + 8 <= K; k += 8) {
+        __m256 a0 = _mm256_loadu_ps(xr[0] + k), a1 = _mm256_loadu_ps(xr[1] + k);
+        for (size_t j = 0; j < 4; j++) {
+            __m256 b = _mm256_loadu_ps(wr[j] + k);
+            acc[0][j] = _mm256_fmadd_ps(a0, b, acc[0][j]);
+            acc[1][j] = _mm256_fmadd_ps(a1, b, acc[1][j]);
+        }
+    }
+    if (k < K) {
+        __m256i mask = tail_mask(K - k);
+        __m256 a0 = _mm256_maskload_ps(xr[0] + k, mask), a1 = _mm256_maskload_ps(xr[1] + k, mask);
+        for (size_t j = 0; j < 4; j++) {
+            __m256 b = _mm256_maskload_ps(wr[j] + k, mask);
+            acc[0][j] = _mm256_fmadd_ps(a0, b, acc[0][j]);
+            acc[1][j] = _mm256_fmadd_ps(a1, b, acc[1][j]);
+        }
+    }
+    for (size_t i = 0; i < mr; i++)
+        for (size_t j = 0; j < nr; j++)
+            y[(m + i) * N + n + j] = hsum(acc[i][j]) + (bias ? bias[n + j] : 0.0f);
+}
+
+void ac_linear_avx2(const float *x, const float *w, const float *bias, float *y,
+                    size_t M, size_t N, size_t K, size_t m0, size_t m1,
+                    size_t n0, size_t n1)
+{
+    (void)M;
+    for (size_t m = m0; m < m1; m += 2) {
+        size_t mr = m1 - m < 2 ? m1 - m : 2;
+        for (size_t n = n0; n < n1; n += 4) {
+            size_t nr = n1 - n < 4 ? n1 - n : 4;
+            tile(x, w, bias, y, N, K, m, mr, n, nr);
+        }
+    }
+}
+
+/* ---- depthwise conv: vectorized across channels -------------------------- */
+
+void ac_conv1d_depthwise_avx2(const ac_conv1d_shape *s, const float *x, size_t batch,
+                              size_t T, const float *w, const float *bias, float *y)
+{
+    size_t To = ac_conv1d_out_len(s, T), C = (size_t)s->cin;
+    for (size_t b = 0; b < batch; b++)
+        for (size_t t = 0; t < To; t++) {
+            float *out = y + (b * To + t) * C;
+            for (size_t c = 0; c < C; c += 8) {
+                __m256i mask = tail_mask(C - c < 8 ? C - c : 8);
+                __m256 acc = _mm256_setzero_ps();
+                for (int k = 0; k < s->kernel; k++) {
+                    long ti = (long)t * s->stride - s->pad + (long)k * s->dilation;
+                    if (ti < 0 || ti >= (long)T) continue;
+                    __m256 xv = _mm256_maskload_ps(x + (b * T + (size_t)ti) * C + c, mask);
+                    __m256 wv = _mm256_maskload_ps(w + (size_t)k * C + c, mask);
+                    acc = _mm256_fmadd_ps(xv, wv, acc);
+                }
+                if (bias) acc = _mm256_add_ps(acc, _mm256_maskload_ps(bias + c, mask));
+                _mm256_maskstore_ps(out + c, mask, acc);
+            }
+        }
+}
+
+/* ---- element-wise ------------------------------------------------------------ */
+
+void ac_channel_affine_avx2(float *x, size_t rows, size_t C, const float *scale,
+                            const float *shift, int relu)
+{
+    __m256 zero = _mm256_setzero_ps();
+    for (size_t r = 0; r < rows; r++) {
+        float *row = x + r * C;
+        for (size_t c = 0; c < C; c += 8) {
+            __m256i mask = tail_mask(C - c < 8 ? C - c : 8);
+            __m256 v = _mm256_fmadd_ps(_mm256_maskload_ps(row + c, mask),
+                                       _mm256_maskload_ps(scale + c, mask),
+                                       _mm256_maskload_ps(shift + c, mask));
+            if (relu) v = _mm256_max_ps(v, zero);
+            _mm256_maskstore_ps(row + c, mask, v);
+        }
+    }
+}
+
+void ac_relu_avx2(float *x, size_t n)
+{
+    __m256 zero = _mm256_setzero_ps();
+    for (size_t i = 0; i < n; i += 8) {
+        __m256i mask = tail_mask(n - i < 8 ? n - i : 8);
+        _mm256_maskstore_ps(x + i, mask, _mm256_max_ps(_mm256_maskload_ps(x + i, mask), zero));
+    }
+}
+
+/* exp(x) by range reduction x = n ln2 + r, |r| <= ln2/2, and a degree-6
+ * polynomial for e^r (Cephes expf coefficients); relative error ~1e-7. */
+static inline __m256 exp8(__m256 x)
+{
+    x = _mm256_min_ps(x, _mm256_set1_ps(88.3762626647949f));
+    x = _mm256_max_ps(x, _mm256_set1_ps(-87.3365447504f));
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+    /* scale by 2^n in two halves so n = 128 (x near 88.7) does not overflow
+     * the exponent field */
+    __m256i ni = _mm256_cvtps_epi32(n);
+    __m256i h1 = _mm256_srai_epi32(ni, 1), h2 = _mm256_sub_epi32(ni, h1);
+    __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h1, _mm256_set1_epi32(127)), 23));
+    __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h2, _mm256_set1_epi32(127)), 23));
+    return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+}
+
+static inline __m256 sigmoid8(__m256 x)
+{
+    __m256 one = _mm256_set1_ps(1.0f);
+    __m256 e = exp8(_mm256_sub_ps(_mm256_setzero_ps(), x));
+    return _mm256_div_ps(one, _mm256_add_ps(one, e));
+}
+
+#define ELEMENTWISE(name, expr)                                              \
+    void ac_##name##_avx2(float *x, size_t n)                                \
+    {                                                                        \
+        for (size_t i = 0; i < n; i += 8) {                                  \
+            __m256i mask = tail_mask(n - i < 8 ? n - i : 8);                 \
+            __m256 v = _mm256_maskload_ps(x + i, mask);                      \
+            _mm256_maskstore_ps(x + i, mask, expr);                          \
+        }                                                                    \
+    }
+
+ELEMENTWISE(exp, exp8(v))
+ELEMENTWISE(sigmoid, sigmoid8(v))
+/* tanh(v) = 2 sigmoid(2v) - 1 */
+ELEMENTWISE(tanh, _mm256_fmsub_ps(_mm256_set1_ps(2.0f),
+                                  sigmoid8(_mm256_add_ps(v, v)), _mm256_set1_ps(1.0f)))
+
+void ac_softmax_rows_avx2(float *x, size_t rows, size_t cols)
+{
+    for (size_t r = 0; r < rows; r++) {
+        float *v = x + r * cols, mx = -INFINITY;
+        for (size_t i = 0; i < cols; i++) mx = v[i] > mx ? v[i] : mx;
+        __m256 m = _mm256_set1_ps(mx), sum = _mm256_setzero_ps();
+        for (size_t i = 0; i < cols; i += 8) {
+            __m256i mask = tail_mask(cols - i < 8 ? cols - i : 8);
+            __m256 e = exp8(_mm256_sub_ps(_mm256_maskload_ps(v + i, mask), m));
+            e = _mm256_and_ps(e, _mm256_castsi256_ps(mask));
+            sum = _mm256_add_ps(sum, e);
+            _mm256_maskstore_ps(v + i, mask, e);
+        }
+        __m256 inv = _mm256_set1_ps(1.0f / hsum(sum));
+        for (size_t i = 0; i < cols; i += 8) {
+            __m256i mask = tail_mask(cols - i < 8 ? cols - i : 8);
+            _mm256_maskstore_ps(v + i, mask, _mm256_mul_ps(_mm256_maskload_ps(v + i, mask), inv));
+        }
+    }
+}

@@ -1,0 +1,113 @@
+/* Scalar reference kernels: the plain definition of each operation. */
+#include <math.h>
+
+#include "tensor/kernels.h"
+
+void ac_linear_ref(const float *x, const float *w, const float *bias, float *y,
+                   size_t M, size_t N, size_t K)
+{
+    for (size_t m = 0; m < M; m++)
+        for (size_t n = 0; n < N; n++) {
+            float acc = 0;
+            for (size_t k = 0; k < K; k++) acc += x[m * K + k] * w[n * K + k];
+            y[m * N + n] = acc + (bias ? bias[n] : 0.0f);
+        }
+}
+
+size_t ac_conv1d_out_len(const ac_conv1d_shape *s, size_t T)
+{
+    long span = (long)s->dilation * (s->kernel - 1) + 1;
+    long padded = (long)T + 2L * s->pad;
+    if (padded < span) return 0;
+    return (size_t)((padded - span) / s->stride + 1);
+}
+
+void ac_conv1d_ref(const ac_conv1d_shape *s, const float *x, size_t batch, size_t T,
+                   const float *w, const float *bias, float *y)
+{
+    size_t To = ac_conv1d_out_len(s, T);
+    for (size_t b = 0; b < batch; b++)
+        for (size_t t = 0; t < To; t++)
+            for (int o = 0; o < s->cout; o++) {
+                float acc = 0;
+                for (int k = 0; k < s->kernel; k++) {
+                    long ti = (long)t * s->stride - s->pad + (long)k * s->dilation;
+                    if (ti < 0 || ti >= (long)T) continue;
+                    const float *xi = x + (b * T + (size_t)ti) * s->cin;
+                    const float *wk = w + ((size_t)o * s->kernel + k) * s->cin;
+                    for (int c = 0; c < s->cin; c++) acc += xi[c] * wk[c];
+                }
+                y[(b * To + t) * s->cout + o] = acc + (bias ? bias[o] : 0.0f);
+            }
+}
+
+void ac_conv1d_depthwise_ref(const ac_conv1d_shape *s, const float *x, size_t batch,
+                             size_t T, const float *w, const float *bias, float *y)
+{
+    size_t To = ac_conv1d_out_len(s, T), C = (size_t)s->cin;
+    for (size_t b = 0; b < batch; b++)
+        for (size_t t = 0; t < To; t++)
+            for (size_t c = 0; c < C; c++) {
+                float acc = 0;
+                for (int k = 0; k < s->kernel; k++) {
+                    long ti = (long)t * s->stride - s->pad + (long)k * s->dilation;
+                    if (ti < 0 || ti >= (long)T) continue;
+                    acc += x[(b * T + (size_t)ti) * C + c] * w[(size_t)k * C + c];
+                }
+                y[(b * To + t) * C + c] = acc + (bias ? bias[c] : 0.0f);
+            }
+}
+
+void ac_channel_affine_ref(float *x, size_t rows, size_t C, const float *scale,
+                           const float *shift, int relu)
+{
+    for (size_t r = 0; r < rows; r++)
+        for (size_t c = 0; c < C; c++) {
+            float v = x[r * C + c] * scale[c] + shift[c];
+            x[r * C + c] = relu && v < 0 ? 0 : v;
+        }
+}
+
+void ac_relu_ref(float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) x[i] = x[i] > 0 ? x[i] : 0;
+}
+
+void ac_sigmoid_ref(float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) x[i] = 1.0f / (1.0f + expf(-x[i]));
+}
+
+void ac_tanh_ref(float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) x[i] = tanhf(x[i]);
+}
+
+void ac_exp_ref(float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) x[i] = expf(x[i]);
+}
+
+void ac_softmax_rows_ref(float *x, size_t rows, size_t cols)
+{
+    for (size_t r = 0; r < rows; r++) {
+        float *v = x + r * cols, mx = -INFINITY, sum = 0;
+        for (size_t i = 0; i < cols; i++) mx = v[i] > mx ? v[i] : mx;
+        for (size_t i = 0; i < cols; i++) sum += (v[i] = expf(v[i] - mx));
+        for (size_t i = 0; i < cols; i++) v[i] /= sum;
+    }
+}
+
+void ac_lstm_cell_ref(const float *gx, const float *w_hh, float *h, float *c,
+                      size_t H, float *g)
+{
+    ac_linear_ref(h, w_hh, gx, g, 1, 4 * H, H);
+    for (size_t j = 0; j < H; j++) {
+        float i = 1.0f / (1.0f + expf(-g[j]));
+        float f = 1.0f / (1.0f + expf(-g[H + j]));
+        float cand = tanhf(g[2 * H + j]);
+        float o = 1.0f / (1.0f + expf(-g[3 * H + j]));
+        c[j] = f * c[j] + i * cand;
+        h[j] = o * tanhf(c[j]);
+    }
+}

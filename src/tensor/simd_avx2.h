@@ -1,0 +1,24 @@
+/* AVX2/FMA kernel variants (kernels_avx2.c, built with -mavx2 -mfma). Only
+ * called through the dispatchers in kernels.c after a CPU check. */
+#ifndef AC_TENSOR_SIMD_AVX2_H
+#define AC_TENSOR_SIMD_AVX2_H
+
+#include <stddef.h>
+
+#include "tensor/kernels.h"
+
+/* Rows [m0,m1) and columns [n0,n1) of ac_linear. */
+void ac_linear_avx2(const float *x, const float *w, const float *bias, float *y,
+                    size_t M, size_t N, size_t K, size_t m0, size_t m1,
+                    size_t n0, size_t n1);
+void ac_conv1d_depthwise_avx2(const ac_conv1d_shape *s, const float *x, size_t batch,
+                              size_t T, const float *w, const float *bias, float *y);
+void ac_channel_affine_avx2(float *x, size_t rows, size_t C, const float *scale,
+                            const float *shift, int relu);
+void ac_relu_avx2(float *x, size_t n);
+void ac_exp_avx2(float *x, size_t n);
+void ac_sigmoid_avx2(float *x, size_t n);
+void ac_tanh_avx2(float *x, size_t n);
+void ac_softmax_rows_avx2(float *x, size_t rows, size_t cols);
+
+#endif

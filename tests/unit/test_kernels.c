@@ -1,0 +1,185 @@
+/* Every kernel against its scalar twin, at odd sizes, with 1 and 2 threads. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audioc.h"
+#include "tensor/kernels.h"
+#include "test_util.h"
+
+static uint32_t seed = 12345;
+
+static float *rnd(size_t n, float lo, float hi)
+{
+    float *x = malloc((n ? n : 1) * sizeof *x);
+    fill_random(x, n, lo, hi, &seed);
+    return x;
+}
+
+static void test_linear(void)
+{
+    const size_t shapes[][3] = {{1, 1, 1}, {1, 7, 13}, {3, 5, 8}, {5, 17, 33}, {2, 512, 128},
+                                {37, 29, 129}, {64, 258, 256}, {1, 1000, 7}, {100, 3, 300}};
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        size_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+        float *x = rnd(M * K, -1, 1), *w = rnd(N * K, -1, 1), *b = rnd(N, -1, 1);
+        float *ref = malloc(M * N * sizeof *ref), *got = malloc(M * N * sizeof *got);
+        ac_linear_ref(x, w, b, ref, M, N, K);
+        for (int threads = 1; threads <= 2; threads++) {
+            ac_set_threads(threads);
+            ac_linear(x, w, b, got, M, N, K);
+            double d = max_rel_diff(got, ref, M * N);
+            CHECK(d < 1e-5, "linear %zux%zux%zu threads %d: diff %g", M, N, K, threads, d);
+        }
+        ac_linear(x, w, NULL, got, M, N, K);
+        ac_linear_ref(x, w, NULL, ref, M, N, K);
+        CHECK(max_rel_diff(got, ref, M * N) < 1e-5, "linear without bias %zux%zux%zu", M, N, K);
+        free(x), free(w), free(b), free(ref), free(got);
+    }
+}
+
+static void test_conv1d(void)
+{
+    const ac_conv1d_shape shapes[] = {
+        {1, 258, 256, 128, 0, 1}, {129, 128, 3, 1, 1, 1}, {128, 64, 3, 2, 1, 1}, {5, 7, 5, 3, 2, 2},
+        {3, 4, 1, 1, 0, 1},       {9, 11, 7, 1, 3, 1},    {2, 3, 3, 2, 0, 1}};
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        const ac_conv1d_shape *sh = &shapes[s];
+        size_t batch = 3, T = sh->kernel == 256 ? 640 : 13;
+        size_t To = ac_conv1d_out_len(sh, T);
+        float *x = rnd(batch * T * sh->cin, -1, 1);
+        float *w = rnd((size_t)sh->cout * sh->kernel * sh->cin, -1, 1), *b = rnd(sh->cout, -1, 1);
+        float *ref = malloc(batch * To * sh->cout * sizeof *ref), *got = malloc(batch * To * sh->cout * sizeof *got);
+        float *cols = malloc((ac_conv1d_scratch(sh, batch, T) + 1) * sizeof *cols);
+        ac_conv1d_ref(sh, x, batch, T, w, b, ref);
+        ac_conv1d(sh, x, batch, T, w, b, got, cols);
+        CHECK(max_rel_diff(got, ref, batch * To * sh->cout) < 1e-5, "conv1d shape %zu", s);
+        free(x), free(w), free(b), free(ref), free(got), free(cols);
+    }
+    /* weight layout conversion: [cout][cin][k] -> [cout][k][cin] */
+    float tw[2 * 3 * 2], ow[12];
+    for (int i = 0; i < 12; i++) tw[i] = (float)i;
+    ac_conv1d_weight_from_torch(tw, ow, 2, 3, 2);
+    CHECK(ow[0] == 0 && ow[1] == 2 && ow[2] == 4 && ow[3] == 1 && ow[6] == 6, "conv weight layout");
+    /* a kernel longer than the padded input gives no output */
+    ac_conv1d_shape big = {1, 1, 9, 1, 1, 1};
+    CHECK(ac_conv1d_out_len(&big, 5) == 0, "empty conv output");
+}
+
+static void test_depthwise(void)
+{
+    const ac_conv1d_shape shapes[] = {{80, 80, 11, 2, 5, 1}, {64, 64, 29, 1, 28, 2}, {13, 13, 3, 1, 1, 1},
+                                      {7, 7, 5, 3, 2, 1},    {129, 129, 1, 1, 0, 1}};
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        const ac_conv1d_shape *sh = &shapes[s];
+        size_t batch = 2, T = 61, To = ac_conv1d_out_len(sh, T), C = (size_t)sh->cin;
+        float *x = rnd(batch * T * C, -2, 2), *w = rnd((size_t)sh->kernel * C, -1, 1), *b = rnd(C, -1, 1);
+        float *ref = malloc(batch * To * C * sizeof *ref), *got = malloc(batch * To * C * sizeof *got);
+        ac_conv1d_depthwise_ref(sh, x, batch, T, w, b, ref);
+        ac_conv1d_depthwise(sh, x, batch, T, w, b, got);
+        CHECK(max_rel_diff(got, ref, batch * To * C) < 1e-5, "depthwise shape %zu", s);
+        ac_conv1d_depthwise(sh, x, batch, T, w, NULL, got);
+        ac_conv1d_depthwise_ref(sh, x, batch, T, w, NULL, ref);
+        CHECK(max_rel_diff(got, ref, batch * To * C) < 1e-5, "depthwise no bias %zu", s);
+        free(x), free(w), free(b), free(ref), free(got);
+    }
+    float tw[6] = {0, 1, 2, 3, 4, 5}, ow[6]; /* [C=2][1][K=3] -> [K][C] */
+    ac_depthwise_weight_from_torch(tw, ow, 2, 3);
+    CHECK(ow[0] == 0 && ow[1] == 3 && ow[2] == 1 && ow[5] == 5, "depthwise weight layout");
+}
+
+static void test_affine_and_batchnorm(void)
+{
+    size_t rows = 7, C = 13;
+    float *x = rnd(rows * C, -3, 3), *scale = rnd(C, -2, 2), *shift = rnd(C, -1, 1);
+    float *a = malloc(rows * C * sizeof *a), *b = malloc(rows * C * sizeof *b);
+    for (int relu = 0; relu <= 1; relu++) {
+        memcpy(a, x, rows * C * sizeof *a);
+        memcpy(b, x, rows * C * sizeof *b);
+        ac_channel_affine(a, rows, C, scale, shift, relu);
+        ac_channel_affine_ref(b, rows, C, scale, shift, relu);
+        CHECK(max_rel_diff(a, b, rows * C) < 1e-6, "channel affine relu=%d", relu);
+    }
+    /* batch norm: (x - mean) / sqrt(var + eps) * gamma + beta */
+    float g = 1.5f, be = -0.25f, mu = 0.5f, var = 4.0f, sc, sh, v = 2.5f;
+    ac_batchnorm_fold(&g, &be, &mu, &var, 1e-3f, 1, &sc, &sh);
+    ac_channel_affine(&v, 1, 1, &sc, &sh, 0);
+    float want = (2.5f - 0.5f) / sqrtf(4.001f) * 1.5f - 0.25f;
+    CHECK(fabsf(v - want) < 1e-6f, "batchnorm %g vs %g", v, want);
+    free(x), free(scale), free(shift), free(a), free(b);
+}
+
+typedef void (*unary_fn)(float *, size_t);
+
+static void compare_unary(const char *name, unary_fn fast, unary_fn ref, float lo, float hi, double tol)
+{
+    const size_t sizes[] = {1, 7, 8, 9, 31, 1000};
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+        size_t n = sizes[s];
+        float *a = rnd(n, lo, hi), *b = malloc(n * sizeof *b);
+        memcpy(b, a, n * sizeof *b);
+        fast(a, n);
+        ref(b, n);
+        double d = max_rel_diff(a, b, n);
+        CHECK(d <= tol, "%s n=%zu: diff %g", name, n, d);
+        free(a), free(b);
+    }
+}
+
+static void test_elementwise(void)
+{
+    compare_unary("relu", ac_relu, ac_relu_ref, -5, 5, 0);
+    compare_unary("sigmoid", ac_sigmoid, ac_sigmoid_ref, -30, 30, 1e-6);
+    compare_unary("tanh", ac_tanh, ac_tanh_ref, -10, 10, 1e-6);
+    compare_unary("exp", ac_exp, ac_exp_ref, -80, 80, 1e-6);
+    /* exp relative accuracy, extremes and overflow to +inf is clamped */
+    float e[4] = {0.0f, 1.0f, -87.0f, 88.5f};
+    ac_exp(e, 4);
+    CHECK(fabsf(e[0] - 1) < 1e-7f && fabsf(e[1] - 2.7182817f) < 1e-6f, "exp values %g %g", e[0], e[1]);
+    CHECK(e[2] > 0 && isfinite(e[3]), "exp extremes %g %g", e[2], e[3]);
+    size_t rows = 5, cols = 19;
+    float *a = rnd(rows * cols, -20, 20), *b = malloc(rows * cols * sizeof *b);
+    memcpy(b, a, rows * cols * sizeof *b);
+    ac_softmax_rows(a, rows, cols);
+    ac_softmax_rows_ref(b, rows, cols);
+    CHECK(max_rel_diff(a, b, rows * cols) < 1e-6, "softmax");
+    float sum = 0;
+    for (size_t i = 0; i < cols; i++) sum += a[i];
+    CHECK(fabsf(sum - 1) < 1e-5f, "softmax sums to %g", sum);
+    free(a), free(b);
+}
+
+static void test_lstm(void)
+{
+    size_t H = 37;
+    float *gx = rnd(4 * H, -2, 2), *w = rnd(4 * H * H, -0.3f, 0.3f);
+    float *h1 = rnd(H, -1, 1), *c1 = rnd(H, -1, 1), h2[64], c2[64], g[4 * 64];
+    memcpy(h2, h1, H * sizeof *h1);
+    memcpy(c2, c1, H * sizeof *c1);
+    for (int step = 0; step < 5; step++) {
+        ac_lstm_cell(gx, w, h1, c1, H, g);
+        ac_lstm_cell_ref(gx, w, h2, c2, H, g);
+    }
+    CHECK(max_rel_diff(h1, h2, H) < 1e-5 && max_rel_diff(c1, c2, H) < 1e-5, "lstm cell");
+    /* one step by hand: zero state, i=f=o=sigmoid(0)=0.5, g=tanh(x) */
+    float gz[4] = {0, 0, 1, 0}, wz[4] = {0, 0, 0, 0}, h = 0, c = 0, gs[4];
+    ac_lstm_cell(gz, wz, &h, &c, 1, gs);
+    CHECK(fabsf(c - 0.5f * tanhf(1)) < 1e-6f && fabsf(h - 0.5f * tanhf(c)) < 1e-6f, "lstm by hand");
+    free(gx), free(w), free(h1), free(c1);
+}
+
+int main(int argc, char **argv)
+{
+    test_init(argc, argv);
+    for (int simd = 1; simd >= 0; simd--) {
+        ac_kernels_set_simd(simd);
+        fprintf(stderr, "-- kernels with simd=%d (active: %d)\n", simd, ac_kernels_simd());
+        RUN(test_linear);
+        RUN(test_conv1d);
+        RUN(test_depthwise);
+        RUN(test_affine_and_batchnorm);
+        RUN(test_elementwise);
+        RUN(test_lstm);
+    }
+    return test_finish();
+}

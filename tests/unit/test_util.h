@@ -1,0 +1,46 @@
+/* A minimal test harness: CHECK records a failure and goes on; each test
+ * program prints "N passed, N failed" and exits non-zero on failure. */
+#ifndef AC_TEST_UTIL_H
+#define AC_TEST_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+extern int test_failures, test_checks;
+extern const char *test_work_dir;  /* argv[1]: a folder the test may write in */
+extern const char *test_data_dir;  /* argv[2]: the real weights and clips */
+
+#define CHECK(cond, ...)                                                   \
+    do {                                                                   \
+        test_checks++;                                                     \
+        if (!(cond)) {                                                     \
+            test_failures++;                                               \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                  \
+            fputc('\n', stderr);                                           \
+        }                                                                  \
+    } while (0)
+
+/* Runs a named test function. */
+#define RUN(fn)                                        \
+    do {                                               \
+        int before_ = test_failures;                   \
+        fn();                                          \
+        fprintf(stderr, "%s %s\n", test_failures == before_ ? "ok  " : "FAIL", #fn); \
+    } while (0)
+
+void test_init(int argc, char **argv);
+int test_finish(void);
+
+/* Deterministic uniform floats in [lo, hi). */
+void fill_random(float *x, size_t n, float lo, float hi, uint32_t *seed);
+/* Largest |a-b| / (1 + |b|). */
+double max_rel_diff(const float *a, const float *b, size_t n);
+/* A path under the work folder. */
+const char *work_path(const char *name);
+int write_file(const char *path, const void *data, size_t n);
+/* Whether the message of the last error contains NEEDLE. */
+int error_has(const char *needle);
+
+#endif

@@ -1,0 +1,50 @@
+#include "args.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int arg_is(const char *arg, const char *name)
+{
+    size_t n = strlen(name);
+    return strncmp(arg, name, n) == 0 && (arg[n] == 0 || arg[n] == '=');
+}
+
+const char *arg_value(int argc, char **argv, int *i)
+{
+    const char *eq = strchr(argv[*i], '=');
+    if (eq && strncmp(argv[*i], "--", 2) == 0) return eq + 1;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "audioc: %s needs a value\n", argv[*i]);
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+int arg_int(const char *opt, const char *val, int lo, int hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(val, &end, 10);
+    if (errno || end == val || *end || v < lo || v > hi) {
+        fprintf(stderr, "audioc: %s: '%s' is not a whole number in %d..%d\n", opt, val, lo, hi);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+int arg_float(const char *opt, const char *val, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(val, &end);
+    if (errno || end == val || *end || !isfinite(v) || v < lo || v > hi) {
+        fprintf(stderr, "audioc: %s: '%s' is not a number in %g..%g\n", opt, val, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}

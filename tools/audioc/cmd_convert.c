@@ -1,0 +1,47 @@
+/* audioc convert: decode any audio file to mono 32-bit float WAV, at its
+ * own rate or resampled: the exact samples a model would see. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "audioc.h"
+#include "commands.h"
+
+static void usage(FILE *f)
+{
+    fputs("usage: audioc convert [--rate HZ] IN OUT.wav\n"
+          "\n"
+          "Decodes IN (WAV, FLAC, OGG/Vorbis, Opus, MP3, ...), mixes it to mono,\n"
+          "resamples it to HZ (default: keep the rate) and writes 32-bit float WAV.\n"
+          "These are the samples the models see (e.g. --rate 16000 for the VADs).\n",
+          f);
+}
+
+int cmd_convert(int argc, char **argv)
+{
+    int rate = 0, i;
+    for (i = 0; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+        const char *o = argv[i], *v;
+        if (strcmp(o, "-h") == 0 || strcmp(o, "--help") == 0) {
+            usage(stdout);
+            return 0;
+        }
+        if (arg_is(o, "--rate")) {
+            if (!(v = arg_value(argc, argv, &i)) || arg_int(o, v, 1000, 768000, &rate)) return 2;
+        } else if (!common_option(o)) {
+            fprintf(stderr, "audioc convert: unknown option '%s'\n", o);
+            return 2;
+        }
+    }
+    if (argc - i != 2) {
+        usage(stderr);
+        return 2;
+    }
+    ac_audio_info info;
+    if (ac_audio_convert(argv[i], rate, argv[i + 1], &info) != AC_OK) {
+        fprintf(stderr, "audioc: %s\n", ac_last_error());
+        return 1;
+    }
+    return 0;
+}

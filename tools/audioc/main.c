@@ -1,0 +1,68 @@
+/* audioc: the command-line front end of audio.c. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "audioc.h"
+#include "commands.h"
+
+static void usage(FILE *f)
+{
+    fputs("usage: audioc COMMAND [options] ...\n"
+          "\n"
+          "audio.c runs speech and audio models natively on the CPU.\n"
+          "\n"
+          "commands:\n"
+          "  vad        find speech segments in audio files (Silero VAD, MarbleNet VAD)\n"
+          "  convert    decode, mix to mono and resample audio to a float WAV\n"
+          "\n"
+          "  audioc COMMAND --help   options of a command\n"
+          "  audioc --version        version\n",
+          f);
+}
+
+int common_option(const char *arg)
+{
+    if (strcmp(arg, "-q") == 0 || strcmp(arg, "--quiet") == 0) ac_set_log_level(0);
+    else if (strcmp(arg, "-v") == 0 || strcmp(arg, "--verbose") == 0) ac_set_log_level(2);
+    else if (strcmp(arg, "--progress") == 0) ac_set_progress(1);
+    else if (strcmp(arg, "--no-progress") == 0) ac_set_progress(0);
+    else return 0;
+    return 1;
+}
+
+double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double peak_rss_mb(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss / 1024.0 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("audioc %s\n", AUDIOC_VERSION);
+        return 0;
+    }
+    if (strcmp(cmd, "vad") == 0) return cmd_vad(argc - 2, argv + 2);
+    if (strcmp(cmd, "convert") == 0) return cmd_convert(argc - 2, argv + 2);
+    fprintf(stderr, "audioc: unknown command '%s' (see audioc --help)\n", cmd);
+    return 2;
+}
