@@ -99,7 +99,8 @@ def marblenet_probs(weights_path, config_path, audio):
 def marblenet_segments(probs, n_samples, threshold=0.5):
     """Runs of p >= threshold -> (start, end, mean p), spec §2.5.
 
-    Project decision (differs from spec A4): ends are clamped to n_samples.
+    Project decision (differs from spec A4): ends are clamped to n_samples,
+    and a run that then has no samples left is dropped.
     """
     segs = []
     run = None
@@ -108,6 +109,8 @@ def marblenet_segments(probs, n_samples, threshold=0.5):
             run = j if run is None else run
         elif run is not None:
             conf = float(np.mean(np.asarray(probs[run:j], dtype=np.float64)))
-            segs.append((run * FRAME, min(j * FRAME, n_samples), conf))
+            start, end = run * FRAME, min(j * FRAME, n_samples)
+            if end > start:  # a run wholly past the end of the audio is dropped
+                segs.append((start, end, conf))
             run = None
     return segs
