@@ -37,6 +37,10 @@ void ac_set_log_level(int level);
  * 0 never, 1 always. */
 void ac_set_progress(int mode);
 
+/* Seconds on a monotonic clock, and the process's peak resident memory. */
+double ac_now(void);
+double ac_peak_rss_mb(void);
+
 /* ---- Audio ------------------------------------------------------------ */
 
 typedef struct ac_audio_info {
@@ -47,7 +51,8 @@ typedef struct ac_audio_info {
 } ac_audio_info;
 
 /* Decodes FILE, mixes it to mono and resamples it to RATE (0 = keep), and
- * writes the result as 32-bit float WAV to OUT. Streams in bounded memory. */
+ * writes the result to OUT, whose extension picks the format: .wav (32-bit
+ * float), .flac, .ogg, .opus, .mp3. Streams in bounded memory. */
 ac_status ac_audio_convert(const char *file, int rate, const char *out,
                            ac_audio_info *info);
 

@@ -1,8 +1,8 @@
-/* The public audio API: decode, mix down and resample a file to WAV. */
+/* The public audio API: decode, mix down and resample a file into another. */
 #include <stdlib.h>
 
 #include "audio/reader.h"
-#include "audio/wav_writer.h"
+#include "audio/writer.h"
 #include "base/error.h"
 #include "base/mem.h"
 
@@ -11,17 +11,17 @@ ac_status ac_audio_convert(const char *file, int rate, const char *out, ac_audio
     ac_audio_reader *r;
     AC_TRY(ac_audio_open_file(file, rate, &r));
     if (info) *info = *ac_audio_reader_info(r);
-    ac_wav_writer *w = NULL;
+    ac_audio_writer *w = NULL;
     enum { BLOCK = 16384 };
     float *buf = ac_malloc(BLOCK * sizeof *buf);
-    ac_status s = buf ? ac_wav_open(out, ac_audio_reader_rate(r), 1, 0, &w) : AC_ERR_NOMEM;
+    ac_status s = buf ? ac_audio_writer_open(out, ac_audio_reader_rate(r), 1, 0, &w) : AC_ERR_NOMEM;
     while (!s) {
         size_t got;
         s = ac_audio_read(r, buf, BLOCK, &got);
         if (s || got == 0) break;
-        s = ac_wav_write(w, buf, got);
+        s = ac_audio_write(w, buf, got);
     }
-    ac_status c = ac_wav_close(w);
+    ac_status c = ac_audio_writer_close(w);
     if (!s) s = c;
     free(buf);
     ac_audio_close(r);

@@ -1,5 +1,5 @@
-/* audioc convert: decode any audio file to mono 32-bit float WAV, at its
- * own rate or resampled: the exact samples a model would see. */
+/* audioc convert: decode any audio file to mono, at its own rate or
+ * resampled, and write it in any format we can write. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,11 +10,12 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: audioc convert [--rate HZ] IN OUT.wav\n"
+    fputs("usage: audioc convert [--rate HZ] IN OUT\n"
           "\n"
           "Decodes IN (WAV, FLAC, OGG/Vorbis, Opus, MP3, ...), mixes it to mono,\n"
-          "resamples it to HZ (default: keep the rate) and writes 32-bit float WAV.\n"
-          "These are the samples the models see (e.g. --rate 16000 for the VADs).\n",
+          "resamples it to HZ (default: keep the rate) and writes OUT in the format\n"
+          "its extension names: .wav (32-bit float), .flac, .ogg, .opus, .mp3.\n"
+          "A .wav at --rate 16000 holds exactly the samples the VADs see.\n",
           f);
 }
 

@@ -116,26 +116,26 @@ int cmd_vad(int argc, char **argv)
     int first;
     if (parse(argc, argv, &a, &first)) return 2;
 
-    double t0 = now_seconds();
+    double t0 = ac_now();
     ac_vad *vad;
     if (ac_vad_load(a.model, a.family, &vad) != AC_OK) {
         fprintf(stderr, "audioc: %s\n", ac_last_error());
         return 1;
     }
-    double t_load = now_seconds() - t0;
+    double t_load = ac_now() - t0;
     if (a.timings) fprintf(stderr, "timings: load %s (%s): %.1f ms\n", a.model, ac_vad_family(vad), 1e3 * t_load);
 
     int failed = 0;
     out_begin(a.format, a.probs);
     for (int i = first; i < argc; i++) {
         ac_vad_result r;
-        double t1 = now_seconds();
+        double t1 = ac_now();
         if (ac_vad_run_file(vad, argv[i], &a.opt, &r) != AC_OK) {
             fprintf(stderr, "audioc: %s\n", ac_last_error());
             failed = 1;
             continue;
         }
-        double dt = now_seconds() - t1;
+        double dt = ac_now() - t1;
         out_vad_result(a.format, argv[i], ac_vad_family(vad), &r, a.probs, argc - first > 1);
         if (a.timings) {
             double dur = r.sample_rate ? (double)r.n_samples / r.sample_rate : 0;
@@ -145,7 +145,7 @@ int cmd_vad(int argc, char **argv)
         }
         ac_vad_result_free(&r);
     }
-    if (a.timings) fprintf(stderr, "timings: peak RSS %.1f MB\n", peak_rss_mb());
+    if (a.timings) fprintf(stderr, "timings: peak RSS %.1f MB\n", ac_peak_rss_mb());
     ac_vad_free(vad);
     return failed;
 }

@@ -8,7 +8,4 @@ int cmd_convert(int argc, char **argv);
 /* -q, -v, --progress, --no-progress: handled for every command. */
 int common_option(const char *arg);
 
-double now_seconds(void);
-double peak_rss_mb(void);
-
 #endif

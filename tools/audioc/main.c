@@ -1,9 +1,6 @@
 /* audioc: the command-line front end of audio.c. */
-#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <time.h>
 
 #include "audioc.h"
 #include "commands.h"
@@ -31,19 +28,6 @@ int common_option(const char *arg)
     else if (strcmp(arg, "--no-progress") == 0) ac_set_progress(0);
     else return 0;
     return 1;
-}
-
-double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-double peak_rss_mb(void)
-{
-    struct rusage ru;
-    return getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss / 1024.0 : 0;
 }
 
 int main(int argc, char **argv)

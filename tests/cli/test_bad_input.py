@@ -1,0 +1,245 @@
+#!/usr/bin/python3
+"""Bad input through audioc vad: broken or lying model files, broken
+configs, non-audio bytes, empty audio, and a 3-hour silent file that must
+stream in bounded memory. Each ends in a clear error or a correct result,
+never a crash, and (in the sanitizer build) without a sanitizer report."""
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import (AUDIOC, CLIP, MARBLE_DIR, SANITIZED, SILERO, SKIP, Checker,  # noqa: E402
+                    audioc, clean_failure, have_data)
+
+WORK = os.path.join(os.environ["TEST_WORK"], "bad_input")
+check = Checker()
+
+
+def read_st(path):
+    blob = open(path, "rb").read()
+    n = struct.unpack("<Q", blob[:8])[0]
+    return json.loads(blob[8:8 + n]), blob[8 + n:]
+
+
+def write_st(path, header, data):
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + data)
+    return path
+
+
+def rebuild(header, data, change):
+    """A consistent file whose tensors went through CHANGE(name, info, bytes)."""
+    out_h, out_d = {}, b""
+    items = sorted(((k, v) for k, v in header.items() if k != "__metadata__"),
+                   key=lambda kv: kv[1]["data_offsets"][0])
+    for name, info in items:
+        b, e = info["data_offsets"]
+        r = change(name, dict(info), data[b:e])
+        if r is None:
+            continue
+        info, raw = r
+        info["data_offsets"] = [len(out_d), len(out_d) + len(raw)]
+        out_h[name] = info
+        out_d += raw
+    return out_h, out_d
+
+
+def vad(model, audio=CLIP, *extra):
+    return audioc("vad", "-m", model, *extra, audio)
+
+
+def test_model_files():
+    header, data = read_st(SILERO)
+    p = lambda name: os.path.join(WORK, name)  # noqa: E731
+    blob = open(SILERO, "rb").read()
+
+    open(p("truncated.safetensors"), "wb").write(blob[:len(blob) // 2])
+    rc, _, err = vad(p("truncated.safetensors"))
+    clean_failure(check, "truncated file", rc, err, "data_offsets")
+    open(p("header_only.safetensors"), "wb").write(blob[:100])
+    rc, _, err = vad(p("header_only.safetensors"))
+    clean_failure(check, "truncated header", rc, err, "truncated")
+    open(p("empty.safetensors"), "wb").write(b"")
+    rc, _, err = vad(p("empty.safetensors"))
+    clean_failure(check, "empty model file", rc, err, "too short")
+
+    lying = dict(header)
+    lying["conv1.bias"] = dict(header["conv1.bias"], data_offsets=[0, 10 ** 12])
+    rc, _, err = vad(write_st(p("offsets.safetensors"), lying, data))
+    clean_failure(check, "offset past the end", rc, err, "outside")
+    lying = dict(header)
+    lying["conv1.bias"] = dict(header["conv1.bias"], shape=[1000])
+    rc, _, err = vad(write_st(p("size.safetensors"), lying, data))
+    clean_failure(check, "size that lies", rc, err, "needs 4000 bytes")
+    lying = dict(header)
+    b0 = header["conv1.bias"]["data_offsets"][0]
+    lying["conv2.bias"] = dict(header["conv2.bias"], data_offsets=[b0, b0 + 256])
+    rc, _, err = vad(write_st(p("overlap.safetensors"), lying, data))
+    clean_failure(check, "overlapping tensors", rc, err, "overlap")
+    huge = struct.pack("<Q", 1 << 40) + blob[8:]
+    open(p("huge_header.safetensors"), "wb").write(huge)
+    rc, _, err = vad(p("huge_header.safetensors"))
+    clean_failure(check, "header length of 1 TB", rc, err, "100 MB")
+
+    h, d = rebuild(header, data, lambda n, i, b: None if n == "lstm_cell.bias_hh" else (i, b))
+    rc, _, err = vad(write_st(p("missing.safetensors"), h, d), CLIP, "--family", "silero_vad")
+    clean_failure(check, "missing tensor", rc, err, "missing tensor 'lstm_cell.bias_hh'")
+
+    def transpose(n, i, b):
+        if n == "conv1.weight":
+            i["shape"] = [129, 128, 3]
+        return i, b
+    h, d = rebuild(header, data, transpose)
+    rc, _, err = vad(write_st(p("shape.safetensors"), h, d))
+    clean_failure(check, "wrong shape", rc, err, "'conv1.weight' has shape [129, 128, 3], expected [128, 129, 3]")
+
+    def to_i64(n, i, b):
+        if n == "final_conv.bias":
+            i["dtype"] = "I64"
+            return i, struct.pack("<q", 0)
+        return i, b
+    h, d = rebuild(header, data, to_i64)
+    rc, _, err = vad(write_st(p("dtype.safetensors"), h, d))
+    clean_failure(check, "wrong dtype", rc, err, "dtype I64")
+
+    def to_u8(n, i, b):
+        if n == "final_conv.bias":
+            i["dtype"] = "U8"
+            return i, b"\0"
+        return i, b
+    h, d = rebuild(header, data, to_u8)
+    rc, _, err = vad(write_st(p("u8.safetensors"), h, d))
+    clean_failure(check, "unsupported dtype", rc, err, "dtype 'U8' is not supported")
+
+    open(p("notjson.safetensors"), "wb").write(struct.pack("<Q", 16) + b"this is not json" + b"\0" * 8)
+    rc, _, err = vad(p("notjson.safetensors"))
+    clean_failure(check, "header not JSON", rc, err, "not valid JSON")
+    rc, _, err = vad(p("does_not_exist.safetensors"))
+    clean_failure(check, "missing model file", rc, err, "no such file")
+
+
+def test_half_precision():
+    """F16 and BF16 copies of the weights load and give nearly the same answer."""
+    import numpy as np
+    header, data = read_st(SILERO)
+    _, out, _ = vad(SILERO, CLIP, "--format", "json", "--probs")
+    ref = json.loads(out)
+    for dtype, tol in (("F16", 2e-2), ("BF16", 5e-2)):
+        def conv(n, i, b):
+            x = np.frombuffer(b, dtype="<f4")
+            if dtype == "F16":
+                raw = x.astype("<f2").tobytes()
+            else:
+                u = x.view("<u4").astype(np.uint64)
+                raw = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype("<u2").tobytes()
+            i["dtype"] = dtype
+            return i, raw
+        h, d = rebuild(header, data, conv)
+        path = write_st(os.path.join(WORK, f"silero_{dtype}.safetensors"), h, d)
+        rc, out, err = vad(path, CLIP, "--format", "json", "--probs")
+        if not check(rc == 0, f"{dtype} weights load: {err.strip()}"):
+            continue
+        got = json.loads(out)
+        diff = max(abs(a - b) for a, b in zip(got["probs"], ref["probs"]))
+        check(diff < tol, f"{dtype} weights: max prob diff {diff:.3g} >= {tol}")
+        check(got["segments"] == ref["segments"], f"{dtype} weights: same segments")
+
+
+def test_configs():
+    base = json.load(open(os.path.join(MARBLE_DIR, "marblenet_vad_config.json")))
+    weights = os.path.join(MARBLE_DIR, "marblenet_vad.safetensors")
+
+    def model_with(name, cfg_text):
+        d = os.path.join(WORK, name)
+        os.makedirs(d, exist_ok=True)
+        shutil.copy(weights, d)
+        with open(os.path.join(d, "marblenet_vad_config.json"), "w") as f:
+            f.write(cfg_text)
+        return d
+
+    cfg = dict(base)
+    del cfg["n_mels"]
+    rc, _, err = vad(model_with("cfg_missing", json.dumps(cfg)))
+    clean_failure(check, "config without n_mels", rc, err, "missing key 'n_mels'")
+    rc, _, err = vad(model_with("cfg_broken", json.dumps(base)[:-20]))
+    clean_failure(check, "config not JSON", rc, err, "not valid JSON")
+    cfg = dict(base, n_fft="512")
+    rc, _, err = vad(model_with("cfg_type", json.dumps(cfg)))
+    clean_failure(check, "config n_fft as string", rc, err, "'n_fft' must be an integer")
+    cfg = dict(base, n_mels=64)
+    rc, _, err = vad(model_with("cfg_shape", json.dumps(cfg)))
+    clean_failure(check, "config disagreeing with weights", rc, err, "expected [1, 64, 257]")
+    cfg = dict(base, window="hamming")
+    rc, _, err = vad(model_with("cfg_window", json.dumps(cfg)))
+    clean_failure(check, "unsupported window", rc, err, "window 'hamming' is not supported")
+    cfg = dict(base, some_future_key=1)
+    rc, out, err = vad(model_with("cfg_unknown", json.dumps(cfg)))
+    check(rc == 0 and out and "ignoring unknown key 'some_future_key'" in err,
+          f"unknown config key: warning, still runs ({err.strip()})")
+    rc, out, err = vad(model_with("cfg_unknown", json.dumps(cfg)), CLIP, "-q")
+    check(rc == 0 and err == "", f"-q silences warnings: {err!r}")
+
+
+def test_audio_inputs():
+    p = lambda name: os.path.join(WORK, name)  # noqa: E731
+    with open(p("text.wav"), "w") as f:
+        f.write("this is not audio at all\n" * 100)
+    for model in (SILERO, MARBLE_DIR):
+        rc, _, err = vad(model, p("text.wav"))
+        clean_failure(check, "non-audio bytes", rc, err, "text.wav: not a readable audio file")
+        open(p("zero_bytes.wav"), "wb").close()
+        rc, _, err = vad(model, p("zero_bytes.wav"))
+        clean_failure(check, "0-byte file", rc, err, "zero_bytes.wav")
+        rc, _, err = vad(model, p("missing.wav"))
+        clean_failure(check, "missing audio file", rc, err, "missing.wav: cannot open")
+        # a valid WAV with no samples: no speech, no error
+        subprocess.run(["sox", "-n", "-r", "16000", "-c", "1", "-b", "16", p("empty.wav"), "trim", "0", "0"],
+                       check=True)
+        rc, out, err = vad(model, p("empty.wav"), "--format", "json")
+        ok = rc == 0 and json.loads(out)["segments"] == [] and json.loads(out)["samples"] == 0
+        check(ok, f"0-sample WAV: empty result ({rc}, {out.strip()}, {err.strip()})")
+        # a truncated WAV (header promises more data than there is) still decodes what is there
+        blob = open(CLIP, "rb").read()
+        open(p("cut.wav"), "wb").write(blob[:len(blob) // 2])
+        rc, out, err = vad(model, p("cut.wav"), "--format", "json")
+        check(rc == 0 and json.loads(out)["samples"] > 0, f"truncated WAV: decodes the part present ({err})")
+
+
+def test_three_hour_silence():
+    """3 hours of silence: no segments, and memory that does not grow with length."""
+    path = os.path.join(WORK, "silence_3h.wav")
+    if not os.path.exists(path):
+        subprocess.run(["sox", "-n", "-r", "16000", "-c", "1", "-b", "16", path, "trim", "0", "10800"],
+                       check=True)
+    limit_mb = 400 if SANITIZED else 48   # the whole file as floats would be 691 MB
+    for model in (SILERO, MARBLE_DIR):
+        p = subprocess.run([AUDIOC, "vad", "-m", model, "--format", "json", "--timings", path],
+                           capture_output=True, text=True)
+        j = json.loads(p.stdout) if p.returncode == 0 else {}
+        check(p.returncode == 0 and j.get("segments") == [] and j.get("samples") == 10800 * 16000,
+              f"3 h of silence with {model}: {p.returncode} {p.stderr.strip()[:200]}")
+        rss = [float(ln.split()[-2]) for ln in p.stderr.splitlines() if "peak RSS" in ln]
+        check(rss and rss[0] < limit_mb, f"3 h of silence: peak RSS {rss} MB, limit {limit_mb}")
+        print(f"3 h silence, {os.path.basename(model)}: peak RSS {rss} MB")
+
+
+def main():
+    if not have_data():
+        print("skipped: real VAD weights not found")
+        return SKIP
+    os.makedirs(WORK, exist_ok=True)
+    test_model_files()
+    test_half_precision()
+    test_configs()
+    test_audio_inputs()
+    test_three_hour_silence()
+    return check.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
