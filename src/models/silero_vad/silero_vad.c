@@ -18,7 +18,7 @@
 #define BINS (NFFT / 2 + 1)               /* 129 */
 #define FRAMES 4                          /* STFT frames per chunk */
 #define HIDDEN 128
-#define BATCH 32                          /* chunks whose encoder runs together */
+#define BATCH 128                         /* chunks whose encoder runs together */
 
 typedef struct {
     ac_conv1d_shape shape;

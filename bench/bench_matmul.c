@@ -1,0 +1,72 @@
+/* GFLOP/s of ac_linear against OpenBLAS sgemm on the same shapes, with 1
+ * and 2 threads. usage: bench_matmul [M N K]... */
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "audioc.h"
+#include "tensor/kernels.h"
+
+static double gflops(double M, double N, double K, double s) { return 2 * M * N * K / s / 1e9; }
+
+static double time_it(void (*fn)(void *), void *ctx)
+{
+    double best = 1e30;
+    for (int r = 0; r < 5; r++) {
+        double t = ac_now();
+        int reps = 0;
+        do {
+            fn(ctx);
+            reps++;
+        } while (ac_now() - t < 0.05);
+        double per = (ac_now() - t) / reps;
+        if (per < best) best = per;
+    }
+    return best;
+}
+
+typedef struct {
+    int M, N, K;
+    float *x, *w, *y;
+} job;
+
+static void run_ours(void *p)
+{
+    job *j = p;
+    ac_linear(j->x, j->w, NULL, j->y, (size_t)j->M, (size_t)j->N, (size_t)j->K);
+}
+
+static void run_blas(void *p)
+{
+    job *j = p;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, j->M, j->N, j->K, 1.0f, j->x, j->K, j->w, j->K,
+                0.0f, j->y, j->N);
+}
+
+int main(int argc, char **argv)
+{
+    int def[][3] = {{1, 512, 128}, {128, 258, 256}, {128, 128, 387}, {1024, 64, 64}, {1, 4096, 1024},
+                    {256, 1024, 1024}, {750, 1280, 1280}};
+    int n = argc > 1 ? (argc - 1) / 3 : (int)(sizeof def / sizeof *def);
+    printf("| M | N | K | threads | audio.c GFLOP/s | OpenBLAS GFLOP/s | ratio |\n|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < n; i++) {
+        job j;
+        j.M = argc > 1 ? atoi(argv[1 + 3 * i]) : def[i][0];
+        j.N = argc > 1 ? atoi(argv[2 + 3 * i]) : def[i][1];
+        j.K = argc > 1 ? atoi(argv[3 + 3 * i]) : def[i][2];
+        j.x = calloc((size_t)j.M * j.K, sizeof(float));
+        j.w = calloc((size_t)j.N * j.K, sizeof(float));
+        j.y = calloc((size_t)j.M * j.N, sizeof(float));
+        for (size_t k = 0; k < (size_t)j.M * j.K; k++) j.x[k] = (float)(k % 7) * 0.1f;
+        for (size_t k = 0; k < (size_t)j.N * j.K; k++) j.w[k] = (float)(k % 5) * 0.1f;
+        for (int t = 1; t <= 2; t++) {
+            ac_set_threads(t);
+            openblas_set_num_threads(t);
+            double ours = gflops(j.M, j.N, j.K, time_it(run_ours, &j));
+            double blas = gflops(j.M, j.N, j.K, time_it(run_blas, &j));
+            printf("| %d | %d | %d | %d | %.1f | %.1f | %.2f |\n", j.M, j.N, j.K, t, ours, blas, ours / blas);
+        }
+        free(j.x), free(j.w), free(j.y);
+    }
+    return 0;
+}
