@@ -129,6 +129,43 @@ def compare(clip, family, audio):
     elif not name.startswith("long"):
         check(len(have) >= 1, f"{name} {family}: no speech found in a speech clip")
     print(f"{name:48s} {family:14s} probs {len(p_c):5d} max diff {diff:.2e} segments {len(have)}")
+    if family == "silero_vad" and name.startswith("long"):
+        compare_options(clip, audio, p_c, probs, n_in, rate)
+
+
+# Non-default segmenter settings, CLI flag -> reference keyword.
+OPTION_SETS = [
+    {"--max-speech-s": ("max_speech_s", 2.0)},
+    {"--max-speech-s": ("max_speech_s", 1.5), "--no-split-at-longest-silence": None},
+    {"--threshold": ("threshold", 0.7), "--neg-threshold": ("neg_threshold", 0.2),
+     "--min-speech-ms": ("min_speech_ms", 100), "--min-silence-ms": ("min_silence_ms", 300),
+     "--speech-pad-ms": ("speech_pad_ms", 120)},
+    {"--min-silence-at-max-speech-ms": ("min_silence_at_max_speech_ms", 300),
+     "--max-speech-s": ("max_speech_s", 1.0)},
+]
+
+
+def compare_options(clip, audio, p_c, probs, n_in, rate):
+    name = os.path.basename(clip)
+    for opts in OPTION_SETS:
+        args, kw = [], {}
+        for flag, val in opts.items():
+            if val is None:
+                args.append(flag)
+                kw["use_max_poss_sil_at_max_speech"] = False
+            else:
+                args += [flag, str(val[1])]
+                kw[val[0]] = val[1]
+        got = json.loads(run([AUDIOC, "vad", "-m", SILERO, "--format", "json", *args, clip]))
+        want = [to_input_rate(s, len(audio), n_in, rate)
+                for s in silero_vad_ref.silero_segments(probs, len(audio), **kw)]
+        have = [(s["start_sample"], s["end_sample"]) for s in got["segments"]]
+        thresholds = (kw.get("threshold", 0.5), kw.get("neg_threshold", kw.get("threshold", 0.5) - 0.15))
+        if have != want and near_tie(p_c, probs, thresholds):
+            print(f"note: {name} {args}: segments differ at a proven near-tie", file=sys.stderr)
+            continue
+        check(have == want, f"{name} silero {args}: {len(have)} segments != reference {len(want)}")
+        print(f"{name:48s} silero {' '.join(args):60s} segments {len(have)}")
 
 
 def main():
