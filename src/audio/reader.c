@@ -200,7 +200,7 @@ static ac_status decode_block(ac_audio_reader *r)
     } else {
         int64_t left = r->pcm_frames - r->src_pos;
         n = left < BLOCK ? left : BLOCK;
-        memcpy(r->inter, r->pcm + r->src_pos * ch, (size_t)n * (size_t)ch * sizeof(float));
+        if (n > 0) memcpy(r->inter, r->pcm + r->src_pos * ch, (size_t)n * (size_t)ch * sizeof(float));
     }
     if (n == 0) r->eof = 1;
     for (sf_count_t i = 0; i < n; i++) {

@@ -1,1 +1,341 @@
-int main(void){return 0;}
+/* src/io/safetensors and src/io/weights on small files built here, every
+ * malformed header we can think of, and the real Silero VAD file. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audioc.h"
+#include "base/error.h"
+#include "base/f16.h"
+#include "io/safetensors.h"
+#include "io/weights.h"
+#include "test_util.h"
+
+/* A file image: 8-byte little-endian header length, JSON padded with PAD
+ * spaces, then DATA. */
+typedef struct {
+    unsigned char *buf;
+    size_t size;
+} image;
+
+static image make_image(const char *json, size_t pad, const void *data, size_t n)
+{
+    size_t hlen = strlen(json) + pad;
+    image im = {malloc(8 + hlen + n + 1), 8 + hlen + n};
+    for (int i = 0; i < 8; i++) im.buf[i] = (unsigned char)((uint64_t)hlen >> (8 * i));
+    memcpy(im.buf + 8, json, strlen(json));
+    memset(im.buf + 8 + strlen(json), ' ', pad);
+    if (n) memcpy(im.buf + 8 + hlen, data, n);
+    return im;
+}
+
+static const char *save(const char *name, image im)
+{
+    const char *path = work_path(name);
+    CHECK(write_file(path, im.buf, im.size) == 0, "cannot write %s", path);
+    free(im.buf);
+    return path;
+}
+
+/* ---- good files -------------------------------------------------------- */
+
+/* F32 a[2,3], F16 h[4], BF16 b[2], I64 i[3], scalar s, empty z[0,5]. */
+static const char GOOD_JSON[] =
+    "{\"__metadata__\":{\"format\":\"pt\",\"note\":\"hi\"},"
+    "\"a\":{\"dtype\":\"F32\",\"shape\":[2,3],\"data_offsets\":[0,24]},"
+    "\"h\":{\"dtype\":\"F16\",\"shape\":[4],\"data_offsets\":[24,32]},"
+    "\"b\":{\"dtype\":\"BF16\",\"shape\":[2],\"data_offsets\":[32,36]},"
+    "\"i\":{\"dtype\":\"I64\",\"shape\":[3],\"data_offsets\":[36,60]},"
+    "\"s\":{\"dtype\":\"F32\",\"shape\":[],\"data_offsets\":[60,64]},"
+    "\"z\":{\"dtype\":\"F32\",\"shape\":[0,5],\"data_offsets\":[64,64]}}";
+static const float H_VALUES[4] = {1.0f, -2.0f, 0.5f, 65504.0f};
+static const float B_VALUES[2] = {1.0f, -0.5f};
+static const int64_t I_VALUES[3] = {1, -1, (int64_t)1 << 40};
+
+static void good_data(unsigned char *d)
+{
+    for (int k = 0; k < 6; k++) memcpy(d + 4 * k, &(float){(float)k + 0.25f}, 4);
+    for (int k = 0; k < 4; k++) memcpy(d + 24 + 2 * k, &(uint16_t){ac_f32_to_f16(H_VALUES[k])}, 2);
+    for (int k = 0; k < 2; k++) memcpy(d + 32 + 2 * k, &(uint16_t){ac_f32_to_bf16(B_VALUES[k])}, 2);
+    memcpy(d + 36, I_VALUES, 24);
+    memcpy(d + 60, &(float){3.25f}, 4);
+}
+
+/* Header padding that makes the data start at offset 8 + hlen. */
+static const char *good_file(const char *name, size_t pad)
+{
+    unsigned char data[64];
+    good_data(data);
+    return save(name, make_image(GOOD_JSON, pad, data, sizeof data));
+}
+
+static int shape_is(const ac_st_tensor *t, int ndim, const int64_t *shape)
+{
+    if (!t || t->ndim != ndim) return 0;
+    for (int i = 0; i < ndim; i++)
+        if (t->shape[i] != shape[i]) return 0;
+    return 1;
+}
+
+static void test_good_file(void)
+{
+    /* pad so that 8 + hlen is a multiple of 8: the data is aligned */
+    size_t pad = (8 - (strlen(GOOD_JSON) % 8)) % 8 + 16;
+    const char *path = good_file("good.safetensors", pad);
+    ac_safetensors *st = NULL;
+    ac_status s = ac_st_open(path, &st);
+    CHECK(s == AC_OK && st, "open: %s", ac_last_error());
+    if (!st) return;
+    CHECK(st->n_tensors == 6, "%zu tensors", st->n_tensors);
+    const char *order = "ahbisz";
+    for (size_t i = 0; i < 6 && i < st->n_tensors; i++)
+        CHECK(st->tensors[i].name[0] == order[i] && st->tensors[i].name[1] == 0, "header order %zu: %s", i,
+              st->tensors[i].name);
+    const ac_st_tensor *a = ac_st_find(st, "a");
+    CHECK(shape_is(a, 2, (int64_t[]){2, 3}) && a->dtype == AC_DTYPE_F32 && a->numel == 6 && a->nbytes == 24,
+          "tensor a");
+    if (a) {
+        float v[6];
+        memcpy(v, a->data, sizeof v);
+        CHECK(v[0] == 0.25f && v[5] == 5.25f, "a values %g %g", v[0], v[5]);
+    }
+    const ac_st_tensor *h = ac_st_find(st, "h"), *b = ac_st_find(st, "b"), *i = ac_st_find(st, "i");
+    CHECK(shape_is(h, 1, (int64_t[]){4}) && h->dtype == AC_DTYPE_F16 && h->nbytes == 8, "tensor h");
+    CHECK(shape_is(b, 1, (int64_t[]){2}) && b->dtype == AC_DTYPE_BF16 && b->nbytes == 4, "tensor b");
+    CHECK(shape_is(i, 1, (int64_t[]){3}) && i->dtype == AC_DTYPE_I64 && i->nbytes == 24, "tensor i");
+    if (i) {
+        int64_t v[3];
+        memcpy(v, i->data, sizeof v);
+        CHECK(v[0] == 1 && v[1] == -1 && v[2] == (int64_t)1 << 40, "I64 values");
+    }
+    const ac_st_tensor *sc = ac_st_find(st, "s"), *z = ac_st_find(st, "z");
+    CHECK(sc && sc->ndim == 0 && sc->numel == 1 && sc->nbytes == 4 && *(const float *)sc->data == 3.25f,
+          "scalar");
+    CHECK(shape_is(z, 2, (int64_t[]){0, 5}) && z->numel == 0 && z->nbytes == 0, "zero-size tensor");
+    CHECK(ac_st_find(st, "nope") == NULL, "find of a missing name");
+    const char *fmt = ac_st_meta_get(st, "format"), *note = ac_st_meta_get(st, "note");
+    CHECK(st->n_meta == 2 && fmt && strcmp(fmt, "pt") == 0 && note && strcmp(note, "hi") == 0, "metadata");
+    CHECK(ac_st_meta_get(st, "absent") == NULL, "missing metadata key");
+    CHECK(strcmp(ac_dtype_name(AC_DTYPE_BF16), "BF16") == 0 && ac_dtype_size(AC_DTYPE_I64) == 8, "dtype table");
+    char sh[32];
+    CHECK(strcmp(ac_shape_str((int64_t[]){2, 3}, 2, sh, sizeof sh), "[2, 3]") == 0, "shape string %s", sh);
+    CHECK(strcmp(ac_shape_str(NULL, 0, sh, sizeof sh), "[]") == 0, "empty shape string %s", sh);
+    ac_st_close(st);
+    ac_st_close(NULL);
+}
+
+/* The weight table on the good file, with aligned and unaligned data. */
+static void check_weights(const char *path, int aligned)
+{
+    ac_weights *w = NULL;
+    ac_status s = ac_weights_open(path, &w);
+    CHECK(s == AC_OK && w, "weights open %s: %s", path, ac_last_error());
+    if (!w) return;
+    const float *p = NULL;
+    s = ac_weights_f32(w, "a", AC_SHAPE(2, 3), &p);
+    CHECK(s == AC_OK && p && p[0] == 0.25f && p[1] == 1.25f && p[5] == 5.25f, "a as f32 (aligned %d)", aligned);
+    if (p) CHECK(((uintptr_t)p & 3) == 0, "f32 pointer is aligned");
+    if (aligned && p) CHECK((const void *)p == ac_st_find(w->st, "a")->data, "aligned F32 used in place");
+    s = ac_weights_f32(w, "h", AC_SHAPE(4), &p);
+    CHECK(s == AC_OK && p && p[0] == 1 && p[1] == -2 && p[2] == 0.5f && p[3] == 65504, "F16 converted");
+    s = ac_weights_f32(w, "b", AC_SHAPE(2), &p);
+    CHECK(s == AC_OK && p && p[0] == 1 && p[1] == -0.5f, "BF16 converted");
+    s = ac_weights_f32(w, "s", 0, (const int64_t[]){0}, &p);
+    CHECK(s == AC_OK && p && p[0] == 3.25f, "scalar");
+    float *copy = NULL;
+    s = ac_weights_f32_copy(w, "a", AC_SHAPE(2, 3), &copy);
+    CHECK(s == AC_OK && copy && (const void *)copy != ac_st_find(w->st, "a")->data && copy[4] == 4.25f, "copy");
+    if (copy) copy[0] = 9; /* the copy is ours to change */
+    CHECK(ac_weights_has(w, "i") && !ac_weights_has(w, "x"), "has");
+
+    ac_error_clear();
+    s = ac_weights_f32(w, "x", AC_SHAPE(1), &p);
+    CHECK(s == AC_ERR_MODEL && error_has("missing tensor 'x'") && error_has(".safetensors"), "missing: %s",
+          ac_last_error());
+    s = ac_weights_f32(w, "a", AC_SHAPE(3, 2), &p);
+    CHECK(s == AC_ERR_MODEL && error_has("tensor 'a' has shape [2, 3], expected [3, 2]"), "shape: %s",
+          ac_last_error());
+    s = ac_weights_f32(w, "a", AC_SHAPE(6), &p);
+    CHECK(s == AC_ERR_MODEL && error_has("expected [6]"), "rank: %s", ac_last_error());
+    s = ac_weights_f32_copy(w, "i", AC_SHAPE(3), &copy);
+    CHECK(s == AC_ERR_MODEL && error_has("'i'") && error_has("I64"), "I64 as float: %s", ac_last_error());
+    float *scratch = ac_weights_scratch(w, 100);
+    CHECK(scratch && scratch[99] == 0, "scratch is zeroed");
+    ac_weights_free(w);
+}
+
+static void test_weights(void)
+{
+    size_t base = strlen(GOOD_JSON) % 8;
+    size_t pad_aligned = (8 - base) % 8;
+    check_weights(good_file("aligned.safetensors", pad_aligned), 1);
+    /* a header length that is not a multiple of 4 leaves the data unaligned */
+    size_t pad_odd = pad_aligned + 1;
+    check_weights(good_file("unaligned.safetensors", pad_odd), 0);
+    ac_weights *w = (ac_weights *)1;
+    ac_error_clear();
+    CHECK(ac_weights_open(work_path("does-not-exist.safetensors"), &w) == AC_ERR_IO && w == NULL &&
+              error_has("does-not-exist.safetensors: cannot open"),
+          "missing file: %s", ac_last_error());
+}
+
+/* ---- bad files --------------------------------------------------------- */
+
+/* Both ac_st_open and ac_st_parse must refuse IM with STATUS (0: any) and a
+ * message that names the file and contains NEEDLE. */
+static void expect_bad_image(const char *what, image im, ac_status status, const char *needle)
+{
+    char name[64];
+    snprintf(name, sizeof name, "bad_%s.safetensors", what);
+    ac_safetensors *st = (ac_safetensors *)1;
+    ac_error_clear();
+    ac_status s = ac_st_parse(im.buf, im.size, name, &st);
+    CHECK(s != AC_OK && (!status || s == status) && st == NULL, "%s: parse gave %d", what, s);
+    CHECK(error_has(needle) && error_has(name), "%s: message '%s' lacks '%s'", what, ac_last_error(), needle);
+    if (s == AC_OK) ac_st_close(st);
+    const char *path = save(name, im);
+    ac_error_clear();
+    s = ac_st_open(path, &st);
+    CHECK(s != AC_OK && (!status || s == status) && st == NULL, "%s: open gave %d", what, s);
+    CHECK(error_has(needle) && error_has(path), "%s: open message '%s'", what, ac_last_error());
+    if (s == AC_OK) ac_st_close(st);
+}
+
+static void expect_bad(const char *what, const char *json, size_t data_len, ac_status status, const char *needle)
+{
+    unsigned char *data = calloc(data_len + 1, 1);
+    expect_bad_image(what, make_image(json, 0, data, data_len), status, needle);
+    free(data);
+}
+
+static image raw(const void *bytes, size_t n)
+{
+    image im = {malloc(n + 1), n};
+    if (n) memcpy(im.buf, bytes, n);
+    return im;
+}
+
+#define T(name, dtype, shape, b, e) \
+    "\"" name "\":{\"dtype\":\"" dtype "\",\"shape\":" shape ",\"data_offsets\":[" #b "," #e "]}"
+
+static void test_bad_files(void)
+{
+    const ac_status F = AC_ERR_FORMAT;
+    expect_bad_image("empty", raw("", 0), F, "too short");
+    expect_bad_image("seven", raw("\x10\0\0\0\0\0\0", 7), F, "7 bytes, too short");
+    /* header length 100 in a 20-byte file */
+    expect_bad_image("truncated_header", raw("\x64\0\0\0\0\0\0\0{\"a\":1}    ", 20), F, "truncated");
+    expect_bad_image("huge_header", raw("\0\0\0\x10\0\0\0\0{}", 10), F, "100 MB");
+    expect_bad_image("huge_header64", raw("\xff\xff\xff\xff\xff\xff\xff\xff{}", 10), F, "100 MB");
+    expect_bad("not_json", "{\"a\": dtype}", 0, F, "not valid JSON");
+    expect_bad("array", "[1, 2, 3]", 0, F, "not a JSON object");
+    expect_bad("string", "\"abc\"", 0, F, "not a JSON object");
+    expect_bad("dtype", "{" T("w", "F64", "[2]", 0, 16) "}", 16, AC_ERR_UNSUPPORTED, "dtype 'F64' is not supported");
+    expect_bad("dtype2", "{" T("w", "Q9", "[2]", 0, 16) "}", 16, AC_ERR_UNSUPPORTED, "'Q9'");
+    expect_bad("negative", "{" T("w", "F32", "[2,-1]", 0, 8) "}", 8, F, "shape entry 1 is not a non-negative");
+    expect_bad("fraction", "{" T("w", "F32", "[1.5]", 0, 8) "}", 8, F, "shape entry 0");
+    expect_bad("shape_str", "{" T("w", "F32", "[\"2\"]", 0, 8) "}", 8, F, "shape entry 0");
+    expect_bad("ninedims", "{" T("w", "F32", "[1,1,1,1,1,1,1,1,1]", 0, 4) "}", 4, F, "9 dimensions");
+    expect_bad("overflow", "{" T("w", "F32", "[4294967296,4294967296,16]", 0, 4) "}", 4, F, "too large");
+    expect_bad("past_end", "{" T("w", "F32", "[2]", 0, 8) "}", 4, F, "data_offsets [0, 8] lie outside the 4-byte");
+    expect_bad("begin_gt_end", "{" T("w", "F32", "[1]", 8, 4) "}", 8, F, "data_offsets [8, 4]");
+    expect_bad("neg_offset", "{" T("w", "F32", "[1]", -4, 0) "}", 8, F, "data_offsets must be two");
+    expect_bad("three_offsets", "{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4,8]}}", 8, F,
+               "data_offsets must be two");
+    expect_bad("size", "{" T("w", "F32", "[2,3]", 0, 20) "}", 24, F, "F32 [2, 3] needs 24 bytes but data_offsets span 20");
+    expect_bad("no_dtype", "{\"w\":{\"shape\":[1],\"data_offsets\":[0,4]}}", 4, F, "needs dtype, shape and data_offsets");
+    expect_bad("not_object", "{\"w\":[1,2]}", 0, F, "tensor 'w': entry is not an object");
+    expect_bad("overlap", "{" T("a", "F32", "[4]", 0, 16) "," T("b", "F32", "[2]", 8, 16) "}", 16, F,
+               "tensors 'a' and 'b' overlap");
+    expect_bad("same_start", "{" T("a", "F32", "[2]", 0, 8) "," T("b", "F16", "[4]", 0, 8) "}", 8, F, "overlap");
+    expect_bad("duplicate", "{" T("a", "F32", "[1]", 0, 4) "," T("a", "F32", "[1]", 4, 8) "}", 8, F,
+               "tensor 'a' appears twice");
+    expect_bad("meta_value", "{\"__metadata__\":{\"k\":1}}", 0, F, "__metadata__ value 'k' is not a string");
+    expect_bad("meta_type", "{\"__metadata__\":[]}", 0, F, "__metadata__ is not an object");
+    expect_bad("meta_twice", "{\"__metadata__\":{},\"__metadata__\":{}}", 0, F, "__metadata__ appears twice");
+    expect_bad("trailing", "{" T("a", "F32", "[1]", 0, 4) "}xyz", 4, F, "trailing bytes after the JSON");
+    expect_bad("two_objects", "{}{}", 0, F, "trailing bytes");
+    /* a good file cut inside its data */
+    unsigned char data[64];
+    good_data(data);
+    expect_bad_image("truncated_data", make_image(GOOD_JSON, 0, data, 50), F, "lie outside the 50-byte data section");
+    /* a directory is not a file */
+    ac_safetensors *st = NULL;
+    ac_error_clear();
+    CHECK(ac_st_open(test_work_dir, &st) == AC_ERR_IO && st == NULL && error_has("not a regular file"),
+          "directory: %s", ac_last_error());
+}
+
+/* A zero-size tensor sorted between two overlapping tensors must not hide
+ * the overlap (a [0,16) and c [8,16) share bytes; z sits at 4). */
+static void test_overlap_around_empty(void)
+{
+    expect_bad("overlap_empty",
+               "{" T("a", "F32", "[4]", 0, 16) "," T("z", "F32", "[0]", 4, 4) "," T("c", "F32", "[2]", 8, 16) "}", 16,
+               AC_ERR_FORMAT, "overlap");
+}
+
+/* Good variations: padding, empty header, data not covered by tensors. */
+static void test_lenient(void)
+{
+    ac_safetensors *st = NULL;
+    image im = make_image("{}", 6, NULL, 0);
+    CHECK(ac_st_parse(im.buf, im.size, "empty", &st) == AC_OK && st && st->n_tensors == 0, "empty header: %s",
+          ac_last_error());
+    ac_st_close(st);
+    free(im.buf);
+    /* whitespace (incl. newlines) around the JSON is padding */
+    im = make_image("\n {" T("a", "F32", "[1]", 0, 4) "}\n", 3, "\0\0\x80\x3f", 4);
+    CHECK(ac_st_parse(im.buf, im.size, "ws", &st) == AC_OK && st && *(const float *)st->tensors[0].data == 1.0f,
+          "whitespace padding: %s", ac_last_error());
+    ac_st_close(st);
+    free(im.buf);
+    /* adjacent, zero-size at the same offset as a real tensor is no overlap */
+    im = make_image("{" T("a", "F32", "[1]", 0, 4) "," T("z", "F32", "[0]", 0, 0) "," T("b", "F32", "[1]", 4, 8) "}", 0,
+                    "\0\0\x80\x3f\0\0\0\x40", 8);
+    CHECK(ac_st_parse(im.buf, im.size, "adjacent", &st) == AC_OK && st && st->n_tensors == 3, "adjacent: %s",
+          ac_last_error());
+    ac_st_close(st);
+    free(im.buf);
+}
+
+static void test_silero(void)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/framework/models/silero_vad/silero_vad_16k.safetensors", test_data_dir);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "skip test_silero: %s not found\n", path);
+        return;
+    }
+    fclose(f);
+    ac_weights *w = NULL;
+    CHECK(ac_weights_open(path, &w) == AC_OK && w, "open silero: %s", ac_last_error());
+    if (!w) return;
+    CHECK(w->st->n_tensors == 15, "%zu tensors", w->st->n_tensors);
+    CHECK(strcmp(w->file, "silero_vad_16k.safetensors") == 0, "short name %s", w->file);
+    const float *p = NULL;
+    CHECK(ac_weights_f32(w, "conv1.weight", AC_SHAPE(128, 129, 3), &p) == AC_OK && p, "conv1.weight");
+    if (p) {
+        double sum = 0;
+        for (int i = 0; i < 128 * 129 * 3; i++) sum += p[i];
+        CHECK(fabsf(p[0] - 0.05523581f) < 1e-7f && fabs(sum - -884.19214) < 1e-2, "conv1.weight[0] %g sum %g", p[0],
+              sum);
+    }
+    CHECK(ac_weights_f32(w, "final_conv.bias", AC_SHAPE(1), &p) == AC_OK && p && fabsf(p[0] - -0.5740389f) < 1e-6f,
+          "final_conv.bias %g", p ? p[0] : 0);
+    CHECK(ac_weights_f32(w, "stft_conv.weight", AC_SHAPE(258, 1, 256), &p) == AC_OK, "stft_conv.weight");
+    ac_weights_free(w);
+}
+
+int main(int argc, char **argv)
+{
+    test_init(argc, argv);
+    RUN(test_good_file);
+    RUN(test_weights);
+    RUN(test_bad_files);
+    RUN(test_overlap_around_empty);
+    RUN(test_lenient);
+    RUN(test_silero);
+    return test_finish();
+}
