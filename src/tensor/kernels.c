@@ -26,44 +26,50 @@ static int cpu_has_avx2_fma(void)
 void ac_kernels_set_simd(int on) { simd_wanted = on; }
 int ac_kernels_simd(void) { return simd_wanted && cpu_has_avx2_fma(); }
 
-/* ---- linear ------------------------------------------------------------- */
+/* ---- matmul ------------------------------------------------------------- */
 
 typedef struct {
     const float *x, *w, *bias;
     float *y;
-    size_t M, N, K;
+    size_t ldx, ldw, ldy, M, N, K;
     int split_n; /* parallel over output columns (weight rows) or rows */
-} linear_job;
+} matmul_job;
 
-static void linear_range(void *ctx, size_t b, size_t e)
+static void matmul_range(void *ctx, size_t b, size_t e)
 {
-    const linear_job *j = ctx;
+    const matmul_job *j = ctx;
     size_t m0 = 0, m1 = j->M, n0 = 0, n1 = j->N;
     if (j->split_n) n0 = b, n1 = e;
     else m0 = b, m1 = e;
     if (ac_kernels_simd()) {
-        ac_linear_avx2(j->x, j->w, j->bias, j->y, j->M, j->N, j->K, m0, m1, n0, n1);
+        ac_matmul_nt_avx2(j->x, j->ldx, j->w, j->ldw, j->bias, j->y, j->ldy, j->K, m0, m1, n0, n1);
         return;
     }
     for (size_t m = m0; m < m1; m++)
         for (size_t n = n0; n < n1; n++) {
-            const float *xr = j->x + m * j->K, *wr = j->w + n * j->K;
+            const float *xr = j->x + m * j->ldx, *wr = j->w + n * j->ldw;
             float acc = 0;
             for (size_t k = 0; k < j->K; k++) acc += xr[k] * wr[k];
-            j->y[m * j->N + n] = acc + (j->bias ? j->bias[n] : 0.0f);
+            j->y[m * j->ldy + n] = acc + (j->bias ? j->bias[n] : 0.0f);
         }
+}
+
+void ac_matmul_nt(const float *x, size_t ldx, const float *w, size_t ldw, const float *bias,
+                  float *y, size_t ldy, size_t M, size_t N, size_t K)
+{
+    matmul_job j = {x, w, bias, y, ldx, ldw, ldy, M, N, K, N >= M};
+    double flops = 2.0 * (double)M * (double)N * (double)K;
+    if (flops < 2e5) { /* too small to be worth waking threads */
+        matmul_range(&j, 0, j.split_n ? N : M);
+        return;
+    }
+    ac_parallel_for(j.split_n ? N : M, j.split_n ? 16 : 4, matmul_range, &j);
 }
 
 void ac_linear(const float *x, const float *w, const float *bias, float *y,
                size_t M, size_t N, size_t K)
 {
-    linear_job j = {x, w, bias, y, M, N, K, N >= M};
-    double flops = 2.0 * (double)M * (double)N * (double)K;
-    if (flops < 2e5) { /* too small to be worth waking threads */
-        linear_range(&j, 0, j.split_n ? N : M);
-        return;
-    }
-    ac_parallel_for(j.split_n ? N : M, j.split_n ? 16 : 4, linear_range, &j);
+    ac_matmul_nt(x, K, w, K, bias, y, N, M, N, K);
 }
 
 /* ---- conv1d ------------------------------------------------------------- */
@@ -148,6 +154,30 @@ DISPATCH_INPLACE(relu)
 DISPATCH_INPLACE(sigmoid)
 DISPATCH_INPLACE(tanh)
 DISPATCH_INPLACE(exp)
+
+DISPATCH_INPLACE(silu)
+
+void ac_axpy(float *y, const float *x, float alpha, size_t n)
+{
+    if (ac_kernels_simd()) ac_axpy_avx2(y, x, alpha, n);
+    else ac_axpy_ref(y, x, alpha, n);
+}
+
+void ac_glu(const float *x, float *y, size_t rows, size_t C)
+{
+    if (ac_kernels_simd()) ac_glu_avx2(x, y, rows, C);
+    else ac_glu_ref(x, y, rows, C);
+}
+
+void ac_layernorm(const float *x, float *y, size_t rows, size_t C, const float *gamma,
+                  const float *beta, float eps)
+{
+    if (ac_kernels_simd()) ac_layernorm_avx2(x, y, rows, C, gamma, beta, eps);
+    else ac_layernorm_ref(x, y, rows, C, gamma, beta, eps);
+}
+
+/* Summed in double: over a 16k vocabulary, float sums lose the small terms. */
+void ac_log_softmax(float *x, size_t n) { ac_log_softmax_ref(x, n); }
 
 void ac_softmax_rows(float *x, size_t rows, size_t cols)
 {

@@ -21,6 +21,12 @@ void ac_linear(const float *x, const float *w, const float *bias, float *y,
                size_t M, size_t N, size_t K);
 void ac_linear_ref(const float *x, const float *w, const float *bias, float *y,
                    size_t M, size_t N, size_t K);
+/* The same with row strides (in floats) for each matrix: attention heads
+ * are column blocks of a wider matrix. */
+void ac_matmul_nt(const float *x, size_t ldx, const float *w, size_t ldw, const float *bias,
+                  float *y, size_t ldy, size_t M, size_t N, size_t K);
+void ac_matmul_nt_ref(const float *x, size_t ldx, const float *w, size_t ldw, const float *bias,
+                      float *y, size_t ldy, size_t M, size_t N, size_t K);
 
 /* Conv1d over BATCH independent sequences (zero padding at each one's
  * edges). x: [batch][T][cin]; w: [cout][kernel][cin] (see
@@ -68,9 +74,26 @@ void ac_tanh(float *x, size_t n);
 void ac_tanh_ref(float *x, size_t n);
 void ac_exp(float *x, size_t n);
 void ac_exp_ref(float *x, size_t n);
+/* x[i] = x[i] * sigmoid(x[i]) */
+void ac_silu(float *x, size_t n);
+void ac_silu_ref(float *x, size_t n);
+/* y[i] += alpha * x[i] */
+void ac_axpy(float *y, const float *x, float alpha, size_t n);
+void ac_axpy_ref(float *y, const float *x, float alpha, size_t n);
+/* GLU over channels: y[r][c] = x[r][c] * sigmoid(x[r][C + c]), x is [rows][2C]. */
+void ac_glu(const float *x, float *y, size_t rows, size_t C);
+void ac_glu_ref(const float *x, float *y, size_t rows, size_t C);
+/* LayerNorm of each row of x[rows][C] into y (may be x). */
+void ac_layernorm(const float *x, float *y, size_t rows, size_t C, const float *gamma,
+                  const float *beta, float eps);
+void ac_layernorm_ref(const float *x, float *y, size_t rows, size_t C, const float *gamma,
+                      const float *beta, float eps);
 /* Softmax of each row of x[rows][cols], in place. */
 void ac_softmax_rows(float *x, size_t rows, size_t cols);
 void ac_softmax_rows_ref(float *x, size_t rows, size_t cols);
+/* x = x - log(sum(exp(x))), in place. */
+void ac_log_softmax(float *x, size_t n);
+void ac_log_softmax_ref(float *x, size_t n);
 
 /* One LSTM step (PyTorch gate order i, f, g, o). gx[4H] holds
  * W_ih.x + b_ih + b_hh; w_hh is [4H][H]; h and c are updated in place;

@@ -23,17 +23,17 @@ static inline float hsum(__m256 v)
     return _mm_cvtss_f32(s);
 }
 
-/* ---- linear: dot products of rows, a 2x4 tile of outputs at a time ------ */
+/* ---- matmul: dot products of rows, a 2x4 tile of outputs at a time ------ */
 
-static void tile(const float *x, const float *w, const float *bias, float *y,
-                 size_t N, size_t K, size_t m, size_t mr, size_t n, size_t nr)
+static void tile(const float *x, size_t ldx, const float *w, size_t ldw, const float *bias,
+                 float *y, size_t ldy, size_t K, size_t m, size_t mr, size_t n, size_t nr)
 {
     __m256 acc[2][4];
     for (size_t i = 0; i < 2; i++)
         for (size_t j = 0; j < 4; j++) acc[i][j] = _mm256_setzero_ps();
     const float *xr[2], *wr[4];
-    for (size_t i = 0; i < 2; i++) xr[i] = x + (m + (i < mr ? i : 0)) * K;
-    for (size_t j = 0; j < 4; j++) wr[j] = w + (n + (j < nr ? j : 0)) * K;
+    for (size_t i = 0; i < 2; i++) xr[i] = x + (m + (i < mr ? i : 0)) * ldx;
+    for (size_t j = 0; j < 4; j++) wr[j] = w + (n + (j < nr ? j : 0)) * ldw;
     size_t k = 0;
     for (; k + 8 <= K; k += 8) {
         __m256 a0 = _mm256_loadu_ps(xr[0] + k), a1 = _mm256_loadu_ps(xr[1] + k);
@@ -54,19 +54,17 @@ static void tile(const float *x, const float *w, const float *bias, float *y,
     }
     for (size_t i = 0; i < mr; i++)
         for (size_t j = 0; j < nr; j++)
-            y[(m + i) * N + n + j] = hsum(acc[i][j]) + (bias ? bias[n + j] : 0.0f);
+            y[(m + i) * ldy + n + j] = hsum(acc[i][j]) + (bias ? bias[n + j] : 0.0f);
 }
 
-void ac_linear_avx2(const float *x, const float *w, const float *bias, float *y,
-                    size_t M, size_t N, size_t K, size_t m0, size_t m1,
-                    size_t n0, size_t n1)
+void ac_matmul_nt_avx2(const float *x, size_t ldx, const float *w, size_t ldw, const float *bias,
+                       float *y, size_t ldy, size_t K, size_t m0, size_t m1, size_t n0, size_t n1)
 {
-    (void)M;
     for (size_t m = m0; m < m1; m += 2) {
         size_t mr = m1 - m < 2 ? m1 - m : 2;
         for (size_t n = n0; n < n1; n += 4) {
             size_t nr = n1 - n < 4 ? n1 - n : 4;
-            tile(x, w, bias, y, N, K, m, mr, n, nr);
+            tile(x, ldx, w, ldw, bias, y, ldy, K, m, mr, n, nr);
         }
     }
 }
@@ -190,6 +188,59 @@ void ac_softmax_rows_avx2(float *x, size_t rows, size_t cols)
         for (size_t i = 0; i < cols; i += 8) {
             __m256i mask = tail_mask(cols - i < 8 ? cols - i : 8);
             _mm256_maskstore_ps(v + i, mask, _mm256_mul_ps(_mm256_maskload_ps(v + i, mask), inv));
+        }
+    }
+}
+
+ELEMENTWISE(silu, _mm256_mul_ps(v, sigmoid8(v)))
+
+void ac_axpy_avx2(float *y, const float *x, float alpha, size_t n)
+{
+    __m256 a = _mm256_set1_ps(alpha);
+    for (size_t i = 0; i < n; i += 8) {
+        __m256i mask = tail_mask(n - i < 8 ? n - i : 8);
+        __m256 v = _mm256_fmadd_ps(a, _mm256_maskload_ps(x + i, mask), _mm256_maskload_ps(y + i, mask));
+        _mm256_maskstore_ps(y + i, mask, v);
+    }
+}
+
+void ac_glu_avx2(const float *x, float *y, size_t rows, size_t C)
+{
+    for (size_t r = 0; r < rows; r++) {
+        const float *a = x + r * 2 * C, *b = a + C;
+        for (size_t c = 0; c < C; c += 8) {
+            __m256i mask = tail_mask(C - c < 8 ? C - c : 8);
+            __m256 v = _mm256_mul_ps(_mm256_maskload_ps(a + c, mask), sigmoid8(_mm256_maskload_ps(b + c, mask)));
+            _mm256_maskstore_ps(y + r * C + c, mask, v);
+        }
+    }
+}
+
+void ac_layernorm_avx2(const float *x, float *y, size_t rows, size_t C, const float *gamma,
+                       const float *beta, float eps)
+{
+    for (size_t r = 0; r < rows; r++) {
+        const float *v = x + r * C;
+        float *o = y + r * C;
+        __m256 s = _mm256_setzero_ps();
+        for (size_t c = 0; c < C; c += 8) {
+            __m256i mask = tail_mask(C - c < 8 ? C - c : 8);
+            s = _mm256_add_ps(s, _mm256_maskload_ps(v + c, mask));
+        }
+        __m256 mean = _mm256_set1_ps(hsum(s) / (float)C);
+        __m256 q = _mm256_setzero_ps();
+        for (size_t c = 0; c < C; c += 8) {
+            __m256i mask = tail_mask(C - c < 8 ? C - c : 8);
+            __m256 d = _mm256_and_ps(_mm256_sub_ps(_mm256_maskload_ps(v + c, mask), mean),
+                                     _mm256_castsi256_ps(mask));
+            q = _mm256_fmadd_ps(d, d, q);
+        }
+        __m256 inv = _mm256_set1_ps(1.0f / sqrtf(hsum(q) / (float)C + eps));
+        for (size_t c = 0; c < C; c += 8) {
+            __m256i mask = tail_mask(C - c < 8 ? C - c : 8);
+            __m256 d = _mm256_mul_ps(_mm256_sub_ps(_mm256_maskload_ps(v + c, mask), mean), inv);
+            d = _mm256_fmadd_ps(d, _mm256_maskload_ps(gamma + c, mask), _mm256_maskload_ps(beta + c, mask));
+            _mm256_maskstore_ps(o + c, mask, d);
         }
     }
 }

@@ -3,15 +3,21 @@
 
 #include "tensor/kernels.h"
 
-void ac_linear_ref(const float *x, const float *w, const float *bias, float *y,
-                   size_t M, size_t N, size_t K)
+void ac_matmul_nt_ref(const float *x, size_t ldx, const float *w, size_t ldw, const float *bias,
+                      float *y, size_t ldy, size_t M, size_t N, size_t K)
 {
     for (size_t m = 0; m < M; m++)
         for (size_t n = 0; n < N; n++) {
             float acc = 0;
-            for (size_t k = 0; k < K; k++) acc += x[m * K + k] * w[n * K + k];
-            y[m * N + n] = acc + (bias ? bias[n] : 0.0f);
+            for (size_t k = 0; k < K; k++) acc += x[m * ldx + k] * w[n * ldw + k];
+            y[m * ldy + n] = acc + (bias ? bias[n] : 0.0f);
         }
+}
+
+void ac_linear_ref(const float *x, const float *w, const float *bias, float *y,
+                   size_t M, size_t N, size_t K)
+{
+    ac_matmul_nt_ref(x, K, w, K, bias, y, N, M, N, K);
 }
 
 size_t ac_conv1d_out_len(const ac_conv1d_shape *s, size_t T)
@@ -110,4 +116,48 @@ void ac_lstm_cell_ref(const float *gx, const float *w_hh, float *h, float *c,
         c[j] = f * c[j] + i * cand;
         h[j] = o * tanhf(c[j]);
     }
+}
+
+void ac_silu_ref(float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) x[i] = x[i] / (1.0f + expf(-x[i]));
+}
+
+void ac_axpy_ref(float *y, const float *x, float alpha, size_t n)
+{
+    for (size_t i = 0; i < n; i++) y[i] += alpha * x[i];
+}
+
+void ac_glu_ref(const float *x, float *y, size_t rows, size_t C)
+{
+    for (size_t r = 0; r < rows; r++)
+        for (size_t c = 0; c < C; c++) {
+            float a = x[r * 2 * C + c], b = x[r * 2 * C + C + c];
+            y[r * C + c] = a / (1.0f + expf(-b));
+        }
+}
+
+void ac_layernorm_ref(const float *x, float *y, size_t rows, size_t C, const float *gamma,
+                      const float *beta, float eps)
+{
+    for (size_t r = 0; r < rows; r++) {
+        const float *v = x + r * C;
+        double mean = 0, var = 0;
+        for (size_t c = 0; c < C; c++) mean += v[c];
+        mean /= (double)C;
+        for (size_t c = 0; c < C; c++) var += (v[c] - mean) * (v[c] - mean);
+        var /= (double)C;
+        float inv = (float)(1.0 / sqrt(var + eps)), m = (float)mean;
+        for (size_t c = 0; c < C; c++) y[r * C + c] = (v[c] - m) * inv * gamma[c] + beta[c];
+    }
+}
+
+void ac_log_softmax_ref(float *x, size_t n)
+{
+    float mx = -INFINITY;
+    for (size_t i = 0; i < n; i++) mx = x[i] > mx ? x[i] : mx;
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) sum += exp((double)(x[i] - mx));
+    float lse = mx + (float)log(sum);
+    for (size_t i = 0; i < n; i++) x[i] -= lse;
 }

@@ -7,10 +7,9 @@
 
 #include "tensor/kernels.h"
 
-/* Rows [m0,m1) and columns [n0,n1) of ac_linear. */
-void ac_linear_avx2(const float *x, const float *w, const float *bias, float *y,
-                    size_t M, size_t N, size_t K, size_t m0, size_t m1,
-                    size_t n0, size_t n1);
+/* Rows [m0,m1) and columns [n0,n1) of ac_matmul_nt. */
+void ac_matmul_nt_avx2(const float *x, size_t ldx, const float *w, size_t ldw, const float *bias,
+                       float *y, size_t ldy, size_t K, size_t m0, size_t m1, size_t n0, size_t n1);
 void ac_conv1d_depthwise_avx2(const ac_conv1d_shape *s, const float *x, size_t batch,
                               size_t T, const float *w, const float *bias, float *y);
 void ac_channel_affine_avx2(float *x, size_t rows, size_t C, const float *scale,
@@ -20,5 +19,10 @@ void ac_exp_avx2(float *x, size_t n);
 void ac_sigmoid_avx2(float *x, size_t n);
 void ac_tanh_avx2(float *x, size_t n);
 void ac_softmax_rows_avx2(float *x, size_t rows, size_t cols);
+void ac_silu_avx2(float *x, size_t n);
+void ac_axpy_avx2(float *y, const float *x, float alpha, size_t n);
+void ac_glu_avx2(const float *x, float *y, size_t rows, size_t C);
+void ac_layernorm_avx2(const float *x, float *y, size_t rows, size_t C, const float *gamma,
+                       const float *beta, float eps);
 
 #endif

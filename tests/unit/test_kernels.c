@@ -149,6 +149,51 @@ static void test_elementwise(void)
     free(a), free(b);
 }
 
+static void test_matmul_strided(void)
+{
+    /* head 1 of 3 (width 5) of x[7][15] times head 1 of w[9][15] */
+    size_t M = 7, N = 9, K = 5, ld = 15;
+    float *x = rnd(M * ld, -1, 1), *w = rnd(N * ld, -1, 1), *b = rnd(N, -1, 1);
+    float got[7 * 20], ref[7 * 20];
+    ac_matmul_nt(x + K, ld, w + K, ld, b, got, 20, M, N, K);
+    ac_matmul_nt_ref(x + K, ld, w + K, ld, b, ref, 20, M, N, K);
+    int ok = 1;
+    for (size_t m = 0; m < M; m++) ok &= max_rel_diff(got + m * 20, ref + m * 20, N) < 1e-5;
+    CHECK(ok, "strided matmul");
+    free(x), free(w), free(b);
+}
+
+static void test_transformer_ops(void)
+{
+    compare_unary("silu", ac_silu, ac_silu_ref, -20, 20, 1e-6);
+    const size_t sizes[] = {1, 7, 33, 1280};
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+        size_t C = sizes[s], rows = 3;
+        float *x = rnd(rows * 2 * C, -4, 4), *g = rnd(C, 0.5f, 1.5f), *be = rnd(C, -1, 1);
+        float *a = malloc(rows * 2 * C * sizeof *a), *b = malloc(rows * 2 * C * sizeof *b);
+        ac_glu(x, a, rows, C);
+        ac_glu_ref(x, b, rows, C);
+        CHECK(max_rel_diff(a, b, rows * C) < 1e-6, "glu C=%zu", C);
+        ac_layernorm(x, a, rows, C, g, be, 1e-5f);
+        ac_layernorm_ref(x, b, rows, C, g, be, 1e-5f);
+        CHECK(max_rel_diff(a, b, rows * C) < 1e-5, "layernorm C=%zu: %g", C, max_rel_diff(a, b, rows * C));
+        memcpy(a, x, C * sizeof *a);
+        memcpy(b, x, C * sizeof *b);
+        ac_axpy(a, x + C, 0.5f, C);
+        ac_axpy_ref(b, x + C, 0.5f, C);
+        CHECK(max_rel_diff(a, b, C) < 1e-6, "axpy C=%zu", C);
+        free(x), free(g), free(be), free(a), free(b);
+    }
+    /* layernorm by hand: [1, 2, 3] -> [-1.2247, 0, 1.2247] */
+    float v[3] = {1, 2, 3}, one[3] = {1, 1, 1}, zero[3] = {0, 0, 0};
+    ac_layernorm(v, v, 1, 3, one, zero, 0);
+    CHECK(fabsf(v[0] + 1.2247449f) < 1e-5f && fabsf(v[1]) < 1e-6f, "layernorm values %g %g", v[0], v[1]);
+    float l[3] = {1, 2, 3};
+    ac_log_softmax(l, 3);
+    CHECK(fabsf(expf(l[0]) + expf(l[1]) + expf(l[2]) - 1) < 1e-6f && fabsf(l[2] - l[1] - 1) < 1e-6f,
+          "log_softmax");
+}
+
 static void test_lstm(void)
 {
     size_t H = 37;
@@ -180,6 +225,8 @@ int main(int argc, char **argv)
         RUN(test_affine_and_batchnorm);
         RUN(test_elementwise);
         RUN(test_lstm);
+        RUN(test_matmul_strided);
+        RUN(test_transformer_ops);
     }
     return test_finish();
 }
