@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "audio/fft.h"
+#include "audio/stft.h"
 #include "base/arena.h"
 #include "base/error.h"
 #include "models/marblenet_vad/model.h"
@@ -16,7 +16,7 @@
 
 struct ac_marblenet_stream {
     const ac_marblenet *m;
-    ac_rfft *fft;
+    ac_stft stft;
     /* samples: index 0 of buf is absolute sample buf_base */
     float *buf;
     size_t buf_n, buf_cap;
@@ -29,7 +29,7 @@ struct ac_marblenet_stream {
     int64_t next_out;            /* next output frame to produce */
     /* per-window scratch */
     ac_arena arena;
-    float *frame, *power, *x, *y, *res, *tmp, *cols, *logits;
+    float *power, *x, *y, *res, *tmp, *cols, *logits;
     size_t max_rows;
 };
 
@@ -39,7 +39,7 @@ ac_status ac_marblenet_stream_new(const ac_marblenet *m, ac_marblenet_stream **o
     ac_marblenet_stream *s = ac_calloc(1, sizeof *s);
     if (!s) return AC_ERR_NOMEM;
     s->m = m;
-    ac_status st = ac_rfft_new(m->n_fft, &s->fft);
+    ac_status st = ac_stft_init(&s->stft, m->n_fft, m->hop, m->win, m->window);
     if (st) {
         free(s);
         return st;
@@ -54,7 +54,6 @@ ac_status ac_marblenet_stream_new(const ac_marblenet *m, ac_marblenet_stream **o
     ac_arena *a = &s->arena;
     s->buf = ac_arena_floats(a, s->buf_cap);
     s->feat = ac_arena_floats(a, s->feat_cap * (size_t)m->n_mels);
-    s->frame = ac_arena_floats(a, (size_t)m->n_fft);
     s->power = ac_arena_floats(a, (size_t)m->n_fft / 2 + 1);
     s->x = ac_arena_floats(a, s->max_rows * C);
     s->y = ac_arena_floats(a, s->max_rows * C);
@@ -62,7 +61,7 @@ ac_status ac_marblenet_stream_new(const ac_marblenet *m, ac_marblenet_stream **o
     s->tmp = ac_arena_floats(a, s->max_rows * C);
     s->cols = ac_arena_floats(a, s->max_rows * C * K);
     s->logits = ac_arena_floats(a, s->max_rows * (size_t)m->n_classes);
-    if (!s->buf || !s->feat || !s->frame || !s->power || !s->x || !s->y || !s->res || !s->tmp ||
+    if (!s->buf || !s->feat || !s->power || !s->x || !s->y || !s->res || !s->tmp ||
         !s->cols || !s->logits) {
         ac_marblenet_stream_free(s);
         return AC_ERR_NOMEM;
@@ -74,20 +73,12 @@ ac_status ac_marblenet_stream_new(const ac_marblenet *m, ac_marblenet_stream **o
 void ac_marblenet_stream_free(ac_marblenet_stream *s)
 {
     if (!s) return;
-    ac_rfft_free(s->fft);
+    ac_stft_free(&s->stft);
     ac_arena_free(&s->arena);
     free(s);
 }
 
 /* ---- front end ------------------------------------------------------------- */
-
-/* Sample I of the signal, 0 outside what has arrived (only asked for past
- * the end at finish time). */
-static float sample_at(const ac_marblenet_stream *s, int64_t i)
-{
-    if (i < s->buf_base || i >= s->buf_base + (int64_t)s->buf_n) return 0.0f;
-    return s->buf[i - s->buf_base];
-}
 
 static ac_status push_feature(ac_marblenet_stream *s, const float *f)
 {
@@ -99,29 +90,15 @@ static ac_status push_feature(ac_marblenet_stream *s, const float *f)
     return AC_OK;
 }
 
-/* Centered STFT frame T: the window sits in the middle of an n_fft frame
- * that starts n_fft/2 before T*hop; outside the signal counts as zero. */
+/* Log-mel features of STFT frame T. */
 static ac_status compute_frame(ac_marblenet_stream *s, int64_t t)
 {
     const ac_marblenet *m = s->m;
-    int off = (m->n_fft - m->win) / 2;
-    int64_t first = t * m->hop - m->n_fft / 2 + off;
-    memset(s->frame, 0, (size_t)m->n_fft * sizeof *s->frame);
-    for (int i = 0; i < m->win; i++) {
-        int64_t j = first + i;
-        if (j >= 0 && j < s->n_samples) s->frame[off + i] = sample_at(s, j) * m->window[i];
-    }
-    ac_rfft_power(s->fft, s->frame, s->power);
+    ac_stft_power(&s->stft, s->buf, s->buf_base, (int64_t)s->buf_n, s->n_samples, t, s->power);
     float mel[1024];
     ac_melbank_apply(&m->mel, s->power, mel);
     for (int i = 0; i < m->n_mels; i++) mel[i] = logf(mel[i] + LOG_GUARD);
     return push_feature(s, mel);
-}
-
-/* Last sample (exclusive) that frame T reads. */
-static int64_t frame_end(const ac_marblenet *m, int64_t t)
-{
-    return t * m->hop - m->n_fft / 2 + (m->n_fft - m->win) / 2 + m->win;
 }
 
 /* ---- encoder ----------------------------------------------------------------- */
@@ -227,8 +204,7 @@ static ac_status run_windows(ac_marblenet_stream *s, int64_t total_out, int fina
 /* Computes every STFT frame whose samples have all arrived. */
 static ac_status compute_frames(ac_marblenet_stream *s, ac_floatvec *probs)
 {
-    const ac_marblenet *m = s->m;
-    while (frame_end(m, s->next_frame) <= s->n_samples) {
+    while (ac_stft_frame_end(&s->stft, s->next_frame) <= s->n_samples) {
         AC_TRY(compute_frame(s, s->next_frame++));
         if (s->feat_n == s->feat_cap) AC_TRY(run_windows(s, 0, 0, probs));
     }
@@ -237,10 +213,9 @@ static ac_status compute_frames(ac_marblenet_stream *s, ac_floatvec *probs)
 
 ac_status ac_marblenet_stream_feed(ac_marblenet_stream *s, const float *pcm, size_t n, ac_floatvec *probs)
 {
-    const ac_marblenet *m = s->m;
     while (n > 0) {
         /* keep only the samples that a future frame still reads */
-        int64_t keep_from = s->next_frame * m->hop - m->n_fft / 2;
+        int64_t keep_from = ac_stft_frame_begin(&s->stft, s->next_frame);
         if (keep_from > s->buf_base) {
             size_t drop = (size_t)(keep_from - s->buf_base);
             if (drop > s->buf_n) drop = s->buf_n;
