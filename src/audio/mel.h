@@ -17,4 +17,10 @@ ac_status ac_melbank_init(ac_melbank *m, const float *fb, int n_mels, int n_bins
 void ac_melbank_apply(const ac_melbank *m, const float *power, float *mel);
 void ac_melbank_free(ac_melbank *m);
 
+/* librosa's default filterbank (Slaney mel scale, Slaney area norm) into
+ * fb[n_mels][n_fft/2+1], computed in double. */
+void ac_mel_slaney(int n_mels, int n_fft, int rate, double fmin, double fmax, float *fb);
+/* Hann window of length N: symmetric (as torch's periodic=False) or periodic. */
+void ac_hann(int n, int periodic, float *w);
+
 #endif

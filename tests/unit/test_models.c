@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audio/mel.h"
 #include "audio/reader.h"
+#include "io/weights.h"
 #include "audioc.h"
 #include "models/marblenet_vad/marblenet_vad.h"
 #include "models/silero_vad/silero_vad.h"
@@ -154,6 +156,30 @@ static void test_marblenet_segments(void)
     ac_marblenet_free(m);
 }
 
+/* Our Slaney filterbank and Hann window equal the tensors stored in the
+ * MarbleNet checkpoint (NeMo computed them with librosa and torch). */
+static void test_frontend_tensors(void)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/marblenet_vad.safetensors", marble_path);
+    ac_weights *w;
+    if (ac_weights_open(path, &w)) return;
+    const float *fb, *win;
+    CHECK(ac_weights_f32(w, "preprocessor.featurizer.fb", AC_SHAPE(1, 80, 257), &fb) == AC_OK, "fb");
+    CHECK(ac_weights_f32(w, "preprocessor.featurizer.window", AC_SHAPE(400), &win) == AC_OK, "window");
+    float *ours = malloc(80 * 257 * sizeof *ours), hann[400];
+    ac_mel_slaney(80, 512, 16000, 0, 8000, ours);
+    double d = 0;
+    for (int i = 0; i < 80 * 257; i++) d = fmax(d, fabs(ours[i] - fb[i]));
+    CHECK(d < 1e-7, "Slaney filterbank differs by %g", d);
+    ac_hann(400, 0, hann);
+    d = 0;
+    for (int i = 0; i < 400; i++) d = fmax(d, fabs(hann[i] - win[i]));
+    CHECK(d < 1e-6, "symmetric Hann differs by %g", d);
+    free(ours);
+    ac_weights_free(w);
+}
+
 static void test_api(void)
 {
     ac_vad *v;
@@ -209,5 +235,6 @@ int main(int argc, char **argv)
     RUN(test_feed_sizes);
     RUN(test_marblenet_segments);
     RUN(test_api);
+    RUN(test_frontend_tensors);
     return test_finish();
 }
