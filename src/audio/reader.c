@@ -115,7 +115,7 @@ static ac_status open_sf(ac_audio_reader *r, SF_INFO *si, int target_rate)
     r->info.channels = si->channels;
     r->info.frames = si->frames >= 0 && si->frames < SF_COUNT_MAX ? si->frames : -1;
     SF_FORMAT_INFO fi = {.format = si->format & SF_FORMAT_TYPEMASK};
-    if (sf_command(NULL, SFC_GET_FORMAT_MAJOR, &fi, sizeof fi) == 0 && fi.extension)
+    if (sf_command(NULL, SFC_GET_FORMAT_INFO, &fi, sizeof fi) == 0 && fi.extension)
         snprintf(r->info.format, sizeof r->info.format, "%s", fi.extension);
     return finish_open(r, target_rate);
 }

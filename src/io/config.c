@@ -43,6 +43,12 @@ ac_status ac_config_parse(const char *text, size_t len, const char *name, ac_con
         cJSON_Delete(root);
         return ac_error(AC_ERR_FORMAT, "%s: the top level is not a JSON object", name);
     }
+    for (const char *p = end; p < text + len; p++)
+        if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t' && *p != '\0') {
+            cJSON_Delete(root);
+            return ac_error(AC_ERR_FORMAT, "%s: not valid JSON (bytes after the object, at byte %zu)", name,
+                            (size_t)(p - text));
+        }
     return make(name, root, out);
 }
 

@@ -158,11 +158,16 @@ static ac_status check_layout(ac_safetensors *st)
     for (size_t i = 0; i < n; i++) v[i] = &st->tensors[i];
     ac_status s = AC_OK;
     qsort(v, n, sizeof *v, by_offset);
-    for (size_t i = 1; i < n && !s; i++) {
-        uintptr_t end = (uintptr_t)v[i - 1]->data + v[i - 1]->nbytes;
-        if (v[i - 1]->nbytes && v[i]->nbytes && (uintptr_t)v[i]->data < end)
+    /* each non-empty tensor must start at or after the furthest end so far
+     * (empty tensors in between take no bytes and prove nothing) */
+    const ac_st_tensor *furthest = NULL;
+    for (size_t i = 0; i < n && !s; i++) {
+        if (!v[i]->nbytes) continue;
+        if (furthest && (uintptr_t)v[i]->data < (uintptr_t)furthest->data + furthest->nbytes)
             s = ac_error(AC_ERR_FORMAT, "tensors '%s' and '%s' overlap in the data section",
-                         v[i - 1]->name, v[i]->name);
+                         furthest->name, v[i]->name);
+        if (!furthest || (uintptr_t)v[i]->data + v[i]->nbytes > (uintptr_t)furthest->data + furthest->nbytes)
+            furthest = v[i];
     }
     qsort(v, n, sizeof *v, by_name);
     for (size_t i = 1; i < n && !s; i++)
