@@ -106,6 +106,55 @@ void ac_vad_free(ac_vad *vad);
 /* Names of the VAD families this build runs, NULL-terminated. */
 const char *const *ac_vad_families(void);
 
+/* ---- Speech recognition --------------------------------------------- */
+
+typedef struct ac_asr ac_asr;
+
+typedef struct ac_asr_options {
+    const char *language;   /* "da" */
+    int punctuation;        /* punctuation and casing (1) */
+    int beam_size;          /* 1: greedy (or sampling); > 1: beam search */
+    float length_penalty;   /* beam search (1.0) */
+    float temperature;      /* 0: greedy; > 0: sampling (beam size 1) */
+    int top_k;              /* sampling: 0 = all (50) */
+    float top_p;            /* sampling (1.0) */
+    uint64_t seed;          /* sampling (0) */
+    int max_new_tokens;     /* per chunk (256) */
+    int prompt_prefix;      /* lead the prompt with the "▁" piece (1) */
+} ac_asr_options;
+
+typedef struct ac_asr_segment {
+    double start, end;      /* seconds in the input */
+    char *text;
+    int *tokens;
+    int n_tokens;
+    double avg_logprob;
+} ac_asr_segment;
+
+typedef struct ac_asr_timings {
+    double frontend, encoder, prefill, decode;  /* seconds */
+    int decode_steps;
+} ac_asr_timings;
+
+typedef struct ac_asr_result {
+    char *text;             /* the chunks' texts joined */
+    ac_asr_segment *segments;   /* one per audio chunk */
+    size_t n_segments;
+    double duration;        /* seconds of audio */
+    ac_asr_timings timings;
+} ac_asr_result;
+
+void ac_asr_options_default(ac_asr_options *opt);
+/* DIR is a model package folder (config.json, tokenizer.model, weights). */
+ac_status ac_asr_load(const char *dir, ac_asr **out);
+const char *ac_asr_family(const ac_asr *asr);
+ac_status ac_asr_transcribe_file(ac_asr *asr, const char *file, const ac_asr_options *opt,
+                                 ac_asr_result *out);
+ac_status ac_asr_transcribe_pcm(ac_asr *asr, const float *pcm, int64_t frames, int channels,
+                                int rate, const ac_asr_options *opt, ac_asr_result *out);
+void ac_asr_result_free(ac_asr_result *res);
+void ac_asr_free(ac_asr *asr);
+
 #ifdef __cplusplus
 }
 #endif

@@ -12,6 +12,7 @@ static void usage(FILE *f)
           "audio.c runs speech and audio models natively on the CPU.\n"
           "\n"
           "commands:\n"
+          "  transcribe speech to text (Hviske / Cohere Transcribe)\n"
           "  vad        find speech segments in audio files (Silero VAD, MarbleNet VAD)\n"
           "  convert    decode, mix to mono and resample audio to a float WAV\n"
           "\n"
@@ -46,6 +47,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(cmd, "vad") == 0) return cmd_vad(argc - 2, argv + 2);
+    if (strcmp(cmd, "transcribe") == 0) return cmd_transcribe(argc - 2, argv + 2);
     if (strcmp(cmd, "convert") == 0) return cmd_convert(argc - 2, argv + 2);
     fprintf(stderr, "audioc: unknown command '%s' (see audioc --help)\n", cmd);
     return 2;

@@ -1,0 +1,155 @@
+#include "models/hviske_asr/decoder.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "tensor/kernels.h"
+
+#define LN_EPS 1e-5f
+#define MASKED -1e9f
+
+struct hviske_decoder {
+    const hviske_model *m;
+    int beams, cap, max_rows;
+    int64_t T, T_valid;
+    size_t D, F, V;
+    float *kc, *vc;          /* self-attention cache [layer][beam][cap][D] */
+    float *ck, *cvt;         /* cross K [layer][T][D], V transposed [layer][D][T] */
+    float *h, *a, *q, *k, *v, *ctx, *ff, *scores, *tmp;
+};
+
+static float *cache_row(const hviske_decoder *d, float *c, int layer, int beam, int pos)
+{
+    return c + (((size_t)layer * d->beams + beam) * d->cap + pos) * d->D;
+}
+
+ac_status hviske_decoder_new(const hviske_model *m, const float *enc, int64_t T, int64_t T_valid, int beams,
+                             int cap, int max_rows, ac_arena *a, hviske_decoder **out)
+{
+    const hviske_config *c = &m->cfg;
+    *out = NULL;
+    if (cap > c->max_seq)
+        return ac_error(AC_ERR_ARG, "prompt plus max_new_tokens (%d) exceeds the decoder's %d positions", cap,
+                        c->max_seq);
+    hviske_decoder *d = ac_arena_alloc(a, sizeof *d);
+    if (!d) return AC_ERR_NOMEM;
+    *d = (hviske_decoder){.m = m, .beams = beams, .cap = cap, .max_rows = max_rows, .T = T,
+                          .T_valid = T_valid < 1 ? 1 : T_valid, /* upstream clamps to 1 */
+                          .D = (size_t)c->dec_dim, .F = (size_t)c->dec_inner, .V = (size_t)c->vocab};
+    size_t L = (size_t)c->dec_layers, D = d->D, R = (size_t)max_rows, t = (size_t)T;
+    size_t keys = (size_t)cap > t ? (size_t)cap : t;
+    d->kc = ac_arena_floats(a, L * beams * cap * D);
+    d->vc = ac_arena_floats(a, L * beams * cap * D);
+    d->ck = ac_arena_floats(a, L * t * D);
+    d->cvt = ac_arena_floats(a, L * t * D);
+    float **bufs[] = {&d->h, &d->a, &d->q, &d->k, &d->v, &d->ctx};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+        if (!(*bufs[i] = ac_arena_floats(a, R * D))) return AC_ERR_NOMEM;
+    d->ff = ac_arena_floats(a, R * d->F);
+    d->scores = ac_arena_floats(a, keys);
+    d->tmp = ac_arena_floats(a, (size_t)beams * cap * D > t * D ? (size_t)beams * cap * D : t * D);
+    if (!d->kc || !d->vc || !d->ck || !d->cvt || !d->ff || !d->scores || !d->tmp) return AC_ERR_NOMEM;
+    /* cross-attention keys and values depend only on the audio */
+    for (size_t l = 0; l < L; l++) {
+        const hviske_dec_layer *Ly = &m->dec[l];
+        ac_linear(enc, Ly->ck_w, Ly->ck_b, d->ck + l * t * D, t, D, D);
+        ac_linear(enc, Ly->cv_w, Ly->cv_b, d->tmp, t, D, D);
+        float *vt = d->cvt + l * t * D;
+        for (size_t j = 0; j < t; j++)
+            for (size_t e = 0; e < D; e++) vt[e * t + j] = d->tmp[j * D + e];
+    }
+    *out = d;
+    return AC_OK;
+}
+
+/* ctx[dk] = softmax(q.K^T / sqrt(dk) over N keys) . V, for one head. K rows
+ * have stride LDK; V is given transposed (VT[dk][ldv]) or as rows (V). */
+static void attend(hviske_decoder *d, const float *q, const float *K, size_t ldk, size_t n, size_t n_valid,
+                   const float *VT, size_t ldv, const float *V, size_t dk, float *ctx)
+{
+    ac_matmul_nt(q, dk, K, ldk, NULL, d->scores, n, 1, n, dk);
+    float scale = 1.0f / sqrtf((float)dk);
+    for (size_t j = 0; j < n; j++) d->scores[j] = j < n_valid ? d->scores[j] * scale : MASKED;
+    ac_softmax_rows(d->scores, 1, n);
+    if (VT) {
+        ac_matmul_nt(d->scores, n, VT, ldv, NULL, ctx, dk, 1, dk, n);
+    } else {
+        memset(ctx, 0, dk * sizeof *ctx);
+        for (size_t j = 0; j < n; j++) ac_axpy(ctx, V + j * ldk, d->scores[j], dk);
+    }
+}
+
+ac_status hviske_decoder_forward(hviske_decoder *d, const int *tokens, const int *beam, const int *pos,
+                                 int rows, int n_out, float *logprobs)
+{
+    const hviske_model *m = d->m;
+    const hviske_config *c = &m->cfg;
+    size_t D = d->D, R = (size_t)rows, H = (size_t)c->dec_heads, dk = D / H, t = (size_t)d->T;
+    if (rows > d->max_rows || n_out > rows) return ac_error(AC_ERR_ARG, "decoder: too many rows");
+    for (int r = 0; r < rows; r++) {
+        if (tokens[r] < 0 || (size_t)tokens[r] >= d->V || pos[r] < 0 || pos[r] >= d->cap || beam[r] < 0 ||
+            beam[r] >= d->beams)
+            return ac_error(AC_ERR_ARG, "decoder: token %d at position %d is out of range", tokens[r], pos[r]);
+        const float *te = m->tok_emb + (size_t)tokens[r] * D, *pe = m->pos_enc + (size_t)pos[r] * D;
+        for (size_t e = 0; e < D; e++) d->h[r * D + e] = te[e] + pe[e];
+    }
+    ac_layernorm(d->h, d->h, R, D, m->emb_ln_w, m->emb_ln_b, LN_EPS);
+
+    for (int l = 0; l < c->dec_layers; l++) {
+        const hviske_dec_layer *L = &m->dec[l];
+        /* causal self-attention over the beam's cached positions */
+        ac_layernorm(d->h, d->a, R, D, L->ln1_w, L->ln1_b, LN_EPS);
+        ac_linear(d->a, L->sq_w, L->sq_b, d->q, R, D, D);
+        ac_linear(d->a, L->sk_w, L->sk_b, d->k, R, D, D);
+        ac_linear(d->a, L->sv_w, L->sv_b, d->v, R, D, D);
+        for (int r = 0; r < rows; r++) {
+            memcpy(cache_row(d, d->kc, l, beam[r], pos[r]), d->k + r * D, D * sizeof(float));
+            memcpy(cache_row(d, d->vc, l, beam[r], pos[r]), d->v + r * D, D * sizeof(float));
+        }
+        for (int r = 0; r < rows; r++) {
+            const float *K = cache_row(d, d->kc, l, beam[r], 0), *V = cache_row(d, d->vc, l, beam[r], 0);
+            size_t n = (size_t)pos[r] + 1;
+            for (size_t h = 0; h < H; h++)
+                attend(d, d->q + r * D + h * dk, K + h * dk, D, n, n, NULL, 0, V + h * dk, dk,
+                       d->ctx + r * D + h * dk);
+        }
+        ac_linear(d->ctx, L->so_w, L->so_b, d->a, R, D, D);
+        ac_axpy(d->h, d->a, 1.0f, R * D);
+
+        /* cross-attention over the valid encoder frames */
+        ac_layernorm(d->h, d->a, R, D, L->ln2_w, L->ln2_b, LN_EPS);
+        ac_linear(d->a, L->cq_w, L->cq_b, d->q, R, D, D);
+        const float *ck = d->ck + (size_t)l * t * D, *cvt = d->cvt + (size_t)l * t * D;
+        for (int r = 0; r < rows; r++)
+            for (size_t h = 0; h < H; h++)
+                attend(d, d->q + r * D + h * dk, ck + h * dk, D, t, (size_t)d->T_valid, cvt + h * dk * t, t, NULL,
+                       dk, d->ctx + r * D + h * dk);
+        ac_linear(d->ctx, L->co_w, L->co_b, d->a, R, D, D);
+        ac_axpy(d->h, d->a, 1.0f, R * D);
+
+        /* ReLU feed-forward */
+        ac_layernorm(d->h, d->a, R, D, L->ln3_w, L->ln3_b, LN_EPS);
+        ac_linear(d->a, L->ff_in_w, L->ff_in_b, d->ff, R, d->F, D);
+        ac_relu(d->ff, R * d->F);
+        ac_linear(d->ff, L->ff_out_w, L->ff_out_b, d->a, R, D, d->F);
+        ac_axpy(d->h, d->a, 1.0f, R * D);
+    }
+    /* the head, for the last n_out rows only */
+    const float *last = d->h + (R - (size_t)n_out) * D;
+    ac_layernorm(last, d->a, (size_t)n_out, D, m->final_ln_w, m->final_ln_b, LN_EPS);
+    ac_linear(d->a, m->cls_w, m->cls_b, logprobs, (size_t)n_out, d->V, D);
+    for (int r = 0; r < n_out; r++) ac_log_softmax(logprobs + (size_t)r * d->V, d->V);
+    return AC_OK;
+}
+
+void hviske_decoder_reorder(hviske_decoder *d, const int *parent, int len)
+{
+    size_t row = (size_t)len * d->D;
+    for (int l = 0; l < d->m->cfg.dec_layers; l++)
+        for (int which = 0; which < 2; which++) {
+            float *c = which ? d->vc : d->kc;
+            for (int b = 0; b < d->beams; b++) memcpy(d->tmp + b * row, cache_row(d, c, l, parent[b], 0), row * 4);
+            for (int b = 0; b < d->beams; b++) memcpy(cache_row(d, c, l, b, 0), d->tmp + b * row, row * 4);
+        }
+}

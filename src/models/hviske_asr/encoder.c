@@ -1,0 +1,230 @@
+/* Subsampling (three stride-2 stages, x8 in time and frequency) and the
+ * FastConformer layers with relative-position attention (spec §3).
+ * Activations are time-major: [T][channels], or [T][freq][channels]. */
+#include <math.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "models/hviske_asr/frontend.h"
+#include "tensor/kernels.h"
+
+#define LN_EPS 1e-5f
+#define MASKED -1e9f
+
+/* Zeroes rows [valid, rows) of x[rows][width]. */
+static void mask_rows(float *x, int64_t rows, int64_t valid, size_t width)
+{
+    if (valid < rows) memset(x + (size_t)valid * width, 0, (size_t)(rows - valid) * width * sizeof *x);
+}
+
+/* Stage 1: Conv2d 1 -> C, 3x3, stride 2, padding 1 on a [T][F] image. */
+static void conv_first(const hviske_model *m, const float *in, int64_t T, int64_t F, float *cols, float *out)
+{
+    int64_t To = hviske_sub_len(T), Fo = hviske_sub_len(F);
+    for (int64_t t = 0; t < To; t++)
+        for (int64_t f = 0; f < Fo; f++) {
+            float *row = cols + (t * Fo + f) * 9;
+            for (int dt = 0; dt < 3; dt++)
+                for (int df = 0; df < 3; df++) {
+                    int64_t ti = 2 * t - 1 + dt, fi = 2 * f - 1 + df;
+                    row[dt * 3 + df] = ti >= 0 && ti < T && fi >= 0 && fi < F ? in[ti * F + fi] : 0.0f;
+                }
+        }
+    ac_linear(cols, m->sub0_w, m->sub0_b, out, (size_t)(To * Fo), (size_t)m->cfg.sub_channels, 9);
+}
+
+/* Depthwise 3x3, stride 2, padding 1 on [T][F][C]; w is [9][C]. */
+static void conv_depthwise(const float *in, int64_t T, int64_t F, int C, const float *w, const float *b,
+                           float *out)
+{
+    int64_t To = hviske_sub_len(T), Fo = hviske_sub_len(F);
+    for (int64_t t = 0; t < To; t++)
+        for (int64_t f = 0; f < Fo; f++) {
+            float *o = out + (t * Fo + f) * C;
+            memcpy(o, b, (size_t)C * sizeof *o);
+            for (int dt = 0; dt < 3; dt++)
+                for (int df = 0; df < 3; df++) {
+                    int64_t ti = 2 * t - 1 + dt, fi = 2 * f - 1 + df;
+                    if (ti < 0 || ti >= T || fi < 0 || fi >= F) continue;
+                    const float *x = in + (ti * F + fi) * C, *wk = w + (dt * 3 + df) * C;
+                    for (int c = 0; c < C; c++) o[c] += x[c] * wk[c];
+                }
+        }
+}
+
+static ac_status subsample(const hviske_model *m, const float *feat, int64_t T0, int64_t len0, ac_arena *a,
+                           float **out, int64_t *T3, int64_t *len3)
+{
+    int C = m->cfg.sub_channels;
+    int64_t F0 = m->cfg.n_mels, T1 = hviske_sub_len(T0), F1 = hviske_sub_len(F0);
+    int64_t T2 = hviske_sub_len(T1), F2 = hviske_sub_len(F1), T3_ = hviske_sub_len(T2), F3 = hviske_sub_len(F2);
+    int64_t len1 = hviske_sub_len(len0), len2 = hviske_sub_len(len1), len3_ = hviske_sub_len(len2);
+    float *cols = ac_arena_floats(a, (size_t)(T1 * F1 * 9));
+    float *s1 = ac_arena_floats(a, (size_t)(T1 * F1 * C));
+    float *d2 = ac_arena_floats(a, (size_t)(T2 * F2 * C)), *s2 = ac_arena_floats(a, (size_t)(T2 * F2 * C));
+    float *d3 = ac_arena_floats(a, (size_t)(T3_ * F3 * C)), *s3 = ac_arena_floats(a, (size_t)(T3_ * F3 * C));
+    float *x = ac_arena_floats(a, (size_t)T3_ * m->cfg.d_model);
+    if (!cols || !s1 || !d2 || !s2 || !d3 || !s3 || !x) return AC_ERR_NOMEM;
+
+    conv_first(m, feat, T0, F0, cols, s1);
+    ac_relu(s1, (size_t)(T1 * F1 * C));
+    mask_rows(s1, T1, len1, (size_t)(F1 * C));
+
+    conv_depthwise(s1, T1, F1, C, m->sub_dw_w[0], m->sub_dw_b[0], d2);
+    mask_rows(d2, T2, len2, (size_t)(F2 * C));
+    ac_linear(d2, m->sub_pw_w[0], m->sub_pw_b[0], s2, (size_t)(T2 * F2), (size_t)C, (size_t)C);
+    ac_relu(s2, (size_t)(T2 * F2 * C));
+    mask_rows(s2, T2, len2, (size_t)(F2 * C));
+
+    conv_depthwise(s2, T2, F2, C, m->sub_dw_w[1], m->sub_dw_b[1], d3);
+    mask_rows(d3, T3_, len3_, (size_t)(F3 * C));
+    ac_linear(d3, m->sub_pw_w[1], m->sub_pw_b[1], s3, (size_t)(T3_ * F3), (size_t)C, (size_t)C);
+    ac_relu(s3, (size_t)(T3_ * F3 * C));
+    mask_rows(s3, T3_, len3_, (size_t)(F3 * C));
+
+    ac_linear(s3, m->sub_out_w, m->sub_out_b, x, (size_t)T3_, (size_t)m->cfg.d_model, (size_t)(F3 * C));
+    *out = x;
+    *T3 = T3_;
+    *len3 = len3_;
+    return AC_OK;
+}
+
+/* Sinusoids for relative distances T-1 down to -(T-1): R[2T-1][d]. */
+static void rel_positions(float *R, int64_t T, int d)
+{
+    for (int64_t k = 0; k < 2 * T - 1; k++) {
+        double r = (double)(T - 1 - k);
+        for (int n = 0; n < d / 2; n++) {
+            double w = pow(10000.0, -2.0 * n / d);
+            R[k * d + 2 * n] = (float)sin(r * w);
+            R[k * d + 2 * n + 1] = (float)cos(r * w);
+        }
+    }
+}
+
+typedef struct {
+    float *ln, *ff, *q, *k, *v, *qu, *qv, *pos, *ac, *bd, *vt, *ctx, *conv, *glu, *dw;
+} layer_scratch;
+
+static ac_status scratch_alloc(const hviske_config *c, int64_t T, ac_arena *a, layer_scratch *s)
+{
+    size_t E = (size_t)c->d_model, t = (size_t)T, dk = E / (size_t)c->n_heads;
+    float **bufs[] = {&s->ln, &s->q, &s->k, &s->v, &s->qu, &s->qv, &s->ctx, &s->glu, &s->dw};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+        if (!(*bufs[i] = ac_arena_floats(a, t * E))) return AC_ERR_NOMEM;
+    s->ff = ac_arena_floats(a, t * (size_t)c->ff_dim);
+    s->pos = ac_arena_floats(a, (2 * t - 1) * E);
+    s->ac = ac_arena_floats(a, t * t);
+    s->bd = ac_arena_floats(a, t * (2 * t - 1));
+    s->vt = ac_arena_floats(a, dk * t);
+    s->conv = ac_arena_floats(a, t * 2 * E);
+    return s->ff && s->pos && s->ac && s->bd && s->vt && s->conv ? AC_OK : AC_ERR_NOMEM;
+}
+
+/* x += 0.5 * FF(LN(x)), FF = Linear2(SiLU(Linear1)). */
+static void feed_forward(const hviske_config *c, float *x, int64_t T, const float *lnw, const float *lnb,
+                         const float *w1, const float *b1, const float *w2, const float *b2, layer_scratch *s)
+{
+    size_t E = (size_t)c->d_model, F = (size_t)c->ff_dim, t = (size_t)T;
+    ac_layernorm(x, s->ln, t, E, lnw, lnb, LN_EPS);
+    ac_linear(s->ln, w1, b1, s->ff, t, F, E);
+    ac_silu(s->ff, t * F);
+    ac_linear(s->ff, w2, b2, s->q, t, E, F);
+    ac_axpy(x, s->q, 0.5f, t * E);
+}
+
+/* x += MHSA_rel(LN(x)): scores s * ((q + u).k + (q + v).P(i - j)). */
+static void self_attention(const hviske_config *c, const hviske_enc_layer *L, float *x, int64_t T, int64_t Tv,
+                           const float *R, layer_scratch *s)
+{
+    size_t E = (size_t)c->d_model, H = (size_t)c->n_heads, dk = E / H, t = (size_t)T, P = 2 * t - 1;
+    float scale = 1.0f / sqrtf((float)dk);
+    ac_layernorm(x, s->ln, t, E, L->ln_att_w, L->ln_att_b, LN_EPS);
+    ac_linear(s->ln, L->wq, L->bq, s->q, t, E, E);
+    ac_linear(s->ln, L->wk, L->bk, s->k, t, E, E);
+    ac_linear(s->ln, L->wv, L->bv, s->v, t, E, E);
+    ac_linear(R, L->wpos, NULL, s->pos, P, E, E);
+    for (size_t i = 0; i < t; i++)
+        for (size_t e = 0; e < E; e++) {
+            s->qu[i * E + e] = s->q[i * E + e] + L->pos_u[e];
+            s->qv[i * E + e] = s->q[i * E + e] + L->pos_v[e];
+        }
+    for (size_t h = 0; h < H; h++) {
+        size_t o = h * dk;
+        ac_matmul_nt(s->qu + o, E, s->k + o, E, NULL, s->ac, t, t, t, dk);
+        ac_matmul_nt(s->qv + o, E, s->pos + o, E, NULL, s->bd, P, t, P, dk);
+        for (size_t i = 0; i < t; i++) {
+            float *row = s->ac + i * t;
+            const float *bd = s->bd + i * P + (t - 1 - i); /* distance i - j at column T-1-i+j */
+            for (size_t j = 0; j < t; j++)
+                row[j] = ((int64_t)i < Tv && (int64_t)j < Tv) ? scale * (row[j] + bd[j]) : MASKED;
+        }
+        ac_softmax_rows(s->ac, t, t);
+        mask_rows(s->ac, T, Tv, t); /* padded queries attend to nothing */
+        for (size_t j = 0; j < t; j++)
+            for (size_t d = 0; d < dk; d++) s->vt[d * t + j] = s->v[j * E + o + d];
+        ac_matmul_nt(s->ac, t, s->vt, t, NULL, s->ctx + o, E, t, dk, t);
+    }
+    ac_linear(s->ctx, L->wo, L->bo, s->q, t, E, E);
+    ac_axpy(x, s->q, 1.0f, t * E);
+}
+
+/* x += ConvModule(LN(x)): pointwise, GLU, mask, depthwise, BN, SiLU, pointwise. */
+static void conv_module(const hviske_config *c, const hviske_enc_layer *L, float *x, int64_t T, int64_t Tv,
+                        layer_scratch *s)
+{
+    size_t E = (size_t)c->d_model, t = (size_t)T;
+    ac_layernorm(x, s->ln, t, E, L->ln_conv_w, L->ln_conv_b, LN_EPS);
+    ac_linear(s->ln, L->pw1_w, L->pw1_b, s->conv, t, 2 * E, E);
+    ac_glu(s->conv, s->glu, t, E);
+    mask_rows(s->glu, T, Tv, E);
+    ac_conv1d_shape dw = {(int)E, (int)E, c->conv_kernel, 1, (c->conv_kernel - 1) / 2, 1};
+    ac_conv1d_depthwise(&dw, s->glu, 1, t, L->dw_w, L->dw_b, s->dw);
+    ac_channel_affine(s->dw, t, E, L->bn_scale, L->bn_shift, 0);
+    ac_silu(s->dw, t * E);
+    ac_linear(s->dw, L->pw2_w, L->pw2_b, s->q, t, E, E);
+    ac_axpy(x, s->q, 1.0f, t * E);
+}
+
+static void conformer_layer(const hviske_config *c, const hviske_enc_layer *L, float *x, int64_t T, int64_t Tv,
+                            const float *R, layer_scratch *s)
+{
+    feed_forward(c, x, T, L->ln_ff1_w, L->ln_ff1_b, L->ff1_w1, L->ff1_b1, L->ff1_w2, L->ff1_b2, s);
+    self_attention(c, L, x, T, Tv, R, s);
+    conv_module(c, L, x, T, Tv, s);
+    feed_forward(c, x, T, L->ln_ff2_w, L->ln_ff2_b, L->ff2_w1, L->ff2_b1, L->ff2_w2, L->ff2_b2, s);
+    ac_layernorm(x, x, (size_t)T, (size_t)c->d_model, L->ln_out_w, L->ln_out_b, LN_EPS);
+}
+
+ac_status hviske_encode(const hviske_model *m, const float *feat, int64_t n_frames, int64_t n_valid,
+                        int layers, int keep_sub, ac_arena *a, hviske_encoded *out)
+{
+    const hviske_config *c = &m->cfg;
+    memset(out, 0, sizeof *out);
+    float *x;
+    int64_t T, Tv;
+    AC_TRY(subsample(m, feat, n_frames, n_valid, a, &x, &T, &Tv));
+    if (T > c->pos_max)
+        return ac_error(AC_ERR_UNSUPPORTED, "audio chunk of %lld encoder frames exceeds pos_emb_max_len %d",
+                        (long long)T, c->pos_max);
+    size_t E = (size_t)c->d_model;
+    if (keep_sub) {
+        out->sub = ac_arena_floats(a, (size_t)T * E);
+        if (!out->sub) return AC_ERR_NOMEM;
+        memcpy(out->sub, x, (size_t)T * E * sizeof *x);
+    }
+    float *R = ac_arena_floats(a, (size_t)(2 * T - 1) * E);
+    layer_scratch s;
+    if (!R) return AC_ERR_NOMEM;
+    AC_TRY(scratch_alloc(c, T, a, &s));
+    rel_positions(R, T, (int)E);
+    int n = layers < 0 || layers > c->n_layers ? c->n_layers : layers;
+    for (int i = 0; i < n; i++) conformer_layer(c, &m->enc[i], x, T, Tv, R, &s);
+    out->proj = ac_arena_floats(a, (size_t)T * c->dec_dim);
+    if (!out->proj) return AC_ERR_NOMEM;
+    ac_linear(x, m->proj_w, m->proj_b, out->proj, (size_t)T, (size_t)c->dec_dim, E);
+    out->x = x;
+    out->T = T;
+    out->T_valid = Tv;
+    return AC_OK;
+}

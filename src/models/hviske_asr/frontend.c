@@ -1,0 +1,77 @@
+/* Waveform to normalized log-mel features (spec §2): dither, pre-emphasis,
+ * centered STFT power, mel, log, per-feature normalization over the valid
+ * frames, zero padding to a multiple of pad_to. */
+#include <math.h>
+#include <string.h>
+
+#include "audio/stft.h"
+#include "base/error.h"
+#include "models/hviske_asr/frontend.h"
+
+#define PREEMPH 0.97f
+#define LOG_GUARD 5.960464477539063e-8f /* 2^-24 */
+
+/* A standard normal from a 64-bit generator (Box-Muller), for dither. */
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double gaussian(uint64_t *s)
+{
+    double u1 = ((double)(splitmix(s) >> 11) + 0.5) / 9007199254740992.0;
+    double u2 = (double)(splitmix(s) >> 11) / 9007199254740992.0;
+    return sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+int64_t hviske_feature_frames(const hviske_config *c, int64_t n_samples)
+{
+    int64_t t = 1 + n_samples / c->hop;
+    return c->pad_to > 0 ? (t + c->pad_to - 1) / c->pad_to * c->pad_to : t;
+}
+
+ac_status hviske_features(const hviske_model *m, const float *x, int64_t n, ac_arena *a, float **out,
+                          int64_t *n_frames, int64_t *n_valid)
+{
+    const hviske_config *c = &m->cfg;
+    int M = c->n_mels, bins = c->n_fft / 2 + 1;
+    int64_t T = 1 + n / c->hop, Tf = hviske_feature_frames(c, n), Tv = n / c->hop;
+    float *y = ac_arena_floats(a, (size_t)n + 1), *power = ac_arena_floats(a, (size_t)bins);
+    float *feat = ac_arena_floats(a, (size_t)Tf * M);
+    if (!y || !power || !feat) return AC_ERR_NOMEM;
+
+    /* dither (seeded by the length, as upstream, so a file always gives the
+     * same features), then pre-emphasis */
+    uint64_t seed = (uint64_t)n;
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] + (c->dither > 0 ? (float)(c->dither * gaussian(&seed)) : 0.0f);
+    for (int64_t i = n - 1; i > 0; i--) y[i] -= PREEMPH * y[i - 1];
+
+    ac_stft stft;
+    AC_TRY(ac_stft_init(&stft, c->n_fft, c->hop, c->win, m->window));
+    for (int64_t t = 0; t < T; t++) {
+        float *f = feat + t * M;
+        ac_stft_power(&stft, y, 0, n, n, t, power);
+        ac_melbank_apply(&m->mel, power, f);
+        for (int i = 0; i < M; i++) f[i] = logf(f[i] + LOG_GUARD);
+    }
+    ac_stft_free(&stft);
+
+    /* per-feature normalization over the valid frames (n - 1 in the
+     * variance, 1e-5 added to the deviation); other frames become 0 */
+    for (int i = 0; i < M; i++) {
+        double mean = 0, var = 0;
+        for (int64_t t = 0; t < Tv; t++) mean += feat[t * M + i];
+        mean = Tv > 0 ? mean / (double)Tv : 0;
+        for (int64_t t = 0; t < Tv; t++) var += (feat[t * M + i] - mean) * (feat[t * M + i] - mean);
+        double sd = (Tv > 1 ? sqrt(var / (double)(Tv - 1)) : 0) + 1e-5;
+        for (int64_t t = 0; t < Tv; t++) feat[t * M + i] = (float)((feat[t * M + i] - mean) / sd);
+    }
+    memset(feat + Tv * M, 0, (size_t)(Tf - Tv) * M * sizeof *feat);
+    *out = feat;
+    *n_frames = Tf;
+    *n_valid = Tv;
+    return AC_OK;
+}

@@ -1,0 +1,88 @@
+/* Hviske ASR (Cohere Transcribe, model_type "cohere_asr"): a FastConformer
+ * encoder and a Transformer decoder. The spec of the family is
+ * docs/models/hviske_asr.md; this header is shared by the files of the
+ * family (config, load, frontend, encoder, decoder, transcribe). */
+#ifndef AC_MODELS_HVISKE_MODEL_H
+#define AC_MODELS_HVISKE_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "audio/mel.h"
+#include "io/weights.h"
+#include "text/sentencepiece.h"
+
+#define HVISKE_MAX_LANGS 256
+
+typedef struct hviske_config {
+    /* front end */
+    int sample_rate, n_mels, n_fft, win, hop, pad_to;
+    double dither;
+    /* encoder */
+    int d_model, n_layers, n_heads, ff_dim, conv_kernel, sub_channels, sub_factor, pos_max;
+    /* decoder */
+    int dec_dim, dec_inner, dec_layers, dec_heads, max_seq;
+    int vocab;
+    int log_softmax;
+    /* long audio */
+    double max_clip_s, overlap_s;
+    int energy_window;
+    /* tokens */
+    int eos, decoder_start;
+    char languages[HVISKE_MAX_LANGS][16];
+    int n_languages;
+} hviske_config;
+
+typedef struct {
+    const float *ln_ff1_w, *ln_ff1_b, *ff1_w1, *ff1_b1, *ff1_w2, *ff1_b2;
+    const float *ln_att_w, *ln_att_b, *wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo, *wpos;
+    const float *pos_u, *pos_v;          /* [heads][d_head] */
+    const float *ln_conv_w, *ln_conv_b, *pw1_w, *pw1_b, *dw_b, *pw2_w, *pw2_b;
+    float *dw_w;                         /* [kernel][d_model] */
+    float *bn_scale, *bn_shift;
+    const float *ln_ff2_w, *ln_ff2_b, *ff2_w1, *ff2_b1, *ff2_w2, *ff2_b2;
+    const float *ln_out_w, *ln_out_b;
+} hviske_enc_layer;
+
+typedef struct {
+    const float *ln1_w, *ln1_b, *sq_w, *sq_b, *sk_w, *sk_b, *sv_w, *sv_b, *so_w, *so_b;
+    const float *ln2_w, *ln2_b, *cq_w, *cq_b, *ck_w, *ck_b, *cv_w, *cv_b, *co_w, *co_b;
+    const float *ln3_w, *ln3_b, *ff_in_w, *ff_in_b, *ff_out_w, *ff_out_b;
+} hviske_dec_layer;
+
+typedef struct hviske_model {
+    hviske_config cfg;
+    ac_weights *weights;
+    ac_sp *sp;
+    /* front end */
+    const float *window;       /* [win] */
+    const float *fb;           /* [n_mels][n_fft/2+1] */
+    ac_melbank mel;
+    /* subsampling (time-major, channels last) */
+    const float *sub0_w;       /* [C][9] (1 input channel) */
+    const float *sub0_b;
+    float *sub_dw_w[2];        /* [9][C] */
+    const float *sub_dw_b[2], *sub_pw_w[2], *sub_pw_b[2];
+    float *sub_out_w;          /* [E][F3*C], columns reordered to our (f, c) layout */
+    const float *sub_out_b;
+    hviske_enc_layer *enc;
+    const float *proj_w, *proj_b;
+    /* decoder */
+    const float *tok_emb, *pos_enc, *emb_ln_w, *emb_ln_b;
+    hviske_dec_layer *dec;
+    const float *final_ln_w, *final_ln_b, *cls_w, *cls_b;
+} hviske_model;
+
+/* config.c: config.json and generation_config.json of the package in DIR. */
+ac_status hviske_config_load(const char *dir, hviske_config *cfg);
+/* Index of language CODE in the config, or -1. */
+int hviske_language(const hviske_config *cfg, const char *code);
+
+/* load.c */
+ac_status hviske_load(const char *dir, hviske_model **out);
+void hviske_free(hviske_model *m);
+
+/* Length of a stride-2, kernel-3, padding-1 stage. */
+static inline int64_t hviske_sub_len(int64_t n) { return n <= 0 ? 0 : (n - 1) / 2 + 1; }
+
+#endif

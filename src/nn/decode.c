@@ -1,0 +1,322 @@
+#include "nn/decode.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "base/mem.h"
+
+void ac_decode_result_free(ac_decode_result *r)
+{
+    free(r->tokens);
+    memset(r, 0, sizeof *r);
+}
+
+static int argmax(const float *x, int n)
+{
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (x[i] > x[best]) best = i;
+    return best;
+}
+
+/* ---- sampling ------------------------------------------------------------- */
+
+static const float *sort_keys;
+
+/* Descending by value; ties by lower index, so the order is total. */
+static int by_value_desc(const void *a, const void *b)
+{
+    int i = *(const int *)a, j = *(const int *)b;
+    if (sort_keys[i] != sort_keys[j]) return sort_keys[i] > sort_keys[j] ? -1 : 1;
+    return i - j;
+}
+
+void ac_sampling_probs(const float *logprobs, int vocab, float temperature, int top_k, float top_p,
+                       float *probs, int *idx)
+{
+    for (int i = 0; i < vocab; i++) idx[i] = i;
+    sort_keys = logprobs;
+    qsort(idx, (size_t)vocab, sizeof *idx, by_value_desc);
+    int k = top_k > 0 && top_k < vocab ? top_k : vocab;
+    double sum = 0, mx = logprobs[idx[0]] / temperature;
+    memset(probs, 0, (size_t)vocab * sizeof *probs);
+    for (int i = 0; i < k; i++) sum += exp(logprobs[idx[i]] / temperature - mx);
+    /* sorted by logit is sorted by probability: the top-p prefix follows */
+    int keep = k;
+    if (top_p < 1) {
+        double cum = 0;
+        for (keep = 0; keep < k;) {
+            cum += exp(logprobs[idx[keep]] / temperature - mx) / sum;
+            keep++;
+            if (cum >= top_p) break;
+        }
+    }
+    double kept = 0;
+    for (int i = 0; i < keep; i++) kept += exp(logprobs[idx[i]] / temperature - mx);
+    for (int i = 0; i < keep; i++) probs[idx[i]] = (float)(exp(logprobs[idx[i]] / temperature - mx) / kept);
+}
+
+/* xoshiro256** seeded through splitmix64: a fixed seed gives fixed samples. */
+typedef struct {
+    uint64_t s[4];
+} rng;
+
+static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+static void rng_seed(rng *r, uint64_t seed)
+{
+    for (int i = 0; i < 4; i++) {
+        uint64_t z = (seed += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        r->s[i] = z ^ (z >> 31);
+    }
+}
+
+static double rng_uniform(rng *r)
+{
+    uint64_t *s = r->s, out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0], s[3] ^= s[1], s[1] ^= s[2], s[0] ^= s[3], s[2] ^= t, s[3] = rotl(s[3], 45);
+    return (double)(out >> 11) / 9007199254740992.0;
+}
+
+static int sample(const float *probs, int vocab, rng *r)
+{
+    double u = rng_uniform(r), cum = 0;
+    int last = 0;
+    for (int i = 0; i < vocab; i++) {
+        if (probs[i] <= 0) continue;
+        cum += probs[i];
+        last = i;
+        if (u < cum) return i;
+    }
+    return last; /* rounding left u above the total */
+}
+
+/* ---- greedy and sampling: one beam ------------------------------------------ */
+
+static ac_status decode_single(const ac_decode_model *m, const ac_decode_options *o, const float *first, int pos0,
+                               ac_decode_result *out)
+{
+    int V = m->vocab;
+    float *lp = ac_malloc((size_t)V * sizeof *lp), *probs = NULL;
+    int *scratch = NULL, *toks = ac_malloc(((size_t)o->max_new_tokens + 1) * sizeof *toks);
+    int sampling = o->temperature > 0;
+    if (sampling) {
+        probs = ac_malloc((size_t)V * sizeof *probs);
+        scratch = ac_malloc(2 * (size_t)V * sizeof *scratch);
+    }
+    ac_status s = lp && toks && (!sampling || (probs && scratch)) ? AC_OK : AC_ERR_NOMEM;
+    rng r;
+    rng_seed(&r, o->seed);
+    if (!s) memcpy(lp, first, (size_t)V * sizeof *lp);
+    int n = 0;
+    double total = 0;
+    while (!s) {
+        int tok;
+        if (sampling) {
+            ac_sampling_probs(lp, V, o->temperature, o->top_k, o->top_p, probs, scratch);
+            tok = sample(probs, V, &r);
+        } else {
+            tok = argmax(lp, V);
+        }
+        total += lp[tok];
+        if (tok == m->eos || n == o->max_new_tokens) break;
+        toks[n++] = tok;
+        if (n == o->max_new_tokens) break;
+        s = m->step(m->ctx, &tok, 1, pos0 + n - 1, lp);
+        out->steps++;
+    }
+    free(lp);
+    free(probs);
+    free(scratch);
+    if (s) {
+        free(toks);
+        return s;
+    }
+    out->tokens = toks;
+    out->n_tokens = n;
+    out->logprob = total;
+    return AC_OK;
+}
+
+/* ---- beam search ---------------------------------------------------------------- */
+
+typedef struct {
+    int *tokens;
+    int n;        /* tokens held */
+    int len;      /* length for the penalty: an ending EOS counts */
+    double score, norm;
+} hyp;
+
+typedef struct {
+    double score;
+    int beam, token;
+} cand;
+
+static int by_score(const void *a, const void *b)
+{
+    const cand *x = a, *y = b;
+    if (x->score != y->score) return x->score > y->score ? -1 : 1;
+    return x->token - y->token;
+}
+
+static double normalize(double score, int len, float alpha) { return score / pow(len > 1 ? len : 1, alpha); }
+
+/* Keeps the B best finished hypotheses by normalized score. */
+static void add_finished(hyp *fin, int *n_fin, int B, const int *tokens, int n, int len, double score, float alpha)
+{
+    double norm = normalize(score, len, alpha);
+    int slot = *n_fin;
+    if (*n_fin == B) {
+        slot = 0;
+        for (int i = 1; i < B; i++)
+            if (fin[i].norm < fin[slot].norm) slot = i;
+        if (norm <= fin[slot].norm) return;
+    } else {
+        (*n_fin)++;
+    }
+    memcpy(fin[slot].tokens, tokens, (size_t)n * sizeof *tokens);
+    fin[slot].n = n;
+    fin[slot].len = len;
+    fin[slot].score = score;
+    fin[slot].norm = norm;
+}
+
+/* The K best tokens of ROW (ties: lower id), unordered. */
+static int top_tokens(const float *row, int V, int K, int *top)
+{
+    int n = 0, worst = 0;
+    for (int v = 0; v < V; v++) {
+        if (n < K) {
+            top[n++] = v;
+            if (n == K)
+                for (int i = 1; i < K; i++)
+                    if (row[top[i]] < row[top[worst]] || (row[top[i]] == row[top[worst]] && top[i] > top[worst])) worst = i;
+            continue;
+        }
+        if (row[v] <= row[top[worst]]) continue;
+        top[worst] = v;
+        for (int i = 0; i < K; i++)
+            if (row[top[i]] < row[top[worst]] || (row[top[i]] == row[top[worst]] && top[i] > top[worst])) worst = i;
+    }
+    return n;
+}
+
+static ac_status decode_beam(const ac_decode_model *m, const ac_decode_options *o, const float *first, int pos0,
+                             ac_decode_result *out)
+{
+    int V = m->vocab, B = o->beam_size, maxn = o->max_new_tokens, K = 2 * B;
+    float alpha = o->length_penalty;
+    size_t cap = (size_t)maxn + 1;
+    float *lp = ac_malloc((size_t)B * V * sizeof *lp);
+    cand *cands = ac_malloc((size_t)B * K * sizeof *cands);
+    hyp *act = ac_calloc((size_t)B, sizeof *act), *next = ac_calloc((size_t)B, sizeof *next);
+    hyp *fin = ac_calloc((size_t)B, sizeof *fin);
+    int *parent = ac_malloc((size_t)B * sizeof *parent), *tok = ac_malloc((size_t)B * sizeof *tok);
+    int *top = ac_malloc((size_t)K * sizeof *top), *tmp = ac_malloc(cap * sizeof *tmp);
+    ac_status s = lp && cands && act && next && fin && parent && tok && top && tmp ? AC_OK : AC_ERR_NOMEM;
+    for (int b = 0; b < B && !s; b++)
+        if (!(act[b].tokens = ac_malloc(cap * sizeof(int))) || !(next[b].tokens = ac_malloc(cap * sizeof(int))) ||
+            !(fin[b].tokens = ac_malloc(cap * sizeof(int))))
+            s = AC_ERR_NOMEM;
+    if (s) goto done;
+
+    memcpy(lp, first, (size_t)V * sizeof *lp);
+    int n_act = 1, n_fin = 0, len = 0;
+    act[0] = (hyp){act[0].tokens, 0, 0, 0, 0};
+    for (;;) {
+        int nc = 0;
+        for (int b = 0; b < n_act; b++) {
+            const float *row = lp + (size_t)b * V;
+            int n_top = top_tokens(row, V, K, top);
+            for (int i = 0; i < n_top; i++) cands[nc++] = (cand){act[b].score + row[top[i]], b, top[i]};
+        }
+        qsort(cands, (size_t)nc, sizeof *cands, by_score);
+        len++;
+        int last = len == maxn, n_next = 0;
+        for (int i = 0; i < nc && (last || n_next < B); i++) {
+            const cand *c = &cands[i];
+            const hyp *p = &act[c->beam];
+            if (c->token == m->eos) {
+                /* only a top-ranked EOS ends a hypothesis; the EOS counts in its length */
+                if (i < B) add_finished(fin, &n_fin, B, p->tokens, p->n, len, c->score, alpha);
+                continue;
+            }
+            if (last) { /* the length limit: every continuation is final */
+                memcpy(tmp, p->tokens, (size_t)p->n * sizeof *tmp);
+                tmp[p->n] = c->token;
+                add_finished(fin, &n_fin, B, tmp, p->n + 1, len, c->score, alpha);
+                continue;
+            }
+            hyp *h = &next[n_next];
+            memcpy(h->tokens, p->tokens, (size_t)p->n * sizeof(int));
+            h->tokens[p->n] = c->token;
+            h->n = p->n + 1;
+            h->len = len;
+            h->score = c->score;
+            parent[n_next] = c->beam;
+            tok[n_next++] = c->token;
+        }
+        if (last || n_next == 0) {
+            n_act = 0;
+            break;
+        }
+        hyp *t = act;
+        act = next;
+        next = t;
+        n_act = n_next;
+        /* early stop: no active beam can still beat the worst finished one */
+        if (n_fin == B) {
+            double worst = fin[0].norm, best = act[0].score;
+            for (int i = 1; i < B; i++) worst = fin[i].norm < worst ? fin[i].norm : worst;
+            for (int i = 1; i < n_act; i++) best = act[i].score > best ? act[i].score : best;
+            if (worst >= normalize(best, len, alpha)) break;
+        }
+        m->reorder(m->ctx, parent, n_act, pos0 + len - 1);
+        s = m->step(m->ctx, tok, n_act, pos0 + len - 1, lp);
+        out->steps++;
+        if (s) goto done;
+    }
+    /* the best finished hypothesis, or the best active one if none finished */
+    const hyp *best = NULL;
+    for (int i = 0; i < n_fin; i++)
+        if (!best || fin[i].norm > best->norm || (fin[i].norm == best->norm && fin[i].score > best->score))
+            best = &fin[i];
+    for (int i = 0; !n_fin && i < n_act; i++) {
+        act[i].norm = normalize(act[i].score, act[i].len, alpha);
+        if (!best || act[i].norm > best->norm) best = &act[i];
+    }
+    out->tokens = ac_malloc(cap * sizeof(int));
+    if (!out->tokens) {
+        s = AC_ERR_NOMEM;
+        goto done;
+    }
+    if (best) {
+        memcpy(out->tokens, best->tokens, (size_t)best->n * sizeof(int));
+        out->n_tokens = best->n;
+        out->logprob = best->score;
+    }
+done:
+    for (int b = 0; b < B; b++) {
+        if (act) free(act[b].tokens);
+        if (next) free(next[b].tokens);
+        if (fin) free(fin[b].tokens);
+    }
+    free(lp), free(cands), free(act), free(next), free(fin), free(parent), free(tok), free(top), free(tmp);
+    return s;
+}
+
+ac_status ac_decode(const ac_decode_model *m, const ac_decode_options *o, const float *first, int pos0,
+                    ac_decode_result *out)
+{
+    memset(out, 0, sizeof *out);
+    if (o->max_new_tokens < 1) return ac_error(AC_ERR_ARG, "max_new_tokens must be at least 1");
+    if (o->beam_size < 1 || o->beam_size > 64) return ac_error(AC_ERR_ARG, "beam size %d is out of range 1..64", o->beam_size);
+    if (o->beam_size > 1 && o->temperature > 0) return ac_error(AC_ERR_ARG, "sampling works with beam size 1 only");
+    if (o->temperature < 0 || !(o->top_p > 0 && o->top_p <= 1) || o->top_k < 0)
+        return ac_error(AC_ERR_ARG, "temperature must be >= 0, top-p in (0, 1], top-k >= 0");
+    return o->beam_size > 1 ? decode_beam(m, o, first, pos0, out) : decode_single(m, o, first, pos0, out);
+}

@@ -1,0 +1,232 @@
+/* audioc transcribe: speech to text with an ASR model package. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "audioc.h"
+#include "commands.h"
+
+static void usage(FILE *f)
+{
+    fputs(
+        "usage: audioc transcribe --model DIR [options] FILE...\n"
+        "\n"
+        "Transcribes speech in audio files (any format and rate; channels are mixed\n"
+        "to mono). Long audio is cut into chunks at quiet points (35 s at most).\n"
+        "\n"
+        "model:\n"
+        "  -m, --model DIR         model package folder (default: $AUDIOC_ASR_MODEL)\n"
+        "  -l, --language L        spoken language, one the model supports (da)\n"
+        "      --no-punctuation    lower case, no punctuation\n"
+        "\n"
+        "decoding (greedy by default):\n"
+        "  -b, --beam-size N       beam search with N beams (1)\n"
+        "      --length-penalty A  beam score / length^A (1.0)\n"
+        "      --temperature T     sample with temperature T > 0 instead of greedy\n"
+        "      --top-k K           sample from the K most likely tokens, 0 = all (50)\n"
+        "      --top-p P           sample from the smallest set with probability P (1.0)\n"
+        "      --seed S            random seed for sampling (0)\n"
+        "      --max-new-tokens N  tokens per chunk at most (256)\n"
+        "      --no-prompt-prefix  9-token prompt without the leading word marker\n"
+        "\n"
+        "output:\n"
+        "  -f, --format F          text (default), json, srt or vtt\n"
+        "      --tokens            json: include token ids\n"
+        "      --timings           print load, front end, encoder, prefill and per-token\n"
+        "                          decode times and the real-time factor on stderr\n"
+        "\n"
+        "general:\n"
+        "  -t, --threads N         worker threads (default: all cores)\n"
+        "      --progress / --no-progress\n"
+        "                          progress on stderr (default: when it is a terminal)\n"
+        "  -q, --quiet             errors only;  -v, --verbose: more detail\n"
+        "  -h, --help              this help\n"
+        "\n"
+        "Exit status: 0 ok, 1 a file failed, 2 bad usage.\n",
+        f);
+}
+
+typedef enum { FMT_TEXT, FMT_JSON, FMT_SRT, FMT_VTT } asr_format;
+
+typedef struct {
+    const char *model;
+    asr_format format;
+    int tokens, timings;
+    ac_asr_options opt;
+} asr_args;
+
+static int parse_format(const char *v, asr_format *f)
+{
+    const char *names[] = {"text", "json", "srt", "vtt"};
+    for (int i = 0; i < 4; i++)
+        if (strcmp(v, names[i]) == 0) {
+            *f = (asr_format)i;
+            return 0;
+        }
+    fprintf(stderr, "audioc: --format: '%s' is not one of text, json, srt, vtt\n", v);
+    return -1;
+}
+
+static int parse(int argc, char **argv, asr_args *a, int *first)
+{
+    ac_asr_options_default(&a->opt);
+    a->model = getenv("AUDIOC_ASR_MODEL");
+    int i, sampling_opts = 0;
+    for (i = 0; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+        const char *o = argv[i], *v;
+        double d;
+        int n;
+        if (strcmp(o, "--") == 0) {
+            i++;
+            break;
+        }
+        if (strcmp(o, "-h") == 0 || strcmp(o, "--help") == 0) {
+            usage(stdout);
+            exit(0);
+        }
+#define VALUE() if (!(v = arg_value(argc, argv, &i))) return -1
+        if (arg_is(o, "-m") || arg_is(o, "--model")) { VALUE(); a->model = v; }
+        else if (arg_is(o, "-l") || arg_is(o, "--language")) { VALUE(); a->opt.language = v; }
+        else if (strcmp(o, "--no-punctuation") == 0) a->opt.punctuation = 0;
+        else if (arg_is(o, "-b") || arg_is(o, "--beam-size")) { VALUE(); if (arg_int(o, v, 1, 64, &a->opt.beam_size)) return -1; }
+        else if (arg_is(o, "--length-penalty")) { VALUE(); if (arg_float(o, v, 0, 10, &d)) return -1; a->opt.length_penalty = (float)d; }
+        else if (arg_is(o, "--temperature")) { VALUE(); if (arg_float(o, v, 0, 100, &d)) return -1; a->opt.temperature = (float)d; }
+        else if (arg_is(o, "--top-k")) { VALUE(); if (arg_int(o, v, 0, 1 << 30, &a->opt.top_k)) return -1; sampling_opts = 1; }
+        else if (arg_is(o, "--top-p")) { VALUE(); if (arg_float(o, v, 1e-6, 1, &d)) return -1; a->opt.top_p = (float)d; sampling_opts = 1; }
+        else if (arg_is(o, "--seed")) { VALUE(); if (arg_int(o, v, 0, 2147483647, &n)) return -1; a->opt.seed = (uint64_t)n; }
+        else if (arg_is(o, "--max-new-tokens")) { VALUE(); if (arg_int(o, v, 1, 1 << 20, &a->opt.max_new_tokens)) return -1; }
+        else if (strcmp(o, "--no-prompt-prefix") == 0) a->opt.prompt_prefix = 0;
+        else if (arg_is(o, "-f") || arg_is(o, "--format")) { VALUE(); if (parse_format(v, &a->format)) return -1; }
+        else if (strcmp(o, "--tokens") == 0) a->tokens = 1;
+        else if (strcmp(o, "--timings") == 0) a->timings = 1;
+        else if (arg_is(o, "-t") || arg_is(o, "--threads")) { VALUE(); if (arg_int(o, v, 1, 256, &n)) return -1; ac_set_threads(n); }
+        else if (common_option(o)) {}
+        else {
+            fprintf(stderr, "audioc transcribe: unknown option '%s' (see audioc transcribe --help)\n", o);
+            return -1;
+        }
+#undef VALUE
+    }
+    *first = i;
+    if (sampling_opts && a->opt.temperature == 0)
+        fprintf(stderr, "audioc: --top-k/--top-p apply to sampling only: add --temperature T\n");
+    if (a->opt.temperature > 0 && a->opt.beam_size > 1) {
+        fprintf(stderr, "audioc transcribe: sampling (--temperature) works with --beam-size 1 only\n");
+        return -1;
+    }
+    if (i >= argc) {
+        fprintf(stderr, "audioc transcribe: no input files (see audioc transcribe --help)\n");
+        return -1;
+    }
+    if (!a->model) {
+        fprintf(stderr, "audioc transcribe: no model: give --model DIR (a cohere_asr package folder) or set "
+                        "AUDIOC_ASR_MODEL\n");
+        return -1;
+    }
+    return 0;
+}
+
+static void put_json_string(const char *s)
+{
+    putchar('"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') printf("\\%c", *p);
+        else if (*p < 0x20) printf("\\u%04x", *p);
+        else putchar(*p);
+    }
+    putchar('"');
+}
+
+/* HH:MM:SS,mmm (srt) or HH:MM:SS.mmm (vtt) */
+static void put_time(double s, char sep)
+{
+    long long ms = (long long)(s * 1000 + 0.5);
+    printf("%02lld:%02lld:%02lld%c%03lld", ms / 3600000, ms / 60000 % 60, ms / 1000 % 60, sep, ms % 1000);
+}
+
+static void print_result(const asr_args *a, const char *file, const ac_asr_result *r, int several)
+{
+    switch (a->format) {
+    case FMT_TEXT:
+        if (several) printf("%s:\n", file);
+        printf("%s\n", r->text);
+        break;
+    case FMT_JSON:
+        printf("{\"file\":");
+        put_json_string(file);
+        printf(",\"language\":");
+        put_json_string(a->opt.language);
+        printf(",\"duration\":%.3f,\"text\":", r->duration);
+        put_json_string(r->text);
+        printf(",\"segments\":[");
+        for (size_t i = 0; i < r->n_segments; i++) {
+            const ac_asr_segment *g = &r->segments[i];
+            printf("%s{\"id\":%zu,\"start\":%.3f,\"end\":%.3f,\"text\":", i ? "," : "", i, g->start, g->end);
+            put_json_string(g->text);
+            printf(",\"avg_logprob\":%.6f", g->avg_logprob);
+            if (a->tokens) {
+                printf(",\"tokens\":[");
+                for (int k = 0; k < g->n_tokens; k++) printf("%s%d", k ? "," : "", g->tokens[k]);
+                printf("]");
+            }
+            printf("}");
+        }
+        printf("]}\n");
+        break;
+    case FMT_SRT:
+    case FMT_VTT:
+        if (a->format == FMT_VTT) printf("WEBVTT\n\n");
+        for (size_t i = 0, n = 0; i < r->n_segments; i++) {
+            const ac_asr_segment *g = &r->segments[i];
+            if (!g->text[0]) continue;
+            if (a->format == FMT_SRT) printf("%zu\n", ++n);
+            char sep = a->format == FMT_SRT ? ',' : '.';
+            put_time(g->start, sep);
+            printf(" --> ");
+            put_time(g->end, sep);
+            printf("\n%s\n\n", g->text);
+        }
+        break;
+    }
+    fflush(stdout);
+}
+
+int cmd_transcribe(int argc, char **argv)
+{
+    asr_args a = {0};
+    int first;
+    if (parse(argc, argv, &a, &first)) return 2;
+    double t0 = ac_now();
+    ac_asr *asr;
+    if (ac_asr_load(a.model, &asr) != AC_OK) {
+        fprintf(stderr, "audioc: %s\n", ac_last_error());
+        return 1;
+    }
+    if (a.timings) fprintf(stderr, "timings: load %s: %.1f ms\n", a.model, 1e3 * (ac_now() - t0));
+    int failed = 0;
+    for (int i = first; i < argc; i++) {
+        ac_asr_result r;
+        double t1 = ac_now();
+        if (ac_asr_transcribe_file(asr, argv[i], &a.opt, &r) != AC_OK) {
+            fprintf(stderr, "audioc: %s\n", ac_last_error());
+            failed = 1;
+            continue;
+        }
+        double dt = ac_now() - t1;
+        print_result(&a, argv[i], &r, argc - first > 1);
+        if (a.timings) {
+            const ac_asr_timings *t = &r.timings;
+            fprintf(stderr,
+                    "timings: %s: %.2f s of audio in %zu chunk(s): front end %.1f ms, encoder %.1f ms, prefill "
+                    "%.1f ms, decode %.1f ms for %d steps (%.2f ms/token); total %.1f ms, real-time factor %.4f\n",
+                    argv[i], r.duration, r.n_segments, 1e3 * t->frontend, 1e3 * t->encoder, 1e3 * t->prefill,
+                    1e3 * t->decode, t->decode_steps, t->decode_steps ? 1e3 * t->decode / t->decode_steps : 0.0,
+                    1e3 * dt, r.duration > 0 ? dt / r.duration : 0.0);
+        }
+        ac_asr_result_free(&r);
+    }
+    if (a.timings) fprintf(stderr, "timings: peak RSS %.1f MB, threads %d\n", ac_peak_rss_mb(), ac_get_threads());
+    ac_asr_free(asr);
+    return failed;
+}
