@@ -1,13 +1,15 @@
 /* Run-time dispatch between the scalar and AVX2/FMA kernels, threading,
  * and the kernels built from others (conv via im2col, LSTM cell). */
+#include <cblas.h>
 #include <math.h>
 #include <string.h>
 
+#include "audioc.h"
 #include "base/threadpool.h"
 #include "tensor/kernels.h"
 #include "tensor/simd_avx2.h"
 
-static int simd_wanted = 1;
+static int simd_wanted = 1, blas_wanted = 1;
 
 static int cpu_has_avx2_fma(void)
 {
@@ -24,6 +26,7 @@ static int cpu_has_avx2_fma(void)
 }
 
 void ac_kernels_set_simd(int on) { simd_wanted = on; }
+void ac_kernels_set_blas(int on) { blas_wanted = on; }
 int ac_kernels_simd(void) { return simd_wanted && cpu_has_avx2_fma(); }
 
 /* ---- matmul ------------------------------------------------------------- */
@@ -54,11 +57,33 @@ static void matmul_range(void *ctx, size_t b, size_t e)
         }
 }
 
+/* Large products with many rows go to OpenBLAS: it packs and blocks for the
+ * cache and uses the widest vectors the CPU has. Our kernels serve the
+ * rest, which are bound by reading the weights (decoding) or small. */
+static void blas_matmul(const float *x, size_t ldx, const float *w, size_t ldw, const float *bias, float *y,
+                        size_t ldy, size_t M, size_t N, size_t K)
+{
+    static int blas_threads;
+    if (blas_threads != ac_get_threads()) {
+        blas_threads = ac_get_threads();
+        openblas_set_num_threads(blas_threads);
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)N, (int)K, 1.0f, x, (int)ldx, w, (int)ldw,
+                0.0f, y, (int)ldy);
+    if (bias)
+        for (size_t m = 0; m < M; m++)
+            for (size_t n = 0; n < N; n++) y[m * ldy + n] += bias[n];
+}
+
 void ac_matmul_nt(const float *x, size_t ldx, const float *w, size_t ldw, const float *bias,
                   float *y, size_t ldy, size_t M, size_t N, size_t K)
 {
     matmul_job j = {x, w, bias, y, ldx, ldw, ldy, M, N, K, N >= M};
     double flops = 2.0 * (double)M * (double)N * (double)K;
+    if (blas_wanted && M >= 32 && N >= 32 && flops >= 4e6 && M < (1u << 30) && N < (1u << 30) && K < (1u << 30)) {
+        blas_matmul(x, ldx, w, ldw, bias, y, ldy, M, N, K);
+        return;
+    }
     if (flops < 2e5) { /* too small to be worth waking threads */
         matmul_range(&j, 0, j.split_n ? N : M);
         return;

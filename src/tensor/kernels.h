@@ -14,6 +14,8 @@
 /* 1: use AVX2/FMA when the CPU has it (default); 0: scalar everywhere. */
 void ac_kernels_set_simd(int on);
 int ac_kernels_simd(void);   /* whether SIMD kernels are in use now */
+/* 1: large matrix products use OpenBLAS (default); 0: our kernels only. */
+void ac_kernels_set_blas(int on);
 
 /* Y[M][N] = X[M][K] . W[N][K]^T + bias[N]  (bias may be NULL). The weight
  * is stored [out][in], as PyTorch's Linear. Parallel over the pool. */

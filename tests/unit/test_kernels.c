@@ -25,12 +25,14 @@ static void test_linear(void)
         float *x = rnd(M * K, -1, 1), *w = rnd(N * K, -1, 1), *b = rnd(N, -1, 1);
         float *ref = malloc(M * N * sizeof *ref), *got = malloc(M * N * sizeof *got);
         ac_linear_ref(x, w, b, ref, M, N, K);
-        for (int threads = 1; threads <= 2; threads++) {
-            ac_set_threads(threads);
-            ac_linear(x, w, b, got, M, N, K);
-            double d = max_rel_diff(got, ref, M * N);
-            CHECK(d < 1e-5, "linear %zux%zux%zu threads %d: diff %g", M, N, K, threads, d);
-        }
+        for (int threads = 1; threads <= 2; threads++)
+            for (int blas = 0; blas <= 1; blas++) {
+                ac_set_threads(threads);
+                ac_kernels_set_blas(blas);
+                ac_linear(x, w, b, got, M, N, K);
+                double d = max_rel_diff(got, ref, M * N);
+                CHECK(d < 1e-5, "linear %zux%zux%zu threads %d blas %d: diff %g", M, N, K, threads, blas, d);
+            }
         ac_linear(x, w, NULL, got, M, N, K);
         ac_linear_ref(x, w, NULL, ref, M, N, K);
         CHECK(max_rel_diff(got, ref, M * N) < 1e-5, "linear without bias %zux%zux%zu", M, N, K);
