@@ -145,7 +145,8 @@ static ac_status read_field(const source *s, size_t *pos, size_t end, field *f, 
     switch (f->wt) {
     case 0:
         r = read_varint(s->buf, pos, end, &f->v);
-        if (r) return bad(s, f->at, "field %u: %s", f->num, r == -1 ? "truncated varint" : "varint longer than 64 bits");
+        if (r)
+            return bad(s, f->at, "field %u: %s", f->num, r == -1 ? "truncated varint" : "varint longer than 64 bits");
         return AC_OK;
     case 1:
     case 5: {
@@ -157,7 +158,8 @@ static ac_status read_field(const source *s, size_t *pos, size_t end, field *f, 
     }
     case 2:
         r = read_varint(s->buf, pos, end, &f->v);
-        if (r) return bad(s, f->at, "field %u: %s", f->num, r == -1 ? "truncated length" : "length longer than 64 bits");
+        if (r)
+            return bad(s, f->at, "field %u: %s", f->num, r == -1 ? "truncated length" : "length longer than 64 bits");
         if (f->v > end - *pos)
             return bad(s, f->at, "field %u claims %" PRIu64 " bytes but only %zu are left, truncated?", f->num, f->v,
                        end - *pos);
