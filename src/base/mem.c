@@ -44,6 +44,7 @@ void ac_free_aligned(void *p) { free(p); }
 
 int ac_floatvec_push(ac_floatvec *v, const float *x, size_t n)
 {
+    if (n == 0) return AC_OK;
     if (v->n + n > v->cap) {
         size_t cap = v->cap ? v->cap : 256;
         while (cap < v->n + n) cap *= 2;

@@ -57,12 +57,26 @@ ac_status ac_config_load(const char *path, ac_config **out)
     *out = NULL;
     FILE *f = fopen(path, "rb");
     if (!f) return ac_error(AC_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    char *buf = ac_malloc(AC_CONFIG_MAX_BYTES + 1);
+    /* read in growing steps: configs are small, the limit is large */
+    size_t cap = 1 << 16, n = 0;
+    char *buf = ac_malloc(cap);
+    while (buf && !ferror(f) && !feof(f) && n <= AC_CONFIG_MAX_BYTES) {
+        if (n == cap) {
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                ac_error(AC_ERR_NOMEM, "out of memory");
+                break;
+            }
+            buf = nb;
+        }
+        n += fread(buf + n, 1, cap - n, f);
+    }
     if (!buf) {
         fclose(f);
         return AC_ERR_NOMEM;
     }
-    size_t n = fread(buf, 1, AC_CONFIG_MAX_BYTES + 1, f);
     int err = ferror(f);
     fclose(f);
     ac_status s;

@@ -119,7 +119,10 @@ static ac_status parse_tensor(ac_st_tensor *t, const cJSON *desc, uint64_t data_
     uint64_t b, e;
     if (cJSON_GetArraySize(offs) != 2 || !get_u64(offs->child, &b) || !get_u64(offs->child->next, &e))
         return ac_error(AC_ERR_FORMAT, "tensor '%s': data_offsets must be two non-negative integers", name);
-    if (b > e || e > data_size)
+    if (b > e)
+        return ac_error(AC_ERR_FORMAT, "tensor '%s': data_offsets [%" PRIu64 ", %" PRIu64 "] end before they begin",
+                        name, b, e);
+    if (e > data_size)
         return ac_error(AC_ERR_FORMAT,
                         "tensor '%s': data_offsets [%" PRIu64 ", %" PRIu64 "] lie outside the %" PRIu64
                         "-byte data section", name, b, e, data_size);

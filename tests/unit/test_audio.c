@@ -347,10 +347,13 @@ static void check_lossy(const char *what, const char *path, const float *x, size
     float *y = read_file(path, 0, 4096, &got);
     double best = -1;
     long best_lag = 0;
-    for (long lag = -maxlag; lag <= maxlag; lag++) {
-        double c = correlation(x, n, y, got, lag);
+    /* find the lag on a short window (fast), then score the whole signal */
+    size_t win = n < 4800 ? n : 4800, off = (n - win) / 2;
+    for (long lag = -maxlag; lag <= maxlag && got > off; lag++) {
+        double c = correlation(x + off, win, y + off, got - off, lag);
         if (c > best) best = c, best_lag = lag;
     }
+    best = correlation(x, n, y, got, best_lag);
     CHECK(best > 0.99, "%s: correlation %g at lag %ld", what, best, best_lag);
     CHECK(got + 2000 > n && got < n + 3000, "%s: %zu samples for %zu", what, got, n);
     fprintf(stderr, "  %s: %zu samples, correlation %.5f at lag %ld\n", what, got, best, best_lag);
@@ -414,7 +417,7 @@ static void test_writer_codecs(void)
         CHECK(s == AC_OK && w, "open %s: %s", names[i], ac_last_error());
         if (!w) continue;
         CHECK(ac_audio_write(w, x, n) == AC_OK && ac_audio_writer_close(w) == AC_OK, "write %s", names[i]);
-        check_lossy(names[i], path, a, nw, 3000);
+        check_lossy(names[i], path, a, nw, 1500);
     }
     ac_audio_writer *w = (ac_audio_writer *)1;
     ac_error_clear();
