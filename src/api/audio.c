@@ -1,5 +1,6 @@
 /* The public audio API: decode, mix down and resample a file into another. */
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "audio/reader.h"
 #include "audio/writer.h"
@@ -8,6 +9,9 @@
 
 ac_status ac_audio_convert(const char *file, int rate, const char *out, ac_audio_info *info)
 {
+    struct stat a, b;
+    if (stat(file, &a) == 0 && stat(out, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+        return ac_error(AC_ERR_ARG, "%s: the output would overwrite the input", out);
     ac_audio_reader *r;
     AC_TRY(ac_audio_open_file(file, rate, &r));
     if (info) *info = *ac_audio_reader_info(r);

@@ -1,0 +1,216 @@
+#!/usr/bin/python3
+"""audioc transcribe as a user runs it, on a tiny random cohere_asr package
+(tests/ref/cohere_asr/make_tiny.py, real tokenizer): output formats, audio
+containers, options, and bad input (broken packages, configs, tokenizers,
+languages, audio), each a clear error and never a crash."""
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import SKIP, Checker, audioc, clean_failure  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.environ.get("AUDIOC_DATA", "")
+TOKENIZER = os.path.join(DATA, "cohere_asr_base/tokenizer.model")
+BASE_CONFIG = os.path.join(DATA, "cohere_asr_base/config.json")
+WORK = os.path.join(os.environ["TEST_WORK"], "asr_cli")
+check = Checker()
+
+
+def sh(*cmd):
+    subprocess.run(cmd, check=True, capture_output=True)
+
+
+def setup():
+    model = os.path.join(WORK, "tiny")
+    if os.path.exists(model):
+        shutil.rmtree(model)
+    sh("/usr/bin/python3", os.path.join(HERE, "../ref/cohere_asr/make_tiny.py"), model, "--tokenizer", TOKENIZER)
+    raw = os.path.join(WORK, "raw.wav")
+    sh("espeak-ng", "-v", "da", "-w", raw, "Hej med dig, hvordan går det i dag?")
+    clip = os.path.join(WORK, "clip.wav")
+    sh("sox", "-D", raw, "-r", "16000", "-b", "16", clip)
+    long = os.path.join(WORK, "long.wav")  # several 3 s chunks with the tiny config
+    sh("sox", "-D", clip, clip, clip, clip, long)
+    return model, clip, long
+
+
+def transcribe(model, *args):
+    return audioc("transcribe", "-m", model, *args)
+
+
+def test_help(model, clip):
+    rc, out, _ = audioc("transcribe", "--help")
+    for opt in ("--model", "--language", "--beam-size", "--temperature", "--top-k", "--top-p", "--seed",
+                "--no-punctuation", "--max-new-tokens", "--format", "--threads", "--timings", "--tokens"):
+        check(opt in out, f"transcribe --help documents {opt}")
+    rc, _, err = audioc("transcribe", clip)
+    check(rc == 2 and "--model" in err, f"no model: exit 2 and says --model ({rc})")
+    rc, _, err = transcribe(model, "--beam-size", "2", "--temperature", "0.5", clip)
+    check(rc == 2 and "beam-size 1" in err, "sampling with beams: usage error")
+
+
+def test_formats(model, clip, long):
+    rc, text, err = transcribe(model, clip)
+    check(rc == 0 and text.strip() != "" and text.count("\n") == 1, f"text: one line ({rc}, {err.strip()})")
+    rc, out, _ = transcribe(model, "--format", "json", "--tokens", long)
+    j = json.loads(out)
+    segs = j["segments"]
+    check(len(segs) >= 3 and segs[0]["start"] == 0 and abs(segs[-1]["end"] - j["duration"]) < 1e-3,
+          f"json: chunk times cover the audio ({[(s['start'], s['end']) for s in segs]})")
+    check(all(segs[i]["end"] == segs[i + 1]["start"] for i in range(len(segs) - 1)), "json: chunks are contiguous")
+    check(all(isinstance(s["tokens"], list) and s["tokens"] for s in segs), "json: token ids")
+    check(j["text"] == " ".join(s["text"] for s in segs if s["text"]), "json: text joins the chunks")
+    rc, out, _ = transcribe(model, "--format", "srt", long)
+    blocks = [b for b in out.strip().split("\n\n") if b]
+    check(blocks[0].startswith("1\n00:00:00,000 --> 00:00:0") and len(blocks) == len(segs), f"srt: {blocks[:1]}")
+    rc, out, _ = transcribe(model, "--format", "vtt", long)
+    check(out.startswith("WEBVTT\n\n00:00:00.000 --> 00:00:0"), f"vtt: {out[:40]!r}")
+    rc, out, err = transcribe(model, "--timings", clip)
+    for word in ("load", "front end", "encoder", "prefill", "ms/token", "real-time factor", "peak RSS"):
+        check(word in err, f"--timings reports {word}")
+
+
+def test_containers(model, clip):
+    _, want, _ = transcribe(model, clip)
+    for ext in ("flac", "wav", "ogg", "opus", "mp3"):
+        path = os.path.join(WORK, "converted." + ext)
+        rc, _, err = audioc("convert", clip, path)
+        rc, out, err = transcribe(model, path)
+        check(rc == 0 and out.strip(), f".{ext}: transcribed ({err.strip()})")
+        if ext in ("flac", "wav"):  # lossless: the same samples, the same text
+            check(out == want, f".{ext}: same text as the source ({out!r} vs {want!r})")
+    stereo = os.path.join(WORK, "stereo44k.wav")
+    sh("sox", "-D", clip, "-r", "44100", "-c", "2", stereo)
+    rc, out, err = transcribe(model, stereo)
+    check(rc == 0 and out.strip(), f"44.1 kHz stereo: {err.strip()}")
+
+
+def test_options(model, clip):
+    a = transcribe(model, "--temperature", "0.9", "--seed", "7", clip)[1]
+    b = transcribe(model, "--temperature", "0.9", "--seed", "7", clip)[1]
+    check(a == b and a.strip(), "sampling with a seed is reproducible")
+    rc, out, _ = transcribe(model, "--format", "json", "--tokens", "--max-new-tokens", "3", clip)
+    check(rc == 0 and len(json.loads(out)["segments"][0]["tokens"]) <= 3, "--max-new-tokens 3")
+    rc, out, err = transcribe(model, "--language", "en", clip)
+    check(rc == 0, f"--language en (supported by the tiny config): {err.strip()}")
+    rc, _, err = transcribe(model, "--language", "fr", clip)
+    clean_failure(check, "unsupported language", rc, err, "language 'fr' is not supported by this model (da, en)")
+    for threads in ("1", "2"):
+        rc, out, _ = transcribe(model, "--threads", threads, "--format", "json", "--tokens", clip)
+        check(rc == 0, f"--threads {threads}")
+    empty = os.path.join(WORK, "empty.wav")
+    sh("sox", "-n", "-r", "16000", "-c", "1", "-b", "16", empty, "trim", "0", "0")
+    rc, out, err = transcribe(model, "--format", "json", empty)
+    check(rc == 0 and json.loads(out)["text"] == "", f"0-sample audio: empty text ({err.strip()})")
+
+
+def read_st(path):
+    blob = open(path, "rb").read()
+    n = struct.unpack("<Q", blob[:8])[0]
+    return json.loads(blob[8:8 + n]), blob[8 + n:]
+
+
+def write_st(path, header, data):
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + data)
+
+
+def broken_copy(model, name, header_change=None, config_change=None, tokenizer=None):
+    d = os.path.join(WORK, name)
+    if os.path.exists(d):
+        shutil.rmtree(d)
+    shutil.copytree(model, d)
+    if header_change:
+        header, data = read_st(os.path.join(model, "model.safetensors"))
+        extra = header_change(header, len(data))
+        write_st(os.path.join(d, "model.safetensors"), header, data + (extra or b""))
+    if config_change:
+        cfg = json.load(open(os.path.join(model, "config.json")))
+        config_change(cfg)
+        json.dump(cfg, open(os.path.join(d, "config.json"), "w"))
+    if tokenizer is not None:
+        open(os.path.join(d, "tokenizer.model"), "wb").write(tokenizer)
+    return d
+
+
+def test_bad_packages(model, clip):
+    def drop(h, n):
+        del h["encoder.layers.1.norm_out.bias"]
+    rc, _, err = transcribe(broken_copy(model, "missing", header_change=drop), clip)
+    clean_failure(check, "missing tensor", rc, err, "missing tensor 'encoder.layers.1.norm_out.bias'")
+
+    def transpose(h, n):
+        h["encoder.layers.0.feed_forward1.linear1.weight"]["shape"] = [64, 256]
+    rc, _, err = transcribe(broken_copy(model, "shape", header_change=transpose), clip)
+    clean_failure(check, "wrong shape", rc, err, "'encoder.layers.0.feed_forward1.linear1.weight' has shape [64, 256]")
+
+    def to_i64(h, n):  # the right shape, as I64 values appended to the data
+        t = h["encoder.layers.0.norm_out.bias"]
+        t["dtype"], t["data_offsets"] = "I64", [n, n + 8 * t["shape"][0]]
+        return bytes(8 * t["shape"][0])
+    rc, _, err = transcribe(broken_copy(model, "dtype", header_change=to_i64), clip)
+    clean_failure(check, "wrong dtype", rc, err, "dtype I64")
+
+    def no_dmodel(c):
+        del c["encoder"]["d_model"]
+    rc, _, err = transcribe(broken_copy(model, "nokey", config_change=no_dmodel), clip)
+    clean_failure(check, "config without encoder.d_model", rc, err, "missing key 'encoder.d_model'")
+
+    def derivable(c):
+        del c["vocab_size"], c["min_energy_window_samples"]
+    rc, out, err = transcribe(broken_copy(model, "derivable", config_change=derivable), clip)
+    check(rc == 0 and out.strip(), f"config without vocab_size and min_energy_window_samples loads ({err.strip()})")
+
+    def wrong_type(c):
+        c["model_type"] = "whisper"
+    rc, _, err = transcribe(broken_copy(model, "type", config_change=wrong_type), clip)
+    clean_failure(check, "model_type whisper", rc, err, "model_type 'whisper' is not cohere_asr")
+
+    rc, _, err = transcribe(broken_copy(model, "tok", tokenizer=b"this is not a tokenizer\n" * 10), clip)
+    clean_failure(check, "tokenizer.model that is not one", rc, err, "not a SentencePiece model")
+    tok = open(TOKENIZER, "rb").read()
+    rc, _, err = transcribe(broken_copy(model, "tokcut", tokenizer=tok[:len(tok) // 3]), clip)
+    clean_failure(check, "truncated tokenizer.model", rc, err, "tokenizer.model")
+
+    d = broken_copy(model, "noweights")
+    os.remove(os.path.join(d, "model.safetensors"))
+    rc, _, err = transcribe(d, clip)
+    clean_failure(check, "no weights", rc, err, "model.safetensors: cannot open")
+    # the real Cohere base config.json (no vocab_size, no min_energy_window_samples)
+    # parses: the first complaint is about the absent weights
+    d = os.path.join(WORK, "base_config")
+    os.makedirs(d, exist_ok=True)
+    shutil.copy(BASE_CONFIG, d)
+    shutil.copy(TOKENIZER, d)
+    rc, _, err = transcribe(d, clip)
+    clean_failure(check, "real base config without weights", rc, err, "model.safetensors: cannot open")
+
+    text = os.path.join(WORK, "text.wav")
+    open(text, "w").write("not audio\n" * 50)
+    rc, _, err = transcribe(model, text)
+    clean_failure(check, "non-audio bytes", rc, err, "text.wav: not a readable audio file")
+
+
+def main():
+    if not os.path.exists(TOKENIZER):
+        print("skipped: the Cohere tokenizer was not found")
+        return SKIP
+    os.makedirs(WORK, exist_ok=True)
+    model, clip, long = setup()
+    test_help(model, clip)
+    test_formats(model, clip, long)
+    test_containers(model, clip)
+    test_options(model, clip)
+    test_bad_packages(model, clip)
+    return check.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
