@@ -10,7 +10,7 @@
 #include "base/error.h"
 #include "base/mem.h"
 #include "base/progress.h"
-#include "io/safetensors.h"
+#include "io/tensor_file.h"
 #include "models/marblenet_vad/marblenet_vad.h"
 #include "models/silero_vad/silero_vad.h"
 
@@ -62,13 +62,13 @@ static ac_status detect(const char *path, family_id *out)
                             "or marblenet_vad.safetensors)", path);
         return AC_OK;
     }
-    ac_safetensors *st;
-    AC_TRY(ac_st_open(path, &st));
+    ac_tensor_file *st;
+    AC_TRY(ac_tensor_file_open(path, &st));
     ac_status s = AC_OK;
-    if (ac_st_find(st, "stft_conv.weight") && ac_st_find(st, "lstm_cell.weight_ih")) *out = FAMILY_SILERO;
-    else if (ac_st_find(st, "preprocessor.featurizer.fb")) *out = FAMILY_MARBLENET;
+    if (ac_tensor_file_find(st, "stft_conv.weight") && ac_tensor_file_find(st, "lstm_cell.weight_ih")) *out = FAMILY_SILERO;
+    else if (ac_tensor_file_find(st, "preprocessor.featurizer.fb")) *out = FAMILY_MARBLENET;
     else s = ac_error(AC_ERR_MODEL, "%s: not a known VAD model (give --family: silero_vad, marblenet_vad)", path);
-    ac_st_close(st);
+    ac_tensor_file_close(st);
     return s;
 }
 

@@ -13,7 +13,7 @@ ac_status ac_weights_open(const char *path, ac_weights **out)
     *out = NULL;
     ac_weights *w = ac_calloc(1, sizeof *w);
     if (!w) return AC_ERR_NOMEM;
-    ac_status s = ac_st_open(path, &w->st);
+    ac_status s = ac_tensor_file_open(path, &w->st);
     if (s) {
         free(w);
         return s;
@@ -29,11 +29,11 @@ void ac_weights_free(ac_weights *w)
     if (!w) return;
     for (size_t i = 0; i < w->n_owned; i++) ac_free_aligned(w->owned[i]);
     free(w->owned);
-    ac_st_close(w->st);
+    ac_tensor_file_close(w->st);
     free(w);
 }
 
-int ac_weights_has(const ac_weights *w, const char *name) { return ac_st_find(w->st, name) != NULL; }
+int ac_weights_has(const ac_weights *w, const char *name) { return ac_tensor_file_find(w->st, name) != NULL; }
 
 static void *own(ac_weights *w, size_t bytes)
 {
@@ -62,9 +62,9 @@ float *ac_weights_scratch(ac_weights *w, size_t n)
 }
 
 static ac_status lookup(ac_weights *w, const char *name, int ndim, const int64_t *shape,
-                        const ac_st_tensor **out)
+                        const ac_tensor **out)
 {
-    const ac_st_tensor *t = ac_st_find(w->st, name);
+    const ac_tensor *t = ac_tensor_file_find(w->st, name);
     if (!t) return ac_error(AC_ERR_MODEL, "%s: missing tensor '%s'", w->file, name);
     int same = t->ndim == ndim;
     for (int i = 0; same && i < ndim; i++) same = t->shape[i] == shape[i];
@@ -81,11 +81,21 @@ static ac_status lookup(ac_weights *w, const char *name, int ndim, const int64_t
     return AC_OK;
 }
 
-static void convert(const ac_st_tensor *t, float *dst)
+static void convert(const ac_tensor *t, float *dst)
 {
     size_t n = (size_t)t->numel;
     if (t->dtype == AC_DTYPE_F32) {
         memcpy(dst, t->data, n * sizeof(float));
+        return;
+    }
+    if (t->dtype == AC_DTYPE_Q8_0) { /* blocks: f16 scale, 32 int8 */
+        const unsigned char *b = t->data;
+        for (size_t i = 0; i < n; i += 32, b += 34) {
+            uint16_t h;
+            memcpy(&h, b, 2);
+            float d = ac_f16_to_f32(h);
+            for (int k = 0; k < 32; k++) dst[i + k] = d * (float)(int8_t)b[2 + k];
+        }
         return;
     }
     /* the mapping may be unaligned for 2-byte reads: copy through a buffer */
@@ -102,7 +112,7 @@ static void convert(const ac_st_tensor *t, float *dst)
 ac_status ac_weights_f32(ac_weights *w, const char *name, int ndim, const int64_t *shape,
                          const float **out)
 {
-    const ac_st_tensor *t;
+    const ac_tensor *t;
     AC_TRY(lookup(w, name, ndim, shape, &t));
     if (t->dtype == AC_DTYPE_F32 && ((uintptr_t)t->data & 3) == 0) {
         *out = t->data;
@@ -118,7 +128,7 @@ ac_status ac_weights_f32(ac_weights *w, const char *name, int ndim, const int64_
 ac_status ac_weights_f32_copy(ac_weights *w, const char *name, int ndim, const int64_t *shape,
                               float **out)
 {
-    const ac_st_tensor *t;
+    const ac_tensor *t;
     AC_TRY(lookup(w, name, ndim, shape, &t));
     float *dst = ac_weights_scratch(w, (size_t)t->numel);
     if (!dst) return AC_ERR_NOMEM;

@@ -5,10 +5,10 @@
 #ifndef AC_IO_WEIGHTS_H
 #define AC_IO_WEIGHTS_H
 
-#include "io/safetensors.h"
+#include "io/tensor_file.h"
 
 typedef struct ac_weights {
-    ac_safetensors *st;
+    ac_tensor_file *st;
     const char *file;     /* short name for messages */
     void **owned;         /* converted copies */
     size_t n_owned, cap_owned;

@@ -7,7 +7,7 @@
 #include "audioc.h"
 #include "base/error.h"
 #include "base/f16.h"
-#include "io/safetensors.h"
+#include "io/tensor_file.h"
 #include "io/weights.h"
 #include "test_util.h"
 
@@ -69,7 +69,7 @@ static const char *good_file(const char *name, size_t pad)
     return save(name, make_image(GOOD_JSON, pad, data, sizeof data));
 }
 
-static int shape_is(const ac_st_tensor *t, int ndim, const int64_t *shape)
+static int shape_is(const ac_tensor *t, int ndim, const int64_t *shape)
 {
     if (!t || t->ndim != ndim) return 0;
     for (int i = 0; i < ndim; i++)
@@ -82,8 +82,8 @@ static void test_good_file(void)
     /* pad so that 8 + hlen is a multiple of 8: the data is aligned */
     size_t pad = (8 - (strlen(GOOD_JSON) % 8)) % 8 + 16;
     const char *path = good_file("good.safetensors", pad);
-    ac_safetensors *st = NULL;
-    ac_status s = ac_st_open(path, &st);
+    ac_tensor_file *st = NULL;
+    ac_status s = ac_tensor_file_open(path, &st);
     CHECK(s == AC_OK && st, "open: %s", ac_last_error());
     if (!st) return;
     CHECK(st->n_tensors == 6, "%zu tensors", st->n_tensors);
@@ -91,7 +91,7 @@ static void test_good_file(void)
     for (size_t i = 0; i < 6 && i < st->n_tensors; i++)
         CHECK(st->tensors[i].name[0] == order[i] && st->tensors[i].name[1] == 0, "header order %zu: %s", i,
               st->tensors[i].name);
-    const ac_st_tensor *a = ac_st_find(st, "a");
+    const ac_tensor *a = ac_tensor_file_find(st, "a");
     CHECK(shape_is(a, 2, (int64_t[]){2, 3}) && a->dtype == AC_DTYPE_F32 && a->numel == 6 && a->nbytes == 24,
           "tensor a");
     if (a) {
@@ -99,7 +99,7 @@ static void test_good_file(void)
         memcpy(v, a->data, sizeof v);
         CHECK(v[0] == 0.25f && v[5] == 5.25f, "a values %g %g", v[0], v[5]);
     }
-    const ac_st_tensor *h = ac_st_find(st, "h"), *b = ac_st_find(st, "b"), *i = ac_st_find(st, "i");
+    const ac_tensor *h = ac_tensor_file_find(st, "h"), *b = ac_tensor_file_find(st, "b"), *i = ac_tensor_file_find(st, "i");
     CHECK(shape_is(h, 1, (int64_t[]){4}) && h->dtype == AC_DTYPE_F16 && h->nbytes == 8, "tensor h");
     CHECK(shape_is(b, 1, (int64_t[]){2}) && b->dtype == AC_DTYPE_BF16 && b->nbytes == 4, "tensor b");
     CHECK(shape_is(i, 1, (int64_t[]){3}) && i->dtype == AC_DTYPE_I64 && i->nbytes == 24, "tensor i");
@@ -108,20 +108,20 @@ static void test_good_file(void)
         memcpy(v, i->data, sizeof v);
         CHECK(v[0] == 1 && v[1] == -1 && v[2] == (int64_t)1 << 40, "I64 values");
     }
-    const ac_st_tensor *sc = ac_st_find(st, "s"), *z = ac_st_find(st, "z");
+    const ac_tensor *sc = ac_tensor_file_find(st, "s"), *z = ac_tensor_file_find(st, "z");
     CHECK(sc && sc->ndim == 0 && sc->numel == 1 && sc->nbytes == 4 && *(const float *)sc->data == 3.25f,
           "scalar");
     CHECK(shape_is(z, 2, (int64_t[]){0, 5}) && z->numel == 0 && z->nbytes == 0, "zero-size tensor");
-    CHECK(ac_st_find(st, "nope") == NULL, "find of a missing name");
-    const char *fmt = ac_st_meta_get(st, "format"), *note = ac_st_meta_get(st, "note");
+    CHECK(ac_tensor_file_find(st, "nope") == NULL, "find of a missing name");
+    const char *fmt = ac_tensor_file_meta(st, "format"), *note = ac_tensor_file_meta(st, "note");
     CHECK(st->n_meta == 2 && fmt && strcmp(fmt, "pt") == 0 && note && strcmp(note, "hi") == 0, "metadata");
-    CHECK(ac_st_meta_get(st, "absent") == NULL, "missing metadata key");
-    CHECK(strcmp(ac_dtype_name(AC_DTYPE_BF16), "BF16") == 0 && ac_dtype_size(AC_DTYPE_I64) == 8, "dtype table");
+    CHECK(ac_tensor_file_meta(st, "absent") == NULL, "missing metadata key");
+    CHECK(strcmp(ac_dtype_name(AC_DTYPE_BF16), "BF16") == 0 && ac_dtype_bytes(AC_DTYPE_I64, 1) == 8, "dtype table");
     char sh[32];
     CHECK(strcmp(ac_shape_str((int64_t[]){2, 3}, 2, sh, sizeof sh), "[2, 3]") == 0, "shape string %s", sh);
     CHECK(strcmp(ac_shape_str(NULL, 0, sh, sizeof sh), "[]") == 0, "empty shape string %s", sh);
-    ac_st_close(st);
-    ac_st_close(NULL);
+    ac_tensor_file_close(st);
+    ac_tensor_file_close(NULL);
 }
 
 /* The weight table on the good file, with aligned and unaligned data. */
@@ -135,7 +135,7 @@ static void check_weights(const char *path, int aligned)
     s = ac_weights_f32(w, "a", AC_SHAPE(2, 3), &p);
     CHECK(s == AC_OK && p && p[0] == 0.25f && p[1] == 1.25f && p[5] == 5.25f, "a as f32 (aligned %d)", aligned);
     if (p) CHECK(((uintptr_t)p & 3) == 0, "f32 pointer is aligned");
-    if (aligned && p) CHECK((const void *)p == ac_st_find(w->st, "a")->data, "aligned F32 used in place");
+    if (aligned && p) CHECK((const void *)p == ac_tensor_file_find(w->st, "a")->data, "aligned F32 used in place");
     s = ac_weights_f32(w, "h", AC_SHAPE(4), &p);
     CHECK(s == AC_OK && p && p[0] == 1 && p[1] == -2 && p[2] == 0.5f && p[3] == 65504, "F16 converted");
     s = ac_weights_f32(w, "b", AC_SHAPE(2), &p);
@@ -144,7 +144,7 @@ static void check_weights(const char *path, int aligned)
     CHECK(s == AC_OK && p && p[0] == 3.25f, "scalar");
     float *copy = NULL;
     s = ac_weights_f32_copy(w, "a", AC_SHAPE(2, 3), &copy);
-    CHECK(s == AC_OK && copy && (const void *)copy != ac_st_find(w->st, "a")->data && copy[4] == 4.25f, "copy");
+    CHECK(s == AC_OK && copy && (const void *)copy != ac_tensor_file_find(w->st, "a")->data && copy[4] == 4.25f, "copy");
     if (copy) copy[0] = 9; /* the copy is ours to change */
     CHECK(ac_weights_has(w, "i") && !ac_weights_has(w, "x"), "has");
 
@@ -181,24 +181,24 @@ static void test_weights(void)
 
 /* ---- bad files --------------------------------------------------------- */
 
-/* Both ac_st_open and ac_st_parse must refuse IM with STATUS (0: any) and a
+/* Both ac_tensor_file_open and ac_safetensors_parse must refuse IM with STATUS (0: any) and a
  * message that names the file and contains NEEDLE. */
 static void expect_bad_image(const char *what, image im, ac_status status, const char *needle)
 {
     char name[64];
     snprintf(name, sizeof name, "bad_%s.safetensors", what);
-    ac_safetensors *st = (ac_safetensors *)1;
+    ac_tensor_file *st = (ac_tensor_file *)1;
     ac_error_clear();
-    ac_status s = ac_st_parse(im.buf, im.size, name, &st);
+    ac_status s = ac_safetensors_parse(im.buf, im.size, name, &st);
     CHECK(s != AC_OK && (!status || s == status) && st == NULL, "%s: parse gave %d", what, s);
     CHECK(error_has(needle) && error_has(name), "%s: message '%s' lacks '%s'", what, ac_last_error(), needle);
-    if (s == AC_OK) ac_st_close(st);
+    if (s == AC_OK) ac_tensor_file_close(st);
     const char *path = save(name, im);
     ac_error_clear();
-    s = ac_st_open(path, &st);
+    s = ac_tensor_file_open(path, &st);
     CHECK(s != AC_OK && (!status || s == status) && st == NULL, "%s: open gave %d", what, s);
     CHECK(error_has(needle) && error_has(path), "%s: open message '%s'", what, ac_last_error());
-    if (s == AC_OK) ac_st_close(st);
+    if (s == AC_OK) ac_tensor_file_close(st);
 }
 
 static void expect_bad(const char *what, const char *json, size_t data_len, ac_status status, const char *needle)
@@ -260,9 +260,9 @@ static void test_bad_files(void)
     good_data(data);
     expect_bad_image("truncated_data", make_image(GOOD_JSON, 0, data, 50), F, "lie outside the 50-byte data section");
     /* a directory is not a file */
-    ac_safetensors *st = NULL;
+    ac_tensor_file *st = NULL;
     ac_error_clear();
-    CHECK(ac_st_open(test_work_dir, &st) == AC_ERR_IO && st == NULL && error_has("not a regular file"),
+    CHECK(ac_tensor_file_open(test_work_dir, &st) == AC_ERR_IO && st == NULL && error_has("not a regular file"),
           "directory: %s", ac_last_error());
 }
 
@@ -278,24 +278,24 @@ static void test_overlap_around_empty(void)
 /* Good variations: padding, empty header, data not covered by tensors. */
 static void test_lenient(void)
 {
-    ac_safetensors *st = NULL;
+    ac_tensor_file *st = NULL;
     image im = make_image("{}", 6, NULL, 0);
-    CHECK(ac_st_parse(im.buf, im.size, "empty", &st) == AC_OK && st && st->n_tensors == 0, "empty header: %s",
+    CHECK(ac_safetensors_parse(im.buf, im.size, "empty", &st) == AC_OK && st && st->n_tensors == 0, "empty header: %s",
           ac_last_error());
-    ac_st_close(st);
+    ac_tensor_file_close(st);
     free(im.buf);
     /* whitespace (incl. newlines) around the JSON is padding */
     im = make_image("\n {" T("a", "F32", "[1]", 0, 4) "}\n", 3, "\0\0\x80\x3f", 4);
-    CHECK(ac_st_parse(im.buf, im.size, "ws", &st) == AC_OK && st && *(const float *)st->tensors[0].data == 1.0f,
+    CHECK(ac_safetensors_parse(im.buf, im.size, "ws", &st) == AC_OK && st && *(const float *)st->tensors[0].data == 1.0f,
           "whitespace padding: %s", ac_last_error());
-    ac_st_close(st);
+    ac_tensor_file_close(st);
     free(im.buf);
     /* adjacent, zero-size at the same offset as a real tensor is no overlap */
     im = make_image("{" T("a", "F32", "[1]", 0, 4) "," T("z", "F32", "[0]", 0, 0) "," T("b", "F32", "[1]", 4, 8) "}", 0,
                     "\0\0\x80\x3f\0\0\0\x40", 8);
-    CHECK(ac_st_parse(im.buf, im.size, "adjacent", &st) == AC_OK && st && st->n_tensors == 3, "adjacent: %s",
+    CHECK(ac_safetensors_parse(im.buf, im.size, "adjacent", &st) == AC_OK && st && st->n_tensors == 3, "adjacent: %s",
           ac_last_error());
-    ac_st_close(st);
+    ac_tensor_file_close(st);
     free(im.buf);
 }
 

@@ -179,7 +179,7 @@ ac_status ac_marblenet_load_weights(ac_marblenet *m)
     }
     m->margin = (int)ceil(radius / m->stride) + 1;
     /* the decoder's row count is the class count */
-    const ac_st_tensor *dec = ac_st_find(w->st, "decoder.layer0.weight");
+    const ac_tensor *dec = ac_tensor_file_find(w->st, "decoder.layer0.weight");
     int classes = dec && dec->ndim == 2 ? (int)dec->shape[0] : 2;
     if (m->n_classes && classes != m->n_classes)
         return ac_error(AC_ERR_MODEL, "%s: decoder.layer0.weight has %d classes but the config says num_classes %d",
