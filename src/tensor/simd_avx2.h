@@ -6,10 +6,14 @@
 #include <stddef.h>
 
 #include "tensor/kernels.h"
+#include "tensor/mat.h"
 
 /* Rows [m0,m1) and columns [n0,n1) of ac_matmul_nt. */
 void ac_matmul_nt_avx2(const float *x, size_t ldx, const float *w, size_t ldw, const float *bias,
                        float *y, size_t ldy, size_t K, size_t m0, size_t m1, size_t n0, size_t n1);
+/* Output columns [n0,n1) of ac_matmul_w for a few input rows. */
+void ac_matmul_w_avx2(const float *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0,
+                      size_t n1);
 void ac_conv1d_depthwise_avx2(const ac_conv1d_shape *s, const float *x, size_t batch,
                               size_t T, const float *w, const float *bias, float *y);
 void ac_channel_affine_avx2(float *x, size_t rows, size_t C, const float *scale,

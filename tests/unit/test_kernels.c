@@ -4,7 +4,9 @@
 #include <string.h>
 
 #include "audioc.h"
+#include "base/f16.h"
 #include "tensor/kernels.h"
+#include "tensor/mat.h"
 #include "test_util.h"
 
 static uint32_t seed = 12345;
@@ -196,6 +198,62 @@ static void test_transformer_ops(void)
           "log_softmax");
 }
 
+/* W[rows][cols] from floats into DTYPE's bytes (Q8_0: cols % 32 == 0). */
+static void *encode(const float *w, size_t rows, size_t cols, ac_dtype t)
+{
+    size_t rb = (size_t)ac_dtype_bytes(t, cols);
+    unsigned char *out = malloc(rows * rb + 1), *p = out;
+    for (size_t r = 0; r < rows; r++, p += rb) {
+        const float *v = w + r * cols;
+        if (t == AC_DTYPE_F32) memcpy(p, v, cols * 4);
+        for (size_t i = 0; t == AC_DTYPE_F16 && i < cols; i++) {
+            uint16_t h = ac_f32_to_f16(v[i]);
+            memcpy(p + 2 * i, &h, 2);
+        }
+        for (size_t i = 0; t == AC_DTYPE_BF16 && i < cols; i++) {
+            uint16_t h = ac_f32_to_bf16(v[i]);
+            memcpy(p + 2 * i, &h, 2);
+        }
+        for (size_t b = 0; t == AC_DTYPE_Q8_0 && b < cols / 32; b++) {
+            float mx = 0;
+            for (int i = 0; i < 32; i++) mx = fmaxf(mx, fabsf(v[b * 32 + i]));
+            float d = mx / 127;
+            uint16_t h = ac_f32_to_f16(d);
+            memcpy(p + 34 * b, &h, 2);
+            for (int i = 0; i < 32; i++) p[34 * b + 2 + i] = (unsigned char)(int8_t)lrintf(d ? v[b * 32 + i] / d : 0);
+        }
+    }
+    return out;
+}
+
+static void test_matmul_stored_types(void)
+{
+    const ac_dtype types[] = {AC_DTYPE_F32, AC_DTYPE_F16, AC_DTYPE_BF16, AC_DTYPE_Q8_0};
+    const size_t Ms[] = {1, 3, 8, 9, 40}, shapes[][2] = {{37, 45}, {70, 128}, {129, 256}};
+    for (size_t t = 0; t < 4; t++)
+        for (size_t s = 0; s < 3; s++) {
+            size_t N = shapes[s][0], K = shapes[s][1];
+            if (types[t] == AC_DTYPE_Q8_0 && K % 32) continue;
+            float *wf = rnd(N * K, -1, 1), *b = rnd(N, -1, 1), *x = rnd(40 * K, -1, 1);
+            float *ref = malloc(40 * N * sizeof *ref), *got = malloc(40 * N * sizeof *got);
+            void *wq = encode(wf, N, K, types[t]);
+            ac_mat w = {wq, types[t], N, K};
+            for (size_t mi = 0; mi < 5; mi++) {
+                size_t M = Ms[mi];
+                ac_matmul_w_ref(x, &w, b, ref, M);
+                ac_matmul_w(x, &w, b, got, M);
+                double d = max_rel_diff(got, ref, M * N);
+                CHECK(d < 2e-5, "%s %zux%zux%zu: diff %g", ac_dtype_name(types[t]), M, N, K, d);
+            }
+            /* the stored values are the floats up to the type's rounding */
+            float *rows = malloc(N * K * sizeof *rows);
+            ac_mat_rows(&w, 0, N, rows);
+            double tol = types[t] == AC_DTYPE_F32 ? 0 : types[t] == AC_DTYPE_F16 ? 1e-3 : 1e-2;
+            CHECK(max_rel_diff(rows, wf, N * K) <= tol, "%s rows", ac_dtype_name(types[t]));
+            free(wf), free(b), free(x), free(ref), free(got), free(wq), free(rows);
+        }
+}
+
 static void test_lstm(void)
 {
     size_t H = 37;
@@ -229,6 +287,7 @@ int main(int argc, char **argv)
         RUN(test_lstm);
         RUN(test_matmul_strided);
         RUN(test_transformer_ops);
+        RUN(test_matmul_stored_types);
     }
     return test_finish();
 }

@@ -1,0 +1,27 @@
+/* Weight matrices used where they lie: a Linear weight [rows][cols] in the
+ * checkpoint's own type (f32, f16, bf16, q8_0 blocks along a row), read
+ * straight from the memory-mapped file. Products convert on the fly:
+ * few rows of input (decoding) read every weight once per call, so the
+ * narrow types halve or quarter the bytes that bound the speed; many rows
+ * (encoders) convert the weights a panel at a time and run f32 products. */
+#ifndef AC_TENSOR_MAT_H
+#define AC_TENSOR_MAT_H
+
+#include <stddef.h>
+
+#include "tensor/dtype.h"
+
+typedef struct ac_mat {
+    const void *data;
+    ac_dtype dtype;       /* F32, F16, BF16 or Q8_0 */
+    size_t rows, cols;
+} ac_mat;
+
+/* Y[M][rows] = X[M][cols] . W^T + bias[rows] (bias may be NULL). */
+void ac_matmul_w(const float *x, const ac_mat *w, const float *bias, float *y, size_t M);
+void ac_matmul_w_ref(const float *x, const ac_mat *w, const float *bias, float *y, size_t M);
+
+/* Rows [r0, r1) of W as f32 into OUT[r1-r0][cols]. */
+void ac_mat_rows(const ac_mat *w, size_t r0, size_t r1, float *out);
+
+#endif

@@ -1,0 +1,91 @@
+/* AVX2/FMA/F16C products with weights in their stored type (built with
+ * -mavx2 -mfma -mf16c; called only after the CPU check). One weight row is
+ * converted in registers and used for up to 8 input rows. */
+#include <immintrin.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "base/f16.h"
+#include "tensor/simd_avx2.h"
+
+#define MB 8 /* input rows per pass */
+
+static inline float hsum8(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+/* 8 weights at P as f32. */
+static inline __m256 load8(const unsigned char *p, ac_dtype t)
+{
+    __m128i h = _mm_loadu_si128((const __m128i *)p);
+    if (t == AC_DTYPE_F16) return _mm256_cvtph_ps(h);
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)); /* bf16 */
+}
+
+static float scalar_weight(const unsigned char *p, size_t k, ac_dtype t)
+{
+    uint16_t h;
+    memcpy(&h, p + 2 * k, 2);
+    return t == AC_DTYPE_F16 ? ac_f16_to_f32(h) : ac_bf16_to_f32(h);
+}
+
+/* dot products of one 16-bit weight row with rows x[0..mr) */
+static void row16(const float *x, size_t K, const unsigned char *w, ac_dtype t, size_t mr, float *out)
+{
+    __m256 acc[MB];
+    for (size_t m = 0; m < mr; m++) acc[m] = _mm256_setzero_ps();
+    size_t k = 0;
+    for (; k + 8 <= K; k += 8) {
+        __m256 wv = load8(w + 2 * k, t);
+        for (size_t m = 0; m < mr; m++) acc[m] = _mm256_fmadd_ps(_mm256_loadu_ps(x + m * K + k), wv, acc[m]);
+    }
+    for (size_t m = 0; m < mr; m++) {
+        float s = hsum8(acc[m]);
+        for (size_t i = k; i < K; i++) s += x[m * K + i] * scalar_weight(w, i, t);
+        out[m] = s;
+    }
+}
+
+/* the same for a Q8_0 row: per block, sum x*q then scale by the block's d */
+static void row_q8(const float *x, size_t K, const unsigned char *w, size_t mr, float *out)
+{
+    __m256 acc[MB];
+    for (size_t m = 0; m < mr; m++) acc[m] = _mm256_setzero_ps();
+    for (size_t b = 0; b < K / 32; b++, w += 34) {
+        uint16_t h;
+        memcpy(&h, w, 2);
+        __m256 d = _mm256_set1_ps(ac_f16_to_f32(h));
+        __m256 q[4];
+        for (int i = 0; i < 4; i++)
+            q[i] = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(w + 2 + 8 * i))));
+        for (size_t m = 0; m < mr; m++) {
+            const float *xb = x + m * K + b * 32;
+            __m256 s = _mm256_mul_ps(_mm256_loadu_ps(xb), q[0]);
+            s = _mm256_fmadd_ps(_mm256_loadu_ps(xb + 8), q[1], s);
+            s = _mm256_fmadd_ps(_mm256_loadu_ps(xb + 16), q[2], s);
+            s = _mm256_fmadd_ps(_mm256_loadu_ps(xb + 24), q[3], s);
+            acc[m] = _mm256_fmadd_ps(s, d, acc[m]);
+        }
+    }
+    for (size_t m = 0; m < mr; m++) out[m] = hsum8(acc[m]);
+}
+
+void ac_matmul_w_avx2(const float *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0,
+                      size_t n1)
+{
+    size_t K = w->cols, stride = (size_t)ac_dtype_bytes(w->dtype, K);
+    float out[MB];
+    for (size_t m0 = 0; m0 < M; m0 += MB) {
+        size_t mr = M - m0 < MB ? M - m0 : MB;
+        for (size_t n = n0; n < n1; n++) {
+            const unsigned char *row = (const unsigned char *)w->data + n * stride;
+            if (w->dtype == AC_DTYPE_Q8_0) row_q8(x + m0 * K, K, row, mr, out);
+            else row16(x + m0 * K, K, row, w->dtype, mr, out);
+            for (size_t m = 0; m < mr; m++) y[(m0 + m) * w->rows + n] = out[m] + (bias ? bias[n] : 0.0f);
+        }
+    }
+}
