@@ -75,7 +75,7 @@ static ac_status lookup(ac_weights *w, const char *name, int ndim, const int64_t
                         ac_shape_str(shape, ndim, want, sizeof want));
     }
     if (t->dtype == AC_DTYPE_I64)
-        return ac_error(AC_ERR_MODEL, "%s: tensor '%s' has dtype I64, expected F32, F16 or BF16",
+        return ac_error(AC_ERR_MODEL, "%s: tensor '%s' has dtype I64, expected F32, F16, BF16 or Q8_0",
                         w->file, name);
     *out = t;
     return AC_OK;
@@ -134,5 +134,23 @@ ac_status ac_weights_f32_copy(ac_weights *w, const char *name, int ndim, const i
     if (!dst) return AC_ERR_NOMEM;
     convert(t, dst);
     *out = dst;
+    return AC_OK;
+}
+
+ac_status ac_weights_mat(ac_weights *w, const char *name, int ndim, const int64_t *shape, ac_mat *out)
+{
+    const ac_tensor *t;
+    AC_TRY(lookup(w, name, ndim, shape, &t));
+    size_t rows = ndim > 0 ? (size_t)shape[0] : 1, cols = rows ? (size_t)t->numel / rows : 0;
+    if (t->dtype == AC_DTYPE_Q8_0 && cols % 32)
+        return ac_error(AC_ERR_MODEL, "%s: tensor '%s' is Q8_0 with rows of %zu values (not a multiple of 32)",
+                        w->file, name, cols);
+    *out = (ac_mat){t->data, t->dtype, rows, cols};
+    if (t->dtype == AC_DTYPE_F32 && ((uintptr_t)t->data & 3) != 0) {
+        float *copy = ac_weights_scratch(w, (size_t)t->numel);
+        if (!copy) return AC_ERR_NOMEM;
+        convert(t, copy);
+        out->data = copy;
+    }
     return AC_OK;
 }

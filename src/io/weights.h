@@ -6,6 +6,7 @@
 #define AC_IO_WEIGHTS_H
 
 #include "io/tensor_file.h"
+#include "tensor/mat.h"
 
 typedef struct ac_weights {
     ac_tensor_file *st;
@@ -27,6 +28,10 @@ ac_status ac_weights_f32(ac_weights *w, const char *name, int ndim,
  * model rearranges at load time. */
 ac_status ac_weights_f32_copy(ac_weights *w, const char *name, int ndim,
                               const int64_t *shape, float **out);
+/* The tensor NAME of shape SHAPE[NDIM], whose first dimension is the
+ * matrix's rows and the rest its columns, used in place in its stored type
+ * (f32 is copied only when the mapping is misaligned). */
+ac_status ac_weights_mat(ac_weights *w, const char *name, int ndim, const int64_t *shape, ac_mat *out);
 /* A float buffer of N values that lives as long as the table. */
 float *ac_weights_scratch(ac_weights *w, size_t n);
 

@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "tensor/kernels.h"
+#include "tensor/mat.h"
 
 #define LN_EPS 1e-5f
 #define MASKED -1e9f
@@ -53,8 +54,8 @@ ac_status hviske_decoder_new(const hviske_model *m, const float *enc, int64_t T,
     /* cross-attention keys and values depend only on the audio */
     for (size_t l = 0; l < L; l++) {
         const hviske_dec_layer *Ly = &m->dec[l];
-        ac_linear(enc, Ly->ck_w, Ly->ck_b, d->ck + l * t * D, t, D, D);
-        ac_linear(enc, Ly->cv_w, Ly->cv_b, d->tmp, t, D, D);
+        ac_matmul_w(enc, &Ly->ck_w, Ly->ck_b, d->ck + l * t * D, t);
+        ac_matmul_w(enc, &Ly->cv_w, Ly->cv_b, d->tmp, t);
         float *vt = d->cvt + l * t * D;
         for (size_t j = 0; j < t; j++)
             for (size_t e = 0; e < D; e++) vt[e * t + j] = d->tmp[j * D + e];
@@ -91,8 +92,10 @@ ac_status hviske_decoder_forward(hviske_decoder *d, const int *tokens, const int
         if (tokens[r] < 0 || (size_t)tokens[r] >= d->V || pos[r] < 0 || pos[r] >= d->cap || beam[r] < 0 ||
             beam[r] >= d->beams)
             return ac_error(AC_ERR_ARG, "decoder: token %d at position %d is out of range", tokens[r], pos[r]);
-        const float *te = m->tok_emb + (size_t)tokens[r] * D, *pe = m->pos_enc + (size_t)pos[r] * D;
-        for (size_t e = 0; e < D; e++) d->h[r * D + e] = te[e] + pe[e];
+        const float *pe = m->pos_enc + (size_t)pos[r] * D;
+        float *h = d->h + r * D;
+        ac_mat_rows(&m->tok_emb, (size_t)tokens[r], (size_t)tokens[r] + 1, h);
+        for (size_t e = 0; e < D; e++) h[e] += pe[e];
     }
     ac_layernorm(d->h, d->h, R, D, m->emb_ln_w, m->emb_ln_b, LN_EPS);
 
@@ -100,9 +103,9 @@ ac_status hviske_decoder_forward(hviske_decoder *d, const int *tokens, const int
         const hviske_dec_layer *L = &m->dec[l];
         /* causal self-attention over the beam's cached positions */
         ac_layernorm(d->h, d->a, R, D, L->ln1_w, L->ln1_b, LN_EPS);
-        ac_linear(d->a, L->sq_w, L->sq_b, d->q, R, D, D);
-        ac_linear(d->a, L->sk_w, L->sk_b, d->k, R, D, D);
-        ac_linear(d->a, L->sv_w, L->sv_b, d->v, R, D, D);
+        ac_matmul_w(d->a, &L->sq_w, L->sq_b, d->q, R);
+        ac_matmul_w(d->a, &L->sk_w, L->sk_b, d->k, R);
+        ac_matmul_w(d->a, &L->sv_w, L->sv_b, d->v, R);
         for (int r = 0; r < rows; r++) {
             memcpy(cache_row(d, d->kc, l, beam[r], pos[r]), d->k + r * D, D * sizeof(float));
             memcpy(cache_row(d, d->vc, l, beam[r], pos[r]), d->v + r * D, D * sizeof(float));
@@ -114,31 +117,31 @@ ac_status hviske_decoder_forward(hviske_decoder *d, const int *tokens, const int
                 attend(d, d->q + r * D + h * dk, K + h * dk, D, n, n, NULL, 0, V + h * dk, dk,
                        d->ctx + r * D + h * dk);
         }
-        ac_linear(d->ctx, L->so_w, L->so_b, d->a, R, D, D);
+        ac_matmul_w(d->ctx, &L->so_w, L->so_b, d->a, R);
         ac_axpy(d->h, d->a, 1.0f, R * D);
 
         /* cross-attention over the valid encoder frames */
         ac_layernorm(d->h, d->a, R, D, L->ln2_w, L->ln2_b, LN_EPS);
-        ac_linear(d->a, L->cq_w, L->cq_b, d->q, R, D, D);
+        ac_matmul_w(d->a, &L->cq_w, L->cq_b, d->q, R);
         const float *ck = d->ck + (size_t)l * t * D, *cvt = d->cvt + (size_t)l * t * D;
         for (int r = 0; r < rows; r++)
             for (size_t h = 0; h < H; h++)
                 attend(d, d->q + r * D + h * dk, ck + h * dk, D, t, (size_t)d->T_valid, cvt + h * dk * t, t, NULL,
                        dk, d->ctx + r * D + h * dk);
-        ac_linear(d->ctx, L->co_w, L->co_b, d->a, R, D, D);
+        ac_matmul_w(d->ctx, &L->co_w, L->co_b, d->a, R);
         ac_axpy(d->h, d->a, 1.0f, R * D);
 
         /* ReLU feed-forward */
         ac_layernorm(d->h, d->a, R, D, L->ln3_w, L->ln3_b, LN_EPS);
-        ac_linear(d->a, L->ff_in_w, L->ff_in_b, d->ff, R, d->F, D);
+        ac_matmul_w(d->a, &L->ff_in_w, L->ff_in_b, d->ff, R);
         ac_relu(d->ff, R * d->F);
-        ac_linear(d->ff, L->ff_out_w, L->ff_out_b, d->a, R, D, d->F);
+        ac_matmul_w(d->ff, &L->ff_out_w, L->ff_out_b, d->a, R);
         ac_axpy(d->h, d->a, 1.0f, R * D);
     }
     /* the head, for the last n_out rows only */
     const float *last = d->h + (R - (size_t)n_out) * D;
     ac_layernorm(last, d->a, (size_t)n_out, D, m->final_ln_w, m->final_ln_b, LN_EPS);
-    ac_linear(d->a, m->cls_w, m->cls_b, logprobs, (size_t)n_out, d->V, D);
+    ac_matmul_w(d->a, &m->cls_w, m->cls_b, logprobs, (size_t)n_out);
     for (int r = 0; r < n_out; r++) ac_log_softmax(logprobs + (size_t)r * d->V, d->V);
     return AC_OK;
 }

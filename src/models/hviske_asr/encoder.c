@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "models/hviske_asr/frontend.h"
 #include "tensor/kernels.h"
+#include "tensor/mat.h"
 
 #define LN_EPS 1e-5f
 #define MASKED -1e9f
@@ -72,13 +73,13 @@ static ac_status subsample(const hviske_model *m, const float *feat, int64_t T0,
 
     conv_depthwise(s1, T1, F1, C, m->sub_dw_w[0], m->sub_dw_b[0], d2);
     mask_rows(d2, T2, len2, (size_t)(F2 * C));
-    ac_linear(d2, m->sub_pw_w[0], m->sub_pw_b[0], s2, (size_t)(T2 * F2), (size_t)C, (size_t)C);
+    ac_matmul_w(d2, &m->sub_pw_w[0], m->sub_pw_b[0], s2, (size_t)(T2 * F2));
     ac_relu(s2, (size_t)(T2 * F2 * C));
     mask_rows(s2, T2, len2, (size_t)(F2 * C));
 
     conv_depthwise(s2, T2, F2, C, m->sub_dw_w[1], m->sub_dw_b[1], d3);
     mask_rows(d3, T3_, len3_, (size_t)(F3 * C));
-    ac_linear(d3, m->sub_pw_w[1], m->sub_pw_b[1], s3, (size_t)(T3_ * F3), (size_t)C, (size_t)C);
+    ac_matmul_w(d3, &m->sub_pw_w[1], m->sub_pw_b[1], s3, (size_t)(T3_ * F3));
     ac_relu(s3, (size_t)(T3_ * F3 * C));
     mask_rows(s3, T3_, len3_, (size_t)(F3 * C));
 
@@ -123,13 +124,13 @@ static ac_status scratch_alloc(const hviske_config *c, int64_t T, ac_arena *a, l
 
 /* x += 0.5 * FF(LN(x)), FF = Linear2(SiLU(Linear1)). */
 static void feed_forward(const hviske_config *c, float *x, int64_t T, const float *lnw, const float *lnb,
-                         const float *w1, const float *b1, const float *w2, const float *b2, layer_scratch *s)
+                         const ac_mat *w1, const float *b1, const ac_mat *w2, const float *b2, layer_scratch *s)
 {
     size_t E = (size_t)c->d_model, F = (size_t)c->ff_dim, t = (size_t)T;
     ac_layernorm(x, s->ln, t, E, lnw, lnb, LN_EPS);
-    ac_linear(s->ln, w1, b1, s->ff, t, F, E);
+    ac_matmul_w(s->ln, w1, b1, s->ff, t);
     ac_silu(s->ff, t * F);
-    ac_linear(s->ff, w2, b2, s->q, t, E, F);
+    ac_matmul_w(s->ff, w2, b2, s->q, t);
     ac_axpy(x, s->q, 0.5f, t * E);
 }
 
@@ -140,10 +141,10 @@ static void self_attention(const hviske_config *c, const hviske_enc_layer *L, fl
     size_t E = (size_t)c->d_model, H = (size_t)c->n_heads, dk = E / H, t = (size_t)T, P = 2 * t - 1;
     float scale = 1.0f / sqrtf((float)dk);
     ac_layernorm(x, s->ln, t, E, L->ln_att_w, L->ln_att_b, LN_EPS);
-    ac_linear(s->ln, L->wq, L->bq, s->q, t, E, E);
-    ac_linear(s->ln, L->wk, L->bk, s->k, t, E, E);
-    ac_linear(s->ln, L->wv, L->bv, s->v, t, E, E);
-    ac_linear(R, L->wpos, NULL, s->pos, P, E, E);
+    ac_matmul_w(s->ln, &L->wq, L->bq, s->q, t);
+    ac_matmul_w(s->ln, &L->wk, L->bk, s->k, t);
+    ac_matmul_w(s->ln, &L->wv, L->bv, s->v, t);
+    ac_matmul_w(R, &L->wpos, NULL, s->pos, P);
     for (size_t i = 0; i < t; i++)
         for (size_t e = 0; e < E; e++) {
             s->qu[i * E + e] = s->q[i * E + e] + L->pos_u[e];
@@ -165,7 +166,7 @@ static void self_attention(const hviske_config *c, const hviske_enc_layer *L, fl
             for (size_t d = 0; d < dk; d++) s->vt[d * t + j] = s->v[j * E + o + d];
         ac_matmul_nt(s->ac, t, s->vt, t, NULL, s->ctx + o, E, t, dk, t);
     }
-    ac_linear(s->ctx, L->wo, L->bo, s->q, t, E, E);
+    ac_matmul_w(s->ctx, &L->wo, L->bo, s->q, t);
     ac_axpy(x, s->q, 1.0f, t * E);
 }
 
@@ -175,24 +176,24 @@ static void conv_module(const hviske_config *c, const hviske_enc_layer *L, float
 {
     size_t E = (size_t)c->d_model, t = (size_t)T;
     ac_layernorm(x, s->ln, t, E, L->ln_conv_w, L->ln_conv_b, LN_EPS);
-    ac_linear(s->ln, L->pw1_w, L->pw1_b, s->conv, t, 2 * E, E);
+    ac_matmul_w(s->ln, &L->pw1_w, L->pw1_b, s->conv, t);
     ac_glu(s->conv, s->glu, t, E);
     mask_rows(s->glu, T, Tv, E);
     ac_conv1d_shape dw = {(int)E, (int)E, c->conv_kernel, 1, (c->conv_kernel - 1) / 2, 1};
     ac_conv1d_depthwise(&dw, s->glu, 1, t, L->dw_w, L->dw_b, s->dw);
     ac_channel_affine(s->dw, t, E, L->bn_scale, L->bn_shift, 0);
     ac_silu(s->dw, t * E);
-    ac_linear(s->dw, L->pw2_w, L->pw2_b, s->q, t, E, E);
+    ac_matmul_w(s->dw, &L->pw2_w, L->pw2_b, s->q, t);
     ac_axpy(x, s->q, 1.0f, t * E);
 }
 
 static void conformer_layer(const hviske_config *c, const hviske_enc_layer *L, float *x, int64_t T, int64_t Tv,
                             const float *R, layer_scratch *s)
 {
-    feed_forward(c, x, T, L->ln_ff1_w, L->ln_ff1_b, L->ff1_w1, L->ff1_b1, L->ff1_w2, L->ff1_b2, s);
+    feed_forward(c, x, T, L->ln_ff1_w, L->ln_ff1_b, &L->ff1_w1, L->ff1_b1, &L->ff1_w2, L->ff1_b2, s);
     self_attention(c, L, x, T, Tv, R, s);
     conv_module(c, L, x, T, Tv, s);
-    feed_forward(c, x, T, L->ln_ff2_w, L->ln_ff2_b, L->ff2_w1, L->ff2_b1, L->ff2_w2, L->ff2_b2, s);
+    feed_forward(c, x, T, L->ln_ff2_w, L->ln_ff2_b, &L->ff2_w1, L->ff2_b1, &L->ff2_w2, L->ff2_b2, s);
     ac_layernorm(x, x, (size_t)T, (size_t)c->d_model, L->ln_out_w, L->ln_out_b, LN_EPS);
 }
 
@@ -222,7 +223,7 @@ ac_status hviske_encode(const hviske_model *m, const float *feat, int64_t n_fram
     for (int i = 0; i < n; i++) conformer_layer(c, &m->enc[i], x, T, Tv, R, &s);
     out->proj = ac_arena_floats(a, (size_t)T * c->dec_dim);
     if (!out->proj) return AC_ERR_NOMEM;
-    ac_linear(x, m->proj_w, m->proj_b, out->proj, (size_t)T, (size_t)c->dec_dim, E);
+    ac_matmul_w(x, &m->proj_w, m->proj_b, out->proj, (size_t)T);
     out->x = x;
     out->T = T;
     out->T_valid = Tv;

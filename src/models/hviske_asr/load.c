@@ -34,11 +34,20 @@ static ac_status get_copy(loader *l, const char *name, int ndim, const int64_t *
 
 #define GET(name, out, ...) AC_TRY(get(l, name, AC_SHAPE(__VA_ARGS__), &(out)))
 
-static ac_status linear(loader *l, const char *name, int out, int in, const float **w, const float **b)
+static ac_status mat(loader *l, const char *name, int ndim, const int64_t *shape, ac_mat *out)
+{
+    char full[256];
+    snprintf(full, sizeof full, "%s%s", l->prefix, name);
+    return ac_weights_mat(l->m->weights, full, ndim, shape, out);
+}
+
+#define MAT(name, out, ...) AC_TRY(mat(l, name, AC_SHAPE(__VA_ARGS__), &(out)))
+
+static ac_status linear(loader *l, const char *name, int out, int in, ac_mat *w, const float **b)
 {
     char n[128];
     snprintf(n, sizeof n, "%s.weight", name);
-    AC_TRY(get(l, n, AC_SHAPE(out, in), w));
+    AC_TRY(mat(l, n, AC_SHAPE(out, in), w));
     snprintf(n, sizeof n, "%s.bias", name);
     return get(l, n, AC_SHAPE(out), b);
 }
@@ -76,11 +85,11 @@ static ac_status load_subsampling(loader *l)
     GET("conv.0.bias", m->sub0_b, C);
     AC_TRY(dw3x3(l, "conv.2.weight", C, &m->sub_dw_w[0]));
     GET("conv.2.bias", m->sub_dw_b[0], C);
-    GET("conv.3.weight", m->sub_pw_w[0], C, C, 1, 1);
+    MAT("conv.3.weight", m->sub_pw_w[0], C, C, 1, 1);
     GET("conv.3.bias", m->sub_pw_b[0], C);
     AC_TRY(dw3x3(l, "conv.5.weight", C, &m->sub_dw_w[1]));
     GET("conv.5.bias", m->sub_dw_b[1], C);
-    GET("conv.6.weight", m->sub_pw_w[1], C, C, 1, 1);
+    MAT("conv.6.weight", m->sub_pw_w[1], C, C, 1, 1);
     GET("conv.6.bias", m->sub_pw_b[1], C);
     /* upstream flattens (channel, freq) as c*F3 + f; our activations are
      * [freq][channel], so the columns are reordered to f*C + c once */
@@ -110,11 +119,11 @@ static ac_status load_enc_layer(loader *l, int i)
     AC_TRY(linear(l, "self_attn.linear_k", E, E, &L->wk, &L->bk));
     AC_TRY(linear(l, "self_attn.linear_v", E, E, &L->wv, &L->bv));
     AC_TRY(linear(l, "self_attn.linear_out", E, E, &L->wo, &L->bo));
-    GET("self_attn.linear_pos.weight", L->wpos, E, E);
+    MAT("self_attn.linear_pos.weight", L->wpos, E, E);
     GET("self_attn.pos_bias_u", L->pos_u, H, E / H);
     GET("self_attn.pos_bias_v", L->pos_v, H, E / H);
     AC_TRY(norm(l, "norm_conv", E, &L->ln_conv_w, &L->ln_conv_b));
-    GET("conv.pointwise_conv1.weight", L->pw1_w, 2 * E, E, 1);
+    MAT("conv.pointwise_conv1.weight", L->pw1_w, 2 * E, E, 1);
     GET("conv.pointwise_conv1.bias", L->pw1_b, 2 * E);
     const float *dw;
     GET("conv.depthwise_conv.weight", dw, E, 1, K);
@@ -135,7 +144,7 @@ static ac_status load_enc_layer(loader *l, int i)
             return ac_error(AC_ERR_MODEL, "%s: %sconv.batch_norm.running_var has a negative value",
                             m->weights->file, l->prefix);
     ac_batchnorm_fold(g, b, mean, var, BN_EPS, (size_t)E, L->bn_scale, L->bn_shift);
-    GET("conv.pointwise_conv2.weight", L->pw2_w, E, E, 1);
+    MAT("conv.pointwise_conv2.weight", L->pw2_w, E, E, 1);
     GET("conv.pointwise_conv2.bias", L->pw2_b, E);
     AC_TRY(norm(l, "norm_feed_forward2", E, &L->ln_ff2_w, &L->ln_ff2_b));
     AC_TRY(linear(l, "feed_forward2.linear1", F, E, &L->ff2_w1, &L->ff2_b1));
@@ -224,7 +233,7 @@ static ac_status load_all(hviske_model *m, const char *dir)
     l->prefix[0] = 0;
     AC_TRY(linear(l, "encoder_decoder_proj", c->dec_dim, c->d_model, &m->proj_w, &m->proj_b));
     snprintf(l->prefix, sizeof l->prefix, "transf_decoder._embedding.");
-    GET("token_embedding.weight", m->tok_emb, c->vocab, c->dec_dim);
+    MAT("token_embedding.weight", m->tok_emb, c->vocab, c->dec_dim);
     GET("position_embedding.pos_enc", m->pos_enc, c->max_seq, c->dec_dim);
     AC_TRY(norm(l, "layer_norm", c->dec_dim, &m->emb_ln_w, &m->emb_ln_b));
     for (int j = 0; j < c->dec_layers; j++) AC_TRY(load_dec_layer(l, j));

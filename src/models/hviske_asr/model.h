@@ -10,6 +10,7 @@
 
 #include "audio/mel.h"
 #include "io/weights.h"
+#include "tensor/mat.h"
 #include "text/sentencepiece.h"
 
 #define HVISKE_MAX_LANGS 256
@@ -33,21 +34,27 @@ typedef struct hviske_config {
     int n_languages;
 } hviske_config;
 
+/* Matrices (ac_mat) stay in the checkpoint's type, in place; vectors are f32. */
 typedef struct {
-    const float *ln_ff1_w, *ln_ff1_b, *ff1_w1, *ff1_b1, *ff1_w2, *ff1_b2;
-    const float *ln_att_w, *ln_att_b, *wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo, *wpos;
+    const float *ln_ff1_w, *ln_ff1_b, *ff1_b1, *ff1_b2;
+    ac_mat ff1_w1, ff1_w2;
+    const float *ln_att_w, *ln_att_b, *bq, *bk, *bv, *bo;
+    ac_mat wq, wk, wv, wo, wpos;
     const float *pos_u, *pos_v;          /* [heads][d_head] */
-    const float *ln_conv_w, *ln_conv_b, *pw1_w, *pw1_b, *dw_b, *pw2_w, *pw2_b;
+    const float *ln_conv_w, *ln_conv_b, *pw1_b, *dw_b, *pw2_b;
+    ac_mat pw1_w, pw2_w;
     float *dw_w;                         /* [kernel][d_model] */
     float *bn_scale, *bn_shift;
-    const float *ln_ff2_w, *ln_ff2_b, *ff2_w1, *ff2_b1, *ff2_w2, *ff2_b2;
+    const float *ln_ff2_w, *ln_ff2_b, *ff2_b1, *ff2_b2;
+    ac_mat ff2_w1, ff2_w2;
     const float *ln_out_w, *ln_out_b;
 } hviske_enc_layer;
 
 typedef struct {
-    const float *ln1_w, *ln1_b, *sq_w, *sq_b, *sk_w, *sk_b, *sv_w, *sv_b, *so_w, *so_b;
-    const float *ln2_w, *ln2_b, *cq_w, *cq_b, *ck_w, *ck_b, *cv_w, *cv_b, *co_w, *co_b;
-    const float *ln3_w, *ln3_b, *ff_in_w, *ff_in_b, *ff_out_w, *ff_out_b;
+    const float *ln1_w, *ln1_b, *sq_b, *sk_b, *sv_b, *so_b;
+    const float *ln2_w, *ln2_b, *cq_b, *ck_b, *cv_b, *co_b;
+    const float *ln3_w, *ln3_b, *ff_in_b, *ff_out_b;
+    ac_mat sq_w, sk_w, sv_w, so_w, cq_w, ck_w, cv_w, co_w, ff_in_w, ff_out_w;
 } hviske_dec_layer;
 
 typedef struct hviske_model {
@@ -62,15 +69,19 @@ typedef struct hviske_model {
     const float *sub0_w;       /* [C][9] (1 input channel) */
     const float *sub0_b;
     float *sub_dw_w[2];        /* [9][C] */
-    const float *sub_dw_b[2], *sub_pw_w[2], *sub_pw_b[2];
+    const float *sub_dw_b[2], *sub_pw_b[2];
+    ac_mat sub_pw_w[2];
     float *sub_out_w;          /* [E][F3*C], columns reordered to our (f, c) layout */
     const float *sub_out_b;
     hviske_enc_layer *enc;
-    const float *proj_w, *proj_b;
+    ac_mat proj_w;
+    const float *proj_b;
     /* decoder */
-    const float *tok_emb, *pos_enc, *emb_ln_w, *emb_ln_b;
+    ac_mat tok_emb;
+    const float *pos_enc, *emb_ln_w, *emb_ln_b;
     hviske_dec_layer *dec;
-    const float *final_ln_w, *final_ln_b, *cls_w, *cls_b;
+    const float *final_ln_w, *final_ln_b, *cls_b;
+    ac_mat cls_w;
 } hviske_model;
 
 /* config.c: config.json and generation_config.json of the package in DIR. */
