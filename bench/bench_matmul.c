@@ -6,7 +6,9 @@
 #include <stdlib.h>
 
 #include "audioc.h"
+#include "base/f16.h"
 #include "tensor/kernels.h"
+#include "tensor/mat.h"
 
 static double gflops(double M, double N, double K, double s) { return 2 * M * N * K / s / 1e9; }
 
@@ -45,6 +47,41 @@ static void run_blas(void *p)
                 0.0f, j->y, j->N);
 }
 
+typedef struct {
+    ac_mat w;
+    float *x, *y;
+    size_t M;
+} wjob;
+
+static void run_stored(void *p)
+{
+    wjob *j = p;
+    ac_matmul_w(j->x, &j->w, NULL, j->y, j->M);
+}
+
+/* Few-row products with 16-bit and Q8_0 weights are bound by reading the
+ * weights: report the bytes per second they stream. */
+static void stored_types(void)
+{
+    const size_t N = 4096, K = 1024;
+    printf("\n| weights | rows M | threads | ms | weight GB/s |\n|---|---|---|---|---|\n");
+    const ac_dtype types[] = {AC_DTYPE_F16, AC_DTYPE_BF16, AC_DTYPE_Q8_0};
+    for (int t = 0; t < 3; t++) {
+        size_t bytes = (size_t)ac_dtype_bytes(types[t], K) * N;
+        unsigned char *w = malloc(bytes);
+        for (size_t i = 0; i < bytes; i++) w[i] = (unsigned char)(i * 7 % 61); /* small finite values */
+        wjob j = {{w, types[t], N, K}, calloc(8 * K, sizeof(float)), calloc(8 * N, sizeof(float)), 1};
+        for (size_t M = 1; M <= 5; M += 4)
+            for (int th = 1; th <= 2; th++) {
+                j.M = M;
+                ac_set_threads(th);
+                double s = time_it(run_stored, &j);
+                printf("| %s | %zu | %d | %.3f | %.1f |\n", ac_dtype_name(types[t]), M, th, 1e3 * s, bytes / s / 1e9);
+            }
+        free(w), free(j.x), free(j.y);
+    }
+}
+
 int main(int argc, char **argv)
 {
     int def[][3] = {{1, 512, 128}, {128, 258, 256}, {128, 128, 387}, {1024, 64, 64}, {1, 4096, 1024},
@@ -70,5 +107,6 @@ int main(int argc, char **argv)
         }
         free(j.x), free(j.w), free(j.y);
     }
+    if (argc == 1) stored_types();
     return 0;
 }

@@ -120,6 +120,7 @@ typedef struct ac_asr_options {
     float top_p;            /* sampling (1.0) */
     uint64_t seed;          /* sampling (0) */
     int max_new_tokens;     /* per chunk (256) */
+    int min_new_tokens;     /* per chunk: no end before this many (0) */
     int prompt_prefix;      /* lead the prompt with the "▁" piece (1) */
 } ac_asr_options;
 

@@ -112,8 +112,8 @@ static ac_status run(ac_asr *a, ac_audio_reader *r, const ac_asr_options *o, ac_
 {
     const hviske_config *c = &a->model->cfg;
     hviske_options ho = {o->language, o->punctuation, o->prompt_prefix,
-                         {o->max_new_tokens, o->beam_size, o->length_penalty, o->temperature, o->top_k, o->top_p,
-                          o->seed}};
+                         {o->max_new_tokens, o->min_new_tokens, o->beam_size, o->length_penalty, o->temperature,
+                          o->top_k, o->top_p, o->seed}};
     int64_t chunk = (int64_t)(c->max_clip_s * c->sample_rate + 0.5);
     size_t cap = (size_t)chunk + 1;
     float *buf = ac_malloc(cap * sizeof *buf);

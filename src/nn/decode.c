@@ -116,6 +116,7 @@ static ac_status decode_single(const ac_decode_model *m, const ac_decode_options
     double total = 0;
     while (!s) {
         int tok;
+        if (n < o->min_new_tokens) lp[m->eos] = -INFINITY;
         if (sampling) {
             ac_sampling_probs(lp, V, o->temperature, o->top_k, o->top_p, probs, scratch);
             tok = sample(probs, V, &r);
@@ -230,7 +231,8 @@ static ac_status decode_beam(const ac_decode_model *m, const ac_decode_options *
     for (;;) {
         int nc = 0;
         for (int b = 0; b < n_act; b++) {
-            const float *row = lp + (size_t)b * V;
+            float *row = lp + (size_t)b * V;
+            if (len < o->min_new_tokens) row[m->eos] = -INFINITY;
             int n_top = top_tokens(row, V, K, top);
             for (int i = 0; i < n_top; i++) cands[nc++] = (cand){act[b].score + row[top[i]], b, top[i]};
         }
@@ -314,6 +316,8 @@ ac_status ac_decode(const ac_decode_model *m, const ac_decode_options *o, const 
 {
     memset(out, 0, sizeof *out);
     if (o->max_new_tokens < 1) return ac_error(AC_ERR_ARG, "max_new_tokens must be at least 1");
+    if (o->min_new_tokens < 0 || o->min_new_tokens > o->max_new_tokens)
+        return ac_error(AC_ERR_ARG, "min_new_tokens must be in 0..max_new_tokens");
     if (o->beam_size < 1 || o->beam_size > 64) return ac_error(AC_ERR_ARG, "beam size %d is out of range 1..64", o->beam_size);
     if (o->beam_size > 1 && o->temperature > 0) return ac_error(AC_ERR_ARG, "sampling works with beam size 1 only");
     if (o->temperature < 0 || !(o->top_p > 0 && o->top_p <= 1) || o->top_k < 0)

@@ -21,6 +21,7 @@ typedef struct ac_decode_model {
 
 typedef struct ac_decode_options {
     int max_new_tokens;
+    int min_new_tokens;      /* the end token is barred before this many */
     int beam_size;           /* > 1: beam search */
     float length_penalty;    /* beam search: score / length^penalty */
     float temperature;       /* > 0 (with beam_size 1): sampling */

@@ -59,21 +59,35 @@ static void matmul_range(void *ctx, size_t b, size_t e)
 }
 
 /* Large products with many rows go to OpenBLAS: it packs and blocks for the
- * cache and uses the widest vectors the CPU has. Our kernels serve the
- * rest, which are bound by reading the weights (decoding) or small. */
+ * cache and uses the widest vectors the CPU has. Its own threads are off:
+ * our pool gives each thread a slice of the output columns, so one set of
+ * threads does all the work and none spin against another. */
+typedef struct {
+    const float *x, *w, *bias;
+    float *y;
+    size_t ldx, ldw, ldy, M, K;
+} blas_job;
+
+static void blas_range(void *ctx, size_t n0, size_t n1)
+{
+    const blas_job *j = ctx;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)j->M, (int)(n1 - n0), (int)j->K, 1.0f, j->x,
+                (int)j->ldx, j->w + n0 * j->ldw, (int)j->ldw, 0.0f, j->y + n0, (int)j->ldy);
+    if (j->bias)
+        for (size_t m = 0; m < j->M; m++)
+            for (size_t n = n0; n < n1; n++) j->y[m * j->ldy + n] += j->bias[n];
+}
+
 static void blas_matmul(const float *x, size_t ldx, const float *w, size_t ldw, const float *bias, float *y,
                         size_t ldy, size_t M, size_t N, size_t K)
 {
-    static int blas_threads;
-    if (blas_threads != ac_get_threads()) {
-        blas_threads = ac_get_threads();
-        openblas_set_num_threads(blas_threads);
+    static int single;
+    if (!single) {
+        openblas_set_num_threads(1);
+        single = 1;
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)N, (int)K, 1.0f, x, (int)ldx, w, (int)ldw,
-                0.0f, y, (int)ldy);
-    if (bias)
-        for (size_t m = 0; m < M; m++)
-            for (size_t n = 0; n < N; n++) y[m * ldy + n] += bias[n];
+    blas_job j = {x, w, bias, y, ldx, ldw, ldy, M, K};
+    ac_parallel_for(N, 64, blas_range, &j);
 }
 
 void ac_matmul_nt(const float *x, size_t ldx, const float *w, size_t ldw, const float *bias,

@@ -9,8 +9,8 @@
 #include "tensor/kernels.h"
 #include "tensor/simd_avx2.h"
 
-#define PANEL_ROWS 128   /* weight rows converted at a time for f32 products */
-#define MANY_ROWS 8      /* from this many input rows, convert panels */
+#define PANEL_FLOATS (2u << 20) /* weights converted at a time for f32 products */
+#define MANY_ROWS 32            /* from this many input rows, convert panels */
 
 static size_t row_bytes(const ac_mat *w) { return (size_t)ac_dtype_bytes(w->dtype, w->cols); }
 
@@ -46,6 +46,10 @@ static void row_f32(const ac_mat *w, size_t r, float *out)
 
 void ac_mat_rows(const ac_mat *w, size_t r0, size_t r1, float *out)
 {
+    if (w->dtype != AC_DTYPE_F32 && ac_kernels_simd()) {
+        ac_mat_rows_avx2(w, r0, r1, out);
+        return;
+    }
     for (size_t r = r0; r < r1; r++) row_f32(w, r, out + (r - r0) * w->cols);
 }
 
@@ -95,18 +99,44 @@ static void stream_range(void *ctx, size_t n0, size_t n1)
     free(row);
 }
 
-/* ---- many rows: a panel of weights at a time in f32 ---------------------- */
+/* ---- many rows: the weights in f32 panels, then BLAS-speed products --- */
+
+/* Each thread converts its own slice of weight rows, PANEL_FLOATS at a
+ * time, into a buffer it keeps between calls, and multiplies it. */
+static _Thread_local float *panel_buf;
+static _Thread_local size_t panel_cap;
 
 typedef struct {
+    const float *x;
     const ac_mat *w;
-    float *panel;
-    size_t r0;
+    const float *bias;
+    float *y;
+    size_t M;
+    int failed;
 } panel_job;
 
-static void panel_range(void *ctx, size_t b, size_t e)
+static void panel_range(void *ctx, size_t n0, size_t n1)
 {
-    const panel_job *j = ctx;
-    ac_mat_rows(j->w, j->r0 + b, j->r0 + e, j->panel + b * j->w->cols);
+    panel_job *j = ctx;
+    const ac_mat *w = j->w;
+    size_t rows = PANEL_FLOATS / w->cols ? PANEL_FLOATS / w->cols : 1;
+    if (rows > n1 - n0) rows = n1 - n0;
+    if (rows * w->cols > panel_cap) {
+        float *p = realloc(panel_buf, rows * w->cols * sizeof *p);
+        if (!p) {
+            j->failed = 1;
+            return;
+        }
+        panel_buf = p;
+        panel_cap = rows * w->cols;
+    }
+    for (size_t r0 = n0; r0 < n1; r0 += rows) {
+        size_t nr = n1 - r0 < rows ? n1 - r0 : rows;
+        ac_mat_rows(w, r0, r0 + nr, panel_buf);
+        /* a single-threaded product: we are already one of the pool's threads */
+        ac_matmul_nt(j->x, w->cols, panel_buf, w->cols, j->bias ? j->bias + r0 : NULL, j->y + r0, w->rows, j->M, nr,
+                     w->cols);
+    }
 }
 
 void ac_matmul_w(const float *x, const ac_mat *w, const float *bias, float *y, size_t M)
@@ -115,17 +145,18 @@ void ac_matmul_w(const float *x, const ac_mat *w, const float *bias, float *y, s
         ac_linear(x, w->data, bias, y, M, w->rows, w->cols);
         return;
     }
-    float *panel = M >= MANY_ROWS ? malloc(PANEL_ROWS * w->cols * sizeof *panel) : NULL;
-    if (!panel) {
-        stream_job j = {x, w, bias, y, M};
-        ac_parallel_for(w->rows, 16, stream_range, &j);
-        return;
+    if (M >= MANY_ROWS) {
+        panel_job pj = {x, w, bias, y, M, 0};
+        ac_parallel_for(w->rows, 64, panel_range, &pj);
+        if (!pj.failed) return;
     }
-    for (size_t r0 = 0; r0 < w->rows; r0 += PANEL_ROWS) {
-        size_t nr = w->rows - r0 < PANEL_ROWS ? w->rows - r0 : PANEL_ROWS;
-        panel_job pj = {w, panel, r0};
-        ac_parallel_for(nr, 8, panel_range, &pj);
-        ac_matmul_nt(x, w->cols, panel, w->cols, bias ? bias + r0 : NULL, y + r0, w->rows, M, nr, w->cols);
-    }
-    free(panel);
+    stream_job j = {x, w, bias, y, M};
+    ac_parallel_for(w->rows, 16, stream_range, &j);
+}
+
+void ac_mat_release_scratch(void)
+{
+    free(panel_buf);
+    panel_buf = NULL;
+    panel_cap = 0;
 }

@@ -50,6 +50,46 @@ static void row16(const float *x, size_t K, const unsigned char *w, ac_dtype t, 
     }
 }
 
+/* one input row: four accumulators keep the FMA pipeline full */
+static float row16_single(const float *x, size_t K, const unsigned char *w, ac_dtype t)
+{
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    size_t k = 0;
+    for (; k + 32 <= K; k += 32) {
+        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + k), load8(w + 2 * k, t), a0);
+        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(x + k + 8), load8(w + 2 * k + 16, t), a1);
+        a2 = _mm256_fmadd_ps(_mm256_loadu_ps(x + k + 16), load8(w + 2 * k + 32, t), a2);
+        a3 = _mm256_fmadd_ps(_mm256_loadu_ps(x + k + 24), load8(w + 2 * k + 48, t), a3);
+    }
+    for (; k + 8 <= K; k += 8) a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + k), load8(w + 2 * k, t), a0);
+    float s = hsum8(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+    for (; k < K; k++) s += x[k] * scalar_weight(w, k, t);
+    return s;
+}
+
+/* one input row against four weight rows: four independent FMA chains and
+ * one load of x for four rows */
+static void row16_quad(const float *x, size_t K, const unsigned char *w, size_t stride, ac_dtype t, float *out)
+{
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    const unsigned char *w1 = w + stride, *w2 = w1 + stride, *w3 = w2 + stride;
+    size_t k = 0;
+    for (; k + 8 <= K; k += 8) {
+        __m256 xv = _mm256_loadu_ps(x + k);
+        a0 = _mm256_fmadd_ps(xv, load8(w + 2 * k, t), a0);
+        a1 = _mm256_fmadd_ps(xv, load8(w1 + 2 * k, t), a1);
+        a2 = _mm256_fmadd_ps(xv, load8(w2 + 2 * k, t), a2);
+        a3 = _mm256_fmadd_ps(xv, load8(w3 + 2 * k, t), a3);
+    }
+    out[0] = hsum8(a0), out[1] = hsum8(a1), out[2] = hsum8(a2), out[3] = hsum8(a3);
+    for (; k < K; k++) {
+        out[0] += x[k] * scalar_weight(w, k, t);
+        out[1] += x[k] * scalar_weight(w1, k, t);
+        out[2] += x[k] * scalar_weight(w2, k, t);
+        out[3] += x[k] * scalar_weight(w3, k, t);
+    }
+}
+
 /* the same for a Q8_0 row: per block, sum x*q then scale by the block's d */
 static void row_q8(const float *x, size_t K, const unsigned char *w, size_t mr, float *out)
 {
@@ -79,13 +119,45 @@ void ac_matmul_w_avx2(const float *x, const ac_mat *w, const float *bias, float 
 {
     size_t K = w->cols, stride = (size_t)ac_dtype_bytes(w->dtype, K);
     float out[MB];
+    if (M == 1 && w->dtype != AC_DTYPE_Q8_0) { /* decoding one sequence */
+        size_t n = n0;
+        for (; n + 4 <= n1; n += 4) {
+            row16_quad(x, K, (const unsigned char *)w->data + n * stride, stride, w->dtype, out);
+            for (int i = 0; i < 4; i++) y[n + i] = out[i] + (bias ? bias[n + i] : 0.0f);
+        }
+        n0 = n;
+    }
     for (size_t m0 = 0; m0 < M; m0 += MB) {
         size_t mr = M - m0 < MB ? M - m0 : MB;
         for (size_t n = n0; n < n1; n++) {
             const unsigned char *row = (const unsigned char *)w->data + n * stride;
             if (w->dtype == AC_DTYPE_Q8_0) row_q8(x + m0 * K, K, row, mr, out);
+            else if (mr == 1) out[0] = row16_single(x + m0 * K, K, row, w->dtype);
             else row16(x + m0 * K, K, row, w->dtype, mr, out);
             for (size_t m = 0; m < mr; m++) y[(m0 + m) * w->rows + n] = out[m] + (bias ? bias[n] : 0.0f);
         }
+    }
+}
+
+void ac_mat_rows_avx2(const ac_mat *w, size_t r0, size_t r1, float *out)
+{
+    size_t K = w->cols, stride = (size_t)ac_dtype_bytes(w->dtype, K);
+    for (size_t r = r0; r < r1; r++) {
+        const unsigned char *p = (const unsigned char *)w->data + r * stride;
+        float *o = out + (r - r0) * K;
+        size_t k = 0;
+        if (w->dtype == AC_DTYPE_Q8_0) {
+            for (; k < K; k += 32, p += 34) {
+                uint16_t h;
+                memcpy(&h, p, 2);
+                __m256 d = _mm256_set1_ps(ac_f16_to_f32(h));
+                for (int i = 0; i < 4; i++)
+                    _mm256_storeu_ps(o + k + 8 * i, _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
+                                                                         _mm_loadl_epi64((const __m128i *)(p + 2 + 8 * i))))));
+            }
+            continue;
+        }
+        for (; k + 8 <= K; k += 8) _mm256_storeu_ps(o + k, load8(p + 2 * k, w->dtype));
+        for (; k < K; k++) o[k] = scalar_weight(p, k, w->dtype);
     }
 }

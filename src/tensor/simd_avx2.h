@@ -14,6 +14,8 @@ void ac_matmul_nt_avx2(const float *x, size_t ldx, const float *w, size_t ldw, c
 /* Output columns [n0,n1) of ac_matmul_w for a few input rows. */
 void ac_matmul_w_avx2(const float *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0,
                       size_t n1);
+/* Rows [r0,r1) of a 16-bit or Q8_0 matrix as f32. */
+void ac_mat_rows_avx2(const ac_mat *w, size_t r0, size_t r1, float *out);
 void ac_conv1d_depthwise_avx2(const ac_conv1d_shape *s, const float *x, size_t batch,
                               size_t T, const float *w, const float *bias, float *y);
 void ac_channel_affine_avx2(float *x, size_t rows, size_t C, const float *scale,

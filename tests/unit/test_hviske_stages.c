@@ -170,7 +170,7 @@ int main(int argc, char **argv)
     free(gp);
 
     /* KV cache: greedy with the cache equals recomputing the prefix */
-    hviske_options o = {"da", 1, 1, {24, 1, 1.0f, 0, 0, 1.0f, 0}};
+    hviske_options o = {"da", 1, 1, {24, 0, 1, 1.0f, 0, 0, 1.0f, 0}};
     hviske_chunk_result cr;
     CHECK(hviske_transcribe_chunk(m, x, end, &o, &a, &cr) == AC_OK, "transcribe: %s", ac_last_error());
     int ids[64];

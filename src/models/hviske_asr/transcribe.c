@@ -92,6 +92,7 @@ ac_status hviske_transcribe_chunk(const hviske_model *m, const float *x, int64_t
     /* the decoder has max_seq positions: longer outputs are cut there */
     ac_decode_options dopt = o->decode;
     if (np + dopt.max_new_tokens > c->max_seq) dopt.max_new_tokens = c->max_seq - np;
+    if (dopt.min_new_tokens > dopt.max_new_tokens) dopt.min_new_tokens = dopt.max_new_tokens;
     if (dopt.max_new_tokens < 1) return ac_error(AC_ERR_MODEL, "the prompt fills all %d decoder positions", c->max_seq);
     int cap = np + dopt.max_new_tokens;
 
