@@ -28,6 +28,7 @@ test-sanitize:
 
 bench: build
 	/usr/bin/python3 bench/vad_bench.py $(BUILD)/audioc
+	/usr/bin/python3 bench/asr_bench.py --build $(BUILD)
 
 # libFuzzer harnesses (clang); FUZZ_SECONDS per harness.
 FUZZ_SECONDS ?= 60

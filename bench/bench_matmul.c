@@ -1,9 +1,13 @@
-/* GFLOP/s of our own matmul kernel (ac_linear with OpenBLAS switched off)
- * against OpenBLAS sgemm on the same shapes, with 1 and 2 threads.
- * usage: bench_matmul [M N K]... */
+/* GFLOP/s of our products against OpenBLAS sgemm (f32, its own threads) on
+ * the same shapes, with 1 and 2 threads:
+ *   bench_matmul [M N K]...        our own f32 kernel (OpenBLAS off)
+ *   bench_matmul --f16 [M N K]...  f16 weights as the models run them
+ * With no shapes: small shapes, then streaming rates of 16-bit and Q8_0
+ * weights for decoding. */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "audioc.h"
 #include "base/f16.h"
@@ -33,9 +37,17 @@ typedef struct {
     float *x, *w, *y;
 } job;
 
+static int f16_mode;
+static ac_mat f16_w;
+
 static void run_ours(void *p)
 {
     job *j = p;
+    if (f16_mode) {
+        ac_kernels_set_blas(1);
+        ac_matmul_w(j->x, &f16_w, NULL, j->y, (size_t)j->M);
+        return;
+    }
     ac_kernels_set_blas(0);
     ac_linear(j->x, j->w, NULL, j->y, (size_t)j->M, (size_t)j->N, (size_t)j->K);
 }
@@ -86,6 +98,10 @@ int main(int argc, char **argv)
 {
     int def[][3] = {{1, 512, 128}, {128, 258, 256}, {128, 128, 387}, {1024, 64, 64}, {1, 4096, 1024},
                     {256, 1024, 1024}, {750, 1280, 1280}};
+    if (argc > 1 && strcmp(argv[1], "--f16") == 0) {
+        f16_mode = 1;
+        argv++, argc--;
+    }
     int n = argc > 1 ? (argc - 1) / 3 : (int)(sizeof def / sizeof *def);
     printf("| M | N | K | threads | audio.c GFLOP/s | OpenBLAS GFLOP/s | ratio |\n|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < n; i++) {
@@ -98,6 +114,9 @@ int main(int argc, char **argv)
         j.y = calloc((size_t)j.M * j.N, sizeof(float));
         for (size_t k = 0; k < (size_t)j.M * j.K; k++) j.x[k] = (float)(k % 7) * 0.1f;
         for (size_t k = 0; k < (size_t)j.N * j.K; k++) j.w[k] = (float)(k % 5) * 0.1f;
+        uint16_t *h = malloc((size_t)j.N * j.K * sizeof *h);
+        for (size_t k = 0; k < (size_t)j.N * j.K; k++) h[k] = ac_f32_to_f16(j.w[k]);
+        f16_w = (ac_mat){h, AC_DTYPE_F16, (size_t)j.N, (size_t)j.K};
         for (int t = 1; t <= 2; t++) {
             ac_set_threads(t);
             openblas_set_num_threads(t);
@@ -105,7 +124,7 @@ int main(int argc, char **argv)
             double blas = gflops(j.M, j.N, j.K, time_it(run_blas, &j));
             printf("| %d | %d | %d | %d | %.1f | %.1f | %.2f |\n", j.M, j.N, j.K, t, ours, blas, ours / blas);
         }
-        free(j.x), free(j.w), free(j.y);
+        free(j.x), free(j.w), free(j.y), free(h);
     }
     if (argc == 1) stored_types();
     return 0;

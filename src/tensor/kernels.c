@@ -81,11 +81,7 @@ static void blas_range(void *ctx, size_t n0, size_t n1)
 static void blas_matmul(const float *x, size_t ldx, const float *w, size_t ldw, const float *bias, float *y,
                         size_t ldy, size_t M, size_t N, size_t K)
 {
-    static int single;
-    if (!single) {
-        openblas_set_num_threads(1);
-        single = 1;
-    }
+    if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
     blas_job j = {x, w, bias, y, ldx, ldw, ldy, M, K};
     ac_parallel_for(N, 64, blas_range, &j);
 }
