@@ -1,5 +1,7 @@
 """Shared helpers of the CLI tests: running audioc, checking results."""
+import json
 import os
+import struct
 import subprocess
 import sys
 
@@ -46,3 +48,18 @@ def clean_failure(check, what, rc, err, needle):
     check(rc == 1, f"{what}: exit code {rc} (want 1); stderr: {err.strip()[:300]}")
     check(needle in err, f"{what}: message lacks '{needle}': {err.strip()[:300]}")
     check("Sanitizer" not in err and "runtime error" not in err, f"{what}: sanitizer report: {err[:500]}")
+
+
+def read_st(path):
+    """A safetensors file's header (dict) and data section (bytes)."""
+    blob = open(path, "rb").read()
+    n = struct.unpack("<Q", blob[:8])[0]
+    return json.loads(blob[8:8 + n]), blob[8 + n:]
+
+
+def write_st(path, header, data):
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + data)
+    return path

@@ -6,12 +6,11 @@ languages, audio), each a clear error and never a crash."""
 import json
 import os
 import shutil
-import struct
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import SKIP, Checker, audioc, clean_failure  # noqa: E402
+from common import SKIP, Checker, audioc, clean_failure, read_st, write_st  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.environ.get("AUDIOC_DATA", "")
@@ -107,19 +106,6 @@ def test_options(model, clip):
     sh("sox", "-n", "-r", "16000", "-c", "1", "-b", "16", empty, "trim", "0", "0")
     rc, out, err = transcribe(model, "--format", "json", empty)
     check(rc == 0 and json.loads(out)["text"] == "", f"0-sample audio: empty text ({err.strip()})")
-
-
-def read_st(path):
-    blob = open(path, "rb").read()
-    n = struct.unpack("<Q", blob[:8])[0]
-    return json.loads(blob[8:8 + n]), blob[8 + n:]
-
-
-def write_st(path, header, data):
-    h = json.dumps(header).encode()
-    h += b" " * (-len(h) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)) + h + data)
 
 
 def broken_copy(model, name, header_change=None, config_change=None, tokenizer=None):

@@ -12,24 +12,10 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (AUDIOC, CLIP, MARBLE_DIR, SANITIZED, SILERO, SKIP, Checker,  # noqa: E402
-                    audioc, clean_failure, have_data)
+                    audioc, clean_failure, have_data, read_st, write_st)
 
 WORK = os.path.join(os.environ["TEST_WORK"], "bad_input")
 check = Checker()
-
-
-def read_st(path):
-    blob = open(path, "rb").read()
-    n = struct.unpack("<Q", blob[:8])[0]
-    return json.loads(blob[8:8 + n]), blob[8 + n:]
-
-
-def write_st(path, header, data):
-    h = json.dumps(header).encode()
-    h += b" " * (-len(h) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)) + h + data)
-    return path
 
 
 def rebuild(header, data, change):

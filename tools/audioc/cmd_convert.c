@@ -30,7 +30,11 @@ int cmd_convert(int argc, char **argv)
         }
         if (arg_is(o, "--rate")) {
             if (!(v = arg_value(argc, argv, &i)) || arg_int(o, v, 1000, 768000, &rate)) return 2;
-        } else if (!common_option(o)) {
+            continue;
+        }
+        int r = common_option(argc, argv, &i);
+        if (r < 0) return 2;
+        if (r == 0) {
             fprintf(stderr, "audioc convert: unknown option '%s'\n", o);
             return 2;
         }

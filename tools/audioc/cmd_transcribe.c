@@ -6,6 +6,7 @@
 #include "args.h"
 #include "audioc.h"
 #include "commands.h"
+#include "output.h"
 
 static void usage(FILE *f)
 {
@@ -28,6 +29,7 @@ static void usage(FILE *f)
         "      --top-p P           sample from the smallest set with probability P (1.0)\n"
         "      --seed S            random seed for sampling (0)\n"
         "      --max-new-tokens N  tokens per chunk at most (256)\n"
+        "      --min-new-tokens N  no end of text before N tokens (0; for benchmarks)\n"
         "      --no-prompt-prefix  9-token prompt without the leading word marker\n"
         "\n"
         "output:\n"
@@ -96,13 +98,14 @@ static int parse(int argc, char **argv, asr_args *a, int *first)
         else if (arg_is(o, "--top-p")) { VALUE(); if (arg_float(o, v, 1e-6, 1, &d)) return -1; a->opt.top_p = (float)d; sampling_opts = 1; }
         else if (arg_is(o, "--seed")) { VALUE(); if (arg_int(o, v, 0, 2147483647, &n)) return -1; a->opt.seed = (uint64_t)n; }
         else if (arg_is(o, "--max-new-tokens")) { VALUE(); if (arg_int(o, v, 1, 1 << 20, &a->opt.max_new_tokens)) return -1; }
+        else if (arg_is(o, "--min-new-tokens")) { VALUE(); if (arg_int(o, v, 0, 1 << 20, &a->opt.min_new_tokens)) return -1; }
         else if (strcmp(o, "--no-prompt-prefix") == 0) a->opt.prompt_prefix = 0;
         else if (arg_is(o, "-f") || arg_is(o, "--format")) { VALUE(); if (parse_format(v, &a->format)) return -1; }
         else if (strcmp(o, "--tokens") == 0) a->tokens = 1;
         else if (strcmp(o, "--timings") == 0) a->timings = 1;
-        else if (arg_is(o, "-t") || arg_is(o, "--threads")) { VALUE(); if (arg_int(o, v, 1, 256, &n)) return -1; ac_set_threads(n); }
-        else if (common_option(o)) {}
-        else {
+        else if ((n = common_option(argc, argv, &i)) != 0) {
+            if (n < 0) return -1;
+        } else {
             fprintf(stderr, "audioc transcribe: unknown option '%s' (see audioc transcribe --help)\n", o);
             return -1;
         }
@@ -115,6 +118,10 @@ static int parse(int argc, char **argv, asr_args *a, int *first)
         fprintf(stderr, "audioc transcribe: sampling (--temperature) works with --beam-size 1 only\n");
         return -1;
     }
+    if (a->opt.min_new_tokens > a->opt.max_new_tokens) {
+        fprintf(stderr, "audioc transcribe: --min-new-tokens is above --max-new-tokens\n");
+        return -1;
+    }
     if (i >= argc) {
         fprintf(stderr, "audioc transcribe: no input files (see audioc transcribe --help)\n");
         return -1;
@@ -125,17 +132,6 @@ static int parse(int argc, char **argv, asr_args *a, int *first)
         return -1;
     }
     return 0;
-}
-
-static void put_json_string(const char *s)
-{
-    putchar('"');
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') printf("\\%c", *p);
-        else if (*p < 0x20) printf("\\u%04x", *p);
-        else putchar(*p);
-    }
-    putchar('"');
 }
 
 /* HH:MM:SS,mmm (srt) or HH:MM:SS.mmm (vtt) */
@@ -154,16 +150,16 @@ static void print_result(const asr_args *a, const char *file, const ac_asr_resul
         break;
     case FMT_JSON:
         printf("{\"file\":");
-        put_json_string(file);
+        out_json_string(file);
         printf(",\"language\":");
-        put_json_string(a->opt.language);
+        out_json_string(a->opt.language);
         printf(",\"duration\":%.3f,\"text\":", r->duration);
-        put_json_string(r->text);
+        out_json_string(r->text);
         printf(",\"segments\":[");
         for (size_t i = 0; i < r->n_segments; i++) {
             const ac_asr_segment *g = &r->segments[i];
             printf("%s{\"id\":%zu,\"start\":%.3f,\"end\":%.3f,\"text\":", i ? "," : "", i, g->start, g->end);
-            put_json_string(g->text);
+            out_json_string(g->text);
             printf(",\"avg_logprob\":%.6f", g->avg_logprob);
             if (a->tokens) {
                 printf(",\"tokens\":[");

@@ -88,9 +88,9 @@ static int parse(int argc, char **argv, vad_args *a, int *first_file)
         else if (arg_is(o, "--max-speech-s")) { VALUE(); if (arg_float(o, v, 0.1, 1e9, &a->opt.max_speech_s)) return -1; }
         else if (arg_is(o, "--min-silence-at-max-speech-ms")) { VALUE(); if (arg_int(o, v, 0, 86400000, &a->opt.min_silence_at_max_speech_ms)) return -1; }
         else if (strcmp(o, "--no-split-at-longest-silence") == 0) a->opt.use_max_poss_sil_at_max_speech = 0;
-        else if (arg_is(o, "-t") || arg_is(o, "--threads")) { VALUE(); if (arg_int(o, v, 1, 256, &n)) return -1; ac_set_threads(n); }
-        else if (common_option(o)) {}
-        else {
+        else if ((n = common_option(argc, argv, &i)) != 0) {
+            if (n < 0) return -1;
+        } else {
             fprintf(stderr, "audioc vad: unknown option '%s' (see audioc vad --help)\n", o);
             return -1;
         }

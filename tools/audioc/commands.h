@@ -6,7 +6,9 @@ int cmd_vad(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_transcribe(int argc, char **argv);
 
-/* -q, -v, --progress, --no-progress: handled for every command. */
-int common_option(const char *arg);
+/* -t/--threads N, -q, -v, --progress, --no-progress: options of every
+ * command. Returns 1 when ARGV[*I] was one (advancing *I past a value),
+ * 0 when not, -1 on a bad value (after a message). */
+int common_option(int argc, char **argv, int *i);
 
 #endif

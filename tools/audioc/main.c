@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "audioc.h"
+#include "args.h"
 #include "commands.h"
 
 static void usage(FILE *f)
@@ -21,9 +22,14 @@ static void usage(FILE *f)
           f);
 }
 
-int common_option(const char *arg)
+int common_option(int argc, char **argv, int *i)
 {
-    if (strcmp(arg, "-q") == 0 || strcmp(arg, "--quiet") == 0) ac_set_log_level(0);
+    const char *arg = argv[*i], *v;
+    int n;
+    if (arg_is(arg, "-t") || arg_is(arg, "--threads")) {
+        if (!(v = arg_value(argc, argv, i)) || arg_int(arg, v, 1, 256, &n)) return -1;
+        ac_set_threads(n);
+    } else if (strcmp(arg, "-q") == 0 || strcmp(arg, "--quiet") == 0) ac_set_log_level(0);
     else if (strcmp(arg, "-v") == 0 || strcmp(arg, "--verbose") == 0) ac_set_log_level(2);
     else if (strcmp(arg, "--progress") == 0) ac_set_progress(1);
     else if (strcmp(arg, "--no-progress") == 0) ac_set_progress(0);

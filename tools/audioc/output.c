@@ -15,8 +15,7 @@ int out_format_parse(const char *s, out_format *out)
     return 0;
 }
 
-/* A JSON string literal. */
-static void put_json_string(const char *s)
+void out_json_string(const char *s)
 {
     putchar('"');
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -47,7 +46,7 @@ void out_begin(out_format f, int probs)
 static void json_result(const char *file, const char *family, const ac_vad_result *r, int probs)
 {
     printf("{\"file\":");
-    put_json_string(file);
+    out_json_string(file);
     printf(",\"family\":\"%s\",\"sample_rate\":%d,\"channels\":%d,\"samples\":%lld,"
            "\"duration\":%.3f,\"segments\":[",
            family, r->sample_rate, r->channels, (long long)r->n_samples, seconds(r->n_samples, r->sample_rate));
