@@ -1,6 +1,9 @@
 /* Run-time dispatch between the scalar and AVX2/FMA kernels, threading,
  * and the kernels built from others (conv via im2col, LSTM cell). */
 #include <cblas.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #include <math.h>
 #include <string.h>
 
@@ -16,9 +19,11 @@ static int cpu_has_avx2_fma(void)
 #if defined(__x86_64__) || defined(__i386__)
     static int cached = -1;
     if (cached < 0) {
+        unsigned a, b, c, d;
         __builtin_cpu_init();
-        cached = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                 __builtin_cpu_supports("f16c");
+        /* F16C is CPUID leaf 1, ECX bit 29 (not every compiler's builtin knows it) */
+        int f16c = __get_cpuid(1, &a, &b, &c, &d) && (c >> 29 & 1);
+        cached = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c;
     }
     return cached;
 #else

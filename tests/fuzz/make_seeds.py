@@ -92,6 +92,57 @@ def main():
     os.makedirs(sp, exist_ok=True)
     sentencepiece_seed(os.path.join(sp, "tiny.model"))
 
+    gg = os.path.join(HERE, "gguf")
+    os.makedirs(gg, exist_ok=True)
+    gguf_seeds(gg)
+
+
+def gguf_seeds(folder):
+    """Small GGUF files (src/io/gguf.c): audio.cpp's layout with logical
+    names, exact shapes and embedded files; a plain ggml file aligned to 64;
+    an empty version-2 file."""
+    def gs(text):
+        b = text.encode()
+        return struct.pack("<Q", len(b)) + b
+
+    def kv(key, vtype, payload):
+        return gs(key) + struct.pack("<I", vtype) + payload
+
+    def arr(key, etype, items, fmt=None):
+        body = b"".join(gs(x) for x in items) if etype == 8 else struct.pack("<%d%s" % (len(items), fmt), *items)
+        return kv(key, 9, struct.pack("<IQ", etype, len(items)) + body)
+
+    def write(name, kvs, tensors, align=32, version=3):
+        """tensors: (physical name, ggml dims, ggml type, raw bytes)."""
+        infos, data = b"", b""
+        for tname, dims, gtype, raw in tensors:
+            infos += gs(tname) + struct.pack("<I%dQIQ" % len(dims), len(dims), *dims, gtype, len(data))
+            data += raw + b"\0" * (-len(raw) % align)
+        head = b"GGUF" + struct.pack("<IQQ", version, len(tensors), len(kvs)) + b"".join(kvs) + infos
+        with open(os.path.join(folder, name), "wb") as f:
+            f.write(head + b"\0" * (-len(head) % align) + data)
+
+    long_name = "transf_decoder._decoder.layers.0.second_sub_layer.out_projection.weight"
+    q8 = struct.pack("<e", 0.5) + bytes(range(32))
+    tensors = [("a", [3, 2], 0, struct.pack("<6f", 1, 2, 3, 4, 5, 6)), ("_audiocpp.1", [32, 1], 8, q8),
+               ("h", [2], 1, struct.pack("<2e", 1.0, -2.0)), ("b", [2], 30, struct.pack("<2H", 0x3F80, 0xC000)),
+               ("n", [1], 27, struct.pack("<q", 7))]
+    files = [("config.json", b'{"sample_rate": 16000}\n'), ("tokenizer.model", bytes([10, 0, 18, 255]))]
+    kvs = [kv("general.architecture", 8, gs("audiocpp")),
+           arr("audiocpp.embedded_files.names", 8, [n for n, _ in files]),
+           arr("audiocpp.embedded_files.offsets", 10, [0, len(files[0][1]), len(files[0][1]) + len(files[1][1])], "Q"),
+           arr("audiocpp.embedded_files.data", 0, list(files[0][1] + files[1][1]), "B"),
+           arr("audiocpp.tensor_names", 8, ["a", long_name, "h", "b", "num_batches_tracked"]),
+           arr("audiocpp.tensor_ranks", 5, [2, 2, 1, 1, 0], "i"),
+           arr("audiocpp.tensor_shapes", 11, [2, 3, 1, 32, 2, 2], "q")]
+    write("audiocpp.gguf", kvs, tensors)
+    kvs = [kv("general.alignment", 4, struct.pack("<I", 64)), kv("t.u8", 0, b"\xc8"), kv("t.i16", 3, b"\x00\x80"),
+           kv("t.f32", 6, struct.pack("<f", 0.5)), kv("t.bool", 7, b"\x01"), kv("t.u64", 10, struct.pack("<Q", 2**64 - 1)),
+           kv("t.f64", 12, struct.pack("<d", -2.25)), arr("t.strs", 8, ["x", "yy"]), arr("t.i32", 5, [1, -1], "i")]
+    write("plain_align64.gguf", kvs, [("w", [4, 2], 0, struct.pack("<8f", *range(8))), ("s", [], 0, struct.pack("<f", 3)),
+                                      ("z", [5, 0], 1, b"")], align=64)
+    write("empty_v2.gguf", [kv("general.name", 8, gs("empty"))], [], version=2)
+
 
 if __name__ == "__main__":
     main()

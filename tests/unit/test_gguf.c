@@ -114,7 +114,7 @@ enum {
     BAD_STR_PAST_END, BAD_STR_HUGE, BAD_ARRAY_COUNT, BAD_VALUE_TYPE, BAD_ELEM_TYPE, BAD_NESTED,
     BAD_EMPTY_KEY, BAD_UTF8_KEY, BAD_DUP_KEY, BAD_ALIGN_POW2, BAD_ALIGN_TYPE,
     BAD_GGML_TYPE, BAD_NDIMS, BAD_DIMS_OVERFLOW, BAD_EMPTY_HUGE, BAD_OFFSET_PAST_END, BAD_MISALIGNED, BAD_OVERLAP,
-    BAD_DUP_NAMES, BAD_DUP_PHYSICAL, BAD_Q8_ROW, BAD_UTF8_NAME,
+    BAD_DUP_NAMES, BAD_DUP_PHYSICAL, BAD_Q8_ROW, BAD_UTF8_NAME, BAD_SURROGATE_NAME, BAD_RANKS_COUNT,
     BAD_NAMES_COUNT, BAD_NAMES_TYPE, BAD_NAMES_SCALAR, BAD_RANKS_TYPE, BAD_RANK_NEGATIVE, BAD_RANK_9,
     BAD_SHAPE_DISAGREE, BAD_SHAPE_NEGATIVE, BAD_SHAPES_TRAILING, BAD_SHAPES_SHORT, BAD_RANKS_ALONE,
     BAD_FILES_PARTIAL, BAD_FILE_OFFSETS_COUNT, BAD_FILE_OFFSETS_TYPE, BAD_FILE_START, BAD_FILE_DECREASING,
@@ -195,6 +195,7 @@ static buf build(int bad, opts o, size_t *valid_from)
     kv_arr(&b, "test.skipped_strings", T_STRING, 2), gstr(&b, "x"), gstr(&b, "yy"), n_kv++;
     kv_arr(&b, "test.skipped_i16", T_I16, 3), put(&b, "\1\0\2\0\3\0", 6), n_kv++;
     kv_str(&b, "test.empty", ""), n_kv++;
+    kv_str(&b, "test.\xc3\xa6\xc3\xb8\xc3\xa5.\xe2\x82\xac.\xf0\x9f\x98\x80", "utf-8"), n_kv++;
     switch (bad) {
     case BAD_STR_PAST_END: gstr(&b, "test.long"), u32(&b, T_STRING), u64(&b, 100000), n_kv++; break;
     case BAD_STR_HUGE: u64(&b, (uint64_t)1 << 40), n_kv++; break;
@@ -218,7 +219,9 @@ static buf build(int bad, opts o, size_t *valid_from)
             for (size_t i = 0; i < m; i++) gstr(&b, bad == BAD_DUP_NAMES && i == 2 ? "a" : ts[i].name);
         }
         int ranks_i64 = bad == BAD_RANKS_TYPE;
-        kv_arr(&b, "audiocpp.tensor_ranks", ranks_i64 ? T_I64 : T_I32, n), n_kv++;
+        size_t n_ranks = bad == BAD_RANKS_COUNT ? n + 1 : n;
+        kv_arr(&b, "audiocpp.tensor_ranks", ranks_i64 ? T_I64 : T_I32, n_ranks), n_kv++;
+        if (bad == BAD_RANKS_COUNT) u32(&b, 1);
         uint64_t dims = 0;
         for (size_t i = 0; i < n; i++) {
             uint32_t r = (uint32_t)ts[i].rank;
@@ -281,6 +284,7 @@ static buf build(int bad, opts o, size_t *valid_from)
         if (strlen(name) >= 64) snprintf(phys, sizeof phys, "_audiocpp.%zu", i), name = phys;
         if (bad == BAD_DUP_PHYSICAL && i == 2) name = "a";
         if (bad == BAD_UTF8_NAME && i == 2) name = "bad\xe2\x82";
+        if (bad == BAD_SURROGATE_NAME && i == 2) name = "bad\xed\xa0\x80";
         gstr(&b, name);
         if (bad == BAD_NDIMS && i == 0) {
             u32(&b, 9);
@@ -365,7 +369,7 @@ static void check_good(const ac_tensor_file *f, const unsigned char *base, opts 
         {"test.u8", "200"}, {"test.i8", "-2"}, {"test.u16", "65535"}, {"test.i16", "-32768"},
         {"test.u32", "4000000000"}, {"test.i32", "-1"}, {"test.f32", "0.5"}, {"test.bool", "true"},
         {"test.u64", "18446744073709551615"}, {"test.i64", "-9223372036854775808"}, {"test.f64", "-2.25"},
-        {"test.empty", ""},
+        {"test.empty", ""}, {"test.\xc3\xa6\xc3\xb8\xc3\xa5.\xe2\x82\xac.\xf0\x9f\x98\x80", "utf-8"},
     };
     for (size_t i = 0; i < sizeof scalars / sizeof *scalars; i++) {
         const char *v = ac_tensor_file_meta(f, scalars[i][0]);
@@ -517,6 +521,8 @@ static void test_bad_files(void)
     expect_bad(BAD_DUP_PHYSICAL, 0, F, "tensor 'a' appears twice");
     expect_bad(BAD_Q8_ROW, 1, F, "tensor '" LONG_NAME "': Q8_0 rows of 48 values are not a multiple of 32");
     expect_bad(BAD_UTF8_NAME, 0, F, "name of tensor 2 is not valid UTF-8");
+    expect_bad(BAD_SURROGATE_NAME, 0, F, "name of tensor 2 is not valid UTF-8");
+    expect_bad(BAD_RANKS_COUNT, 1, F, "audiocpp.tensor_ranks has 8 entries for 7 tensors");
     expect_bad(BAD_NAMES_COUNT, 1, F, "audiocpp.tensor_names has 6 entries for 7 tensors");
     expect_bad(BAD_NAMES_TYPE, 1, F, "audiocpp.tensor_names must be an array of STRING, not of INT32");
     expect_bad(BAD_NAMES_SCALAR, 1, F, "audiocpp.tensor_names must be an array of STRING, not a STRING");
@@ -643,7 +649,7 @@ static int check_q8(const ac_tensor *q, const ac_tensor *src, double *worst)
 static void check_packed(const char *pkg, const char *type, uint32_t alignment)
 {
     char out[PATH_MAX], cmd[4 * PATH_MAX + 256];
-    snprintf(out, sizeof out, "%s/tiny_%s_a%u.gguf", test_work_dir, type, alignment);
+    snprintf(out, sizeof out, "%s_%s_a%u.gguf", pkg, type, alignment);
     snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s/tools/gguf_pack.py' '%s' '%s' --type %s --alignment %u 2>&1",
              repo_root, pkg, out, type, alignment);
     CHECK(run(cmd) == 0, "%s failed", cmd);
@@ -736,13 +742,17 @@ static void test_packer(void)
         return;
     }
     snprintf(pkg, sizeof pkg, "%s/gguf_tiny_pkg", test_work_dir);
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s/tests/ref/cohere_asr/make_tiny.py' '%s' --tokenizer '%s' 2>&1",
-             repo_root, pkg, tok);
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s/tests/ref/cohere_asr/make_tiny.py' '%s' --tokenizer '%s' "
+             "--dtypes f32,bf16 2>&1", repo_root, pkg, tok);
     CHECK(run(cmd) == 0, "%s failed", cmd);
     check_packed(pkg, "f16", 32);
     check_packed(pkg, "q8_0", 32);
     check_packed(pkg, "q8_0", 64);
     check_packed(pkg, "f32", 32);
+    check_packed(pkg, "orig", 32);
+    /* a BF16 package (make_tiny writes it beside the F32 one) */
+    snprintf(pkg + strlen(pkg), sizeof pkg - strlen(pkg), "_bf16");
+    check_packed(pkg, "q8_0", 32);
     check_packed(pkg, "orig", 32);
 }
 
