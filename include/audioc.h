@@ -146,8 +146,9 @@ typedef struct ac_asr_result {
 } ac_asr_result;
 
 void ac_asr_options_default(ac_asr_options *opt);
-/* DIR is a model package folder (config.json, tokenizer.model, weights). */
-ac_status ac_asr_load(const char *dir, ac_asr **out);
+/* PATH is a model package folder (config.json, tokenizer.model,
+ * model.safetensors) or a single-file GGUF package. */
+ac_status ac_asr_load(const char *path, ac_asr **out);
 const char *ac_asr_family(const ac_asr *asr);
 ac_status ac_asr_transcribe_file(ac_asr *asr, const char *file, const ac_asr_options *opt,
                                  ac_asr_result *out);

@@ -24,12 +24,12 @@ void ac_asr_options_default(ac_asr_options *o)
                           .prompt_prefix = 1};
 }
 
-ac_status ac_asr_load(const char *dir, ac_asr **out)
+ac_status ac_asr_load(const char *path, ac_asr **out)
 {
     *out = NULL;
     ac_asr *a = ac_calloc(1, sizeof *a);
     if (!a) return AC_ERR_NOMEM;
-    ac_status s = hviske_load(dir, &a->model);
+    ac_status s = hviske_load(path, &a->model);
     if (s) {
         free(a);
         return s;

@@ -35,6 +35,11 @@ void ac_weights_free(ac_weights *w)
 
 int ac_weights_has(const ac_weights *w, const char *name) { return ac_tensor_file_find(w->st, name) != NULL; }
 
+const ac_embedded_file *ac_weights_embedded(const ac_weights *w, const char *name)
+{
+    return ac_tensor_file_embedded(w->st, name);
+}
+
 static void *own(ac_weights *w, size_t bytes)
 {
     if (w->n_owned == w->cap_owned) {

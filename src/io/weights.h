@@ -19,6 +19,8 @@ ac_status ac_weights_open(const char *path, ac_weights **out);
 void ac_weights_free(ac_weights *w);
 
 int ac_weights_has(const ac_weights *w, const char *name);
+/* A file carried inside the container (GGUF), or NULL. */
+const ac_embedded_file *ac_weights_embedded(const ac_weights *w, const char *name);
 
 /* The tensor NAME as f32 after checking that its shape is SHAPE[NDIM].
  * Errors name the file and the tensor. */

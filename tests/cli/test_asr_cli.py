@@ -178,6 +178,18 @@ def test_bad_packages(model, clip):
     rc, _, err = transcribe(d, clip)
     clean_failure(check, "real base config without weights", rc, err, "model.safetensors: cannot open")
 
+    # a single-file GGUF package, whole and cut short
+    gguf = os.path.join(WORK, "tiny.gguf")
+    sh("/usr/bin/python3", os.path.join(HERE, "../../tools/gguf_pack.py"), model, gguf, "--type", "q8_0")
+    rc, out, err = transcribe(gguf, clip)
+    check(rc == 0 and out.strip(), f"Q8_0 GGUF package transcribes ({err.strip()})")
+    blob = open(gguf, "rb").read()
+    cut = os.path.join(WORK, "cut.gguf")
+    for n in (10, 1000, len(blob) // 2, len(blob) - 5):
+        open(cut, "wb").write(blob[:n])
+        rc, _, err = transcribe(cut, clip)
+        clean_failure(check, f"GGUF cut at {n} bytes", rc, err, "cut.gguf")
+
     text = os.path.join(WORK, "text.wav")
     open(text, "w").write("not audio\n" * 50)
     rc, _, err = transcribe(model, text)

@@ -2,7 +2,8 @@
 """Parity of Hviske ASR (cohere_asr) with the PyTorch reference in
 tests/ref/cohere_asr/, on tiny random checkpoints in the exact upstream
 layout with the real Cohere tokenizer (F32, plus F16 and BF16 copies, and
-one without the front-end tensors), on espeak-ng Danish speech of several
+one without the front-end tensors, and single-file GGUF packages in F16
+and Q8_0 made with tools/gguf_pack.py), on espeak-ng Danish speech of several
 lengths: 0.1 s, exactly 2 s (one padded encoder frame), ~2 s, ~4 s and
 ~8 s (chunked: the tiny config's chunks are 3 s), and a 44.1 kHz stereo
 FLAC file.
@@ -17,6 +18,7 @@ Environment: AUDIOC, HVISKE_STAGES, AUDIOC_DATA, TEST_WORK.
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -131,6 +133,37 @@ def stages(name, model, clip16k, gold):
     check(p.returncode == 0, f"{name}: stage comparison failed")
 
 
+def gguf_packages(models):
+    """Single-file GGUF packages made with tools/gguf_pack.py: F16 (the same
+    weights as the F16 safetensors copy) and Q8_0, with an F32 safetensors
+    package holding exactly the Q8_0 values for the reference."""
+    sys.path.insert(0, os.path.join(HERE, "../../tools"))
+    sys.path.insert(0, REF)
+    import gguf_pack  # noqa: E402
+    import numpy as np  # noqa: E402
+    import st_io  # noqa: E402
+    out = {}
+    for kind in ("f16", "q8_0"):
+        out[kind] = os.path.join(WORK, f"tiny_{kind}.gguf")
+        run([PY, os.path.join(HERE, "../../tools/gguf_pack.py"), models["f32"], out[kind], "--type", kind])
+    deq = os.path.join(WORK, "tiny_q8_values")
+    if os.path.exists(deq):
+        shutil.rmtree(deq)
+    shutil.copytree(models["f32"], deq)
+    tensors = {}
+    for name, src, shape, arr in gguf_pack.read_safetensors(os.path.join(models["f32"], "model.safetensors")):
+        dst = gguf_pack.out_type(name, shape, src, "q8_0")
+        x = np.array(arr)
+        if dst == "Q8_0":
+            b = gguf_pack.quantize_q8_0(gguf_pack.to_f32(src, arr))
+            x = b["d"].astype(np.float32)[:, None] * b["qs"].astype(np.float32)
+        elif dst == "F16":
+            x = x.astype(np.float16).astype(np.float32)
+        tensors[name] = x.reshape(shape)
+    st_io.save(os.path.join(deq, "model.safetensors"), tensors)
+    return out, deq
+
+
 def main():
     if not os.path.exists(TOKENIZER):
         print(f"skipped: the Cohere tokenizer is not under {DATA or '(AUDIOC_DATA unset)'}")
@@ -151,6 +184,14 @@ def main():
         ref = golden(models[variant], clip16k, gold)
         stages(f"da1 {variant}", models[variant], clip16k, gold)
         compare_end_to_end(f"da1 {variant}", models[variant], clip16k, ref)
+    # single-file GGUF packages (F16 and Q8_0)
+    ggufs, q8_values = gguf_packages(models)
+    ref = golden(models["f16"], clip16k, os.path.join(WORK, "golden_da1_f16"))
+    compare_end_to_end("da1 gguf f16", ggufs["f16"], clip16k, ref)
+    gold = os.path.join(WORK, "golden_da1_q8")
+    ref = golden(q8_values, clip16k, gold)
+    stages("da1 gguf q8_0", ggufs["q8_0"], clip16k, gold)
+    compare_end_to_end("da1 gguf q8_0", ggufs["q8_0"], clip16k, ref)
     gold = os.path.join(WORK, "golden_da1_prompt9_nopnc")
     ref = golden(models["f32"], clip16k, gold, "--prompt9", "--no-punctuation")
     compare_end_to_end("da1 prompt9 no-punctuation", models["f32"], clip16k, ref,

@@ -11,13 +11,14 @@
 static void usage(FILE *f)
 {
     fputs(
-        "usage: audioc transcribe --model DIR [options] FILE...\n"
+        "usage: audioc transcribe --model PATH [options] FILE...\n"
         "\n"
         "Transcribes speech in audio files (any format and rate; channels are mixed\n"
         "to mono). Long audio is cut into chunks at quiet points (35 s at most).\n"
         "\n"
         "model:\n"
-        "  -m, --model DIR         model package folder (default: $AUDIOC_ASR_MODEL)\n"
+        "  -m, --model PATH        model package folder, or a single-file .gguf package\n"
+        "                          (default: $AUDIOC_ASR_MODEL)\n"
         "  -l, --language L        spoken language, one the model supports (da)\n"
         "      --no-punctuation    lower case, no punctuation\n"
         "\n"
@@ -127,7 +128,7 @@ static int parse(int argc, char **argv, asr_args *a, int *first)
         return -1;
     }
     if (!a->model) {
-        fprintf(stderr, "audioc transcribe: no model: give --model DIR (a cohere_asr package folder) or set "
+        fprintf(stderr, "audioc transcribe: no model: give --model PATH (a cohere_asr package folder or .gguf) or set "
                         "AUDIOC_ASR_MODEL\n");
         return -1;
     }

@@ -165,23 +165,22 @@ static ac_status parse_generation(const ac_config *c, hviske_config *g)
     return AC_OK;
 }
 
-ac_status hviske_config_load(const char *dir, hviske_config *cfg)
+ac_status hviske_config_parse(const char *text, size_t len, const char *gen_text, size_t gen_len,
+                              const char *where, hviske_config *cfg)
 {
-    char path[4200];
+    char name[4200];
     ac_config *c;
     memset(cfg, 0, sizeof *cfg);
-    snprintf(path, sizeof path, "%s/config.json", dir);
-    AC_TRY(ac_config_load(path, &c));
+    snprintf(name, sizeof name, "%s/config.json", where);
+    AC_TRY(ac_config_parse(text, len, name, &c));
     ac_status s = parse(c, cfg);
     ac_config_free(c);
     AC_TRY(s);
     /* generation_config.json is optional: the tokenizer supplies the ids */
     cfg->eos = cfg->decoder_start = -1;
-    snprintf(path, sizeof path, "%s/generation_config.json", dir);
-    FILE *f = fopen(path, "rb");
-    if (!f) return AC_OK;
-    fclose(f);
-    AC_TRY(ac_config_load(path, &c));
+    if (!gen_text) return AC_OK;
+    snprintf(name, sizeof name, "%s/generation_config.json", where);
+    AC_TRY(ac_config_parse(gen_text, gen_len, name, &c));
     s = parse_generation(c, cfg);
     ac_config_free(c);
     return s;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/error.h"
 #include "base/mem.h"
@@ -213,15 +214,81 @@ static ac_status check_tokens(hviske_model *m)
     return AC_OK;
 }
 
-static ac_status load_all(hviske_model *m, const char *dir)
+/* The whole of a small file (configs, the tokenizer). */
+static ac_status slurp(const char *path, int optional, char **out, size_t *n)
 {
-    char path[4200];
-    AC_TRY(hviske_config_load(dir, &m->cfg));
-    snprintf(path, sizeof path, "%s/tokenizer.model", dir);
-    AC_TRY(ac_sp_load(path, &m->sp));
+    *out = NULL;
+    *n = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return optional ? AC_OK : ac_error(AC_ERR_IO, "%s: cannot open", path);
+    size_t cap = 1 << 16;
+    char *buf = ac_malloc(cap + 1);
+    while (buf && !ferror(f) && !feof(f)) {
+        if (*n == cap) {
+            if (cap >= (256u << 20)) break;
+            char *nb = realloc(buf, 2 * cap + 1);
+            if (!nb) break;
+            buf = nb;
+            cap *= 2;
+        }
+        *n += fread(buf + *n, 1, cap - *n, f);
+    }
+    int bad = !buf || ferror(f) || !feof(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        return ac_error(AC_ERR_IO, "%s: cannot read (or larger than 256 MB)", path);
+    }
+    buf[*n] = 0;
+    *out = buf;
+    return AC_OK;
+}
+
+static int is_dir(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/* Config and tokenizer: files in the folder, or files inside the GGUF. */
+static ac_status load_package_files(hviske_model *m, const char *path, int folder)
+{
+    char p[4200];
+    if (!folder) {
+        const ac_embedded_file *cfg = ac_weights_embedded(m->weights, "config.json");
+        const ac_embedded_file *gen = ac_weights_embedded(m->weights, "generation_config.json");
+        const ac_embedded_file *tok = ac_weights_embedded(m->weights, "tokenizer.model");
+        if (!cfg || !tok)
+            return ac_error(AC_ERR_MODEL, "%s: no embedded config.json and tokenizer.model (not a cohere_asr package)",
+                            path);
+        AC_TRY(hviske_config_parse(cfg->data, cfg->size, gen ? gen->data : NULL, gen ? gen->size : 0, path, &m->cfg));
+        snprintf(p, sizeof p, "%s/tokenizer.model", path);
+        return ac_sp_parse(tok->data, tok->size, p, &m->sp);
+    }
+    char *cfg, *gen;
+    size_t n_cfg, n_gen;
+    snprintf(p, sizeof p, "%s/config.json", path);
+    AC_TRY(slurp(p, 0, &cfg, &n_cfg));
+    snprintf(p, sizeof p, "%s/generation_config.json", path);
+    ac_status s = slurp(p, 1, &gen, &n_gen);
+    if (!s) s = hviske_config_parse(cfg, n_cfg, gen, n_gen, path, &m->cfg);
+    free(cfg);
+    free(gen);
+    AC_TRY(s);
+    snprintf(p, sizeof p, "%s/tokenizer.model", path);
+    return ac_sp_load(p, &m->sp);
+}
+
+static ac_status load_all(hviske_model *m, const char *path)
+{
+    int folder = is_dir(path);
+    char p[4200];
+    if (folder) snprintf(p, sizeof p, "%s/model.safetensors", path);
+    else snprintf(p, sizeof p, "%s", path);
+    if (!folder) AC_TRY(ac_weights_open(p, &m->weights));
+    AC_TRY(load_package_files(m, path, folder));
     AC_TRY(check_tokens(m));
-    snprintf(path, sizeof path, "%s/model.safetensors", dir);
-    AC_TRY(ac_weights_open(path, &m->weights));
+    if (folder) AC_TRY(ac_weights_open(p, &m->weights));
     const hviske_config *c = &m->cfg;
     loader ld = {.m = m}, *l = &ld;
     AC_TRY(load_frontend(l));

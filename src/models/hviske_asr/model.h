@@ -84,13 +84,16 @@ typedef struct hviske_model {
     ac_mat cls_w;
 } hviske_model;
 
-/* config.c: config.json and generation_config.json of the package in DIR. */
-ac_status hviske_config_load(const char *dir, hviske_config *cfg);
+/* config.c: config.json (and generation_config.json, when GEN_TEXT is not
+ * NULL) of the package WHERE names in messages. */
+ac_status hviske_config_parse(const char *text, size_t len, const char *gen_text, size_t gen_len,
+                              const char *where, hviske_config *cfg);
 /* Index of language CODE in the config, or -1. */
 int hviske_language(const hviske_config *cfg, const char *code);
 
-/* load.c */
-ac_status hviske_load(const char *dir, hviske_model **out);
+/* load.c: PATH is a package folder, or a single-file GGUF package that
+ * embeds config.json, generation_config.json and tokenizer.model. */
+ac_status hviske_load(const char *path, hviske_model **out);
 void hviske_free(hviske_model *m);
 
 /* Length of a stride-2, kernel-3, padding-1 stage. */
