@@ -217,8 +217,11 @@ void ac_layernorm(const float *x, float *y, size_t rows, size_t C, const float *
     else ac_layernorm_ref(x, y, rows, C, gamma, beta, eps);
 }
 
-/* Summed in double: over a 16k vocabulary, float sums lose the small terms. */
-void ac_log_softmax(float *x, size_t n) { ac_log_softmax_ref(x, n); }
+void ac_log_softmax(float *x, size_t n)
+{
+    if (ac_kernels_simd()) ac_log_softmax_avx2(x, n);
+    else ac_log_softmax_ref(x, n);
+}
 
 void ac_softmax_rows(float *x, size_t rows, size_t cols)
 {

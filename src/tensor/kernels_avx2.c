@@ -15,6 +15,14 @@ static inline __m256i tail_mask(size_t r)
     return _mm256_loadu_si256((const __m256i *)(mask_table + 8 - r));
 }
 
+static inline float hmax(__m256 v)
+{
+    __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_max_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
 static inline float hsum(__m256 v)
 {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -242,5 +250,28 @@ void ac_layernorm_avx2(const float *x, float *y, size_t rows, size_t C, const fl
             d = _mm256_fmadd_ps(d, _mm256_maskload_ps(gamma + c, mask), _mm256_maskload_ps(beta + c, mask));
             _mm256_maskstore_ps(o + c, mask, d);
         }
+    }
+}
+
+void ac_log_softmax_avx2(float *x, size_t n)
+{
+    __m256 mx = _mm256_set1_ps(-INFINITY);
+    for (size_t i = 0; i < n; i += 8) {
+        __m256i mask = tail_mask(n - i < 8 ? n - i : 8);
+        __m256 v = _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), _mm256_maskload_ps(x + i, mask),
+                                    _mm256_castsi256_ps(mask));
+        mx = _mm256_max_ps(mx, v);
+    }
+    float m = hmax(mx);
+    __m256 vm = _mm256_set1_ps(m), sum = _mm256_setzero_ps();
+    for (size_t i = 0; i < n; i += 8) {
+        __m256i mask = tail_mask(n - i < 8 ? n - i : 8);
+        __m256 e = exp8(_mm256_sub_ps(_mm256_maskload_ps(x + i, mask), vm));
+        sum = _mm256_add_ps(sum, _mm256_and_ps(e, _mm256_castsi256_ps(mask)));
+    }
+    __m256 lse = _mm256_set1_ps(m + logf(hsum(sum)));
+    for (size_t i = 0; i < n; i += 8) {
+        __m256i mask = tail_mask(n - i < 8 ? n - i : 8);
+        _mm256_maskstore_ps(x + i, mask, _mm256_sub_ps(_mm256_maskload_ps(x + i, mask), lse));
     }
 }

@@ -73,8 +73,12 @@ static void row16_quad(const float *x, size_t K, const unsigned char *w, size_t 
 {
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
     const unsigned char *w1 = w + stride, *w2 = w1 + stride, *w3 = w2 + stride;
+    /* the next four rows follow these in memory: fetch them one cache line
+     * per step, so DRAM streams while this block computes */
+    const char *next = (const char *)w + 8 * stride;
     size_t k = 0;
     for (; k + 8 <= K; k += 8) {
+        _mm_prefetch(next + 8 * k, _MM_HINT_T0);
         __m256 xv = _mm256_loadu_ps(x + k);
         a0 = _mm256_fmadd_ps(xv, load8(w + 2 * k, t), a0);
         a1 = _mm256_fmadd_ps(xv, load8(w1 + 2 * k, t), a1);

@@ -25,6 +25,7 @@ void ac_exp_avx2(float *x, size_t n);
 void ac_sigmoid_avx2(float *x, size_t n);
 void ac_tanh_avx2(float *x, size_t n);
 void ac_softmax_rows_avx2(float *x, size_t rows, size_t cols);
+void ac_log_softmax_avx2(float *x, size_t n);
 void ac_silu_avx2(float *x, size_t n);
 void ac_axpy_avx2(float *y, const float *x, float alpha, size_t n);
 void ac_glu_avx2(const float *x, float *y, size_t rows, size_t C);

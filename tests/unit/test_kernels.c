@@ -192,6 +192,13 @@ static void test_transformer_ops(void)
     float v[3] = {1, 2, 3}, one[3] = {1, 1, 1}, zero[3] = {0, 0, 0};
     ac_layernorm(v, v, 1, 3, one, zero, 0);
     CHECK(fabsf(v[0] + 1.2247449f) < 1e-5f && fabsf(v[1]) < 1e-6f, "layernorm values %g %g", v[0], v[1]);
+    size_t V = 16387;
+    float *a = rnd(V, -30, 10), *b = malloc(V * sizeof *b);
+    memcpy(b, a, V * sizeof *b);
+    ac_log_softmax(a, V);
+    ac_log_softmax_ref(b, V);
+    CHECK(max_rel_diff(a, b, V) < 1e-5, "log_softmax over a vocabulary: %g", max_rel_diff(a, b, V));
+    free(a), free(b);
     float l[3] = {1, 2, 3};
     ac_log_softmax(l, 3);
     CHECK(fabsf(expf(l[0]) + expf(l[1]) + expf(l[2]) - 1) < 1e-6f && fabsf(l[2] - l[1] - 1) < 1e-6f,

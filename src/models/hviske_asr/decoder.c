@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/threadpool.h"
 #include "tensor/kernels.h"
 #include "tensor/mat.h"
 
@@ -48,7 +49,7 @@ ac_status hviske_decoder_new(const hviske_model *m, const float *enc, int64_t T,
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (!(*bufs[i] = ac_arena_floats(a, R * D))) return AC_ERR_NOMEM;
     d->ff = ac_arena_floats(a, R * d->F);
-    d->scores = ac_arena_floats(a, keys);
+    d->scores = ac_arena_floats(a, keys * (size_t)R * (size_t)c->dec_heads);
     d->tmp = ac_arena_floats(a, (size_t)beams * cap * D > t * D ? (size_t)beams * cap * D : t * D);
     if (!d->kc || !d->vc || !d->ck || !d->cvt || !d->ff || !d->scores || !d->tmp) return AC_ERR_NOMEM;
     /* cross-attention keys and values depend only on the audio */
@@ -65,19 +66,50 @@ ac_status hviske_decoder_new(const hviske_model *m, const float *enc, int64_t T,
 }
 
 /* ctx[dk] = softmax(q.K^T / sqrt(dk) over N keys) . V, for one head. K rows
- * have stride LDK; V is given transposed (VT[dk][ldv]) or as rows (V). */
-static void attend(hviske_decoder *d, const float *q, const float *K, size_t ldk, size_t n, size_t n_valid,
+ * have stride LDK; V is given transposed (VT[dk][ldv]) or as rows (V).
+ * SCORES holds N floats. */
+static void attend(float *scores, const float *q, const float *K, size_t ldk, size_t n, size_t n_valid,
                    const float *VT, size_t ldv, const float *V, size_t dk, float *ctx)
 {
-    ac_matmul_nt(q, dk, K, ldk, NULL, d->scores, n, 1, n, dk);
+    ac_matmul_nt(q, dk, K, ldk, NULL, scores, n, 1, n, dk);
     float scale = 1.0f / sqrtf((float)dk);
-    for (size_t j = 0; j < n; j++) d->scores[j] = j < n_valid ? d->scores[j] * scale : MASKED;
-    ac_softmax_rows(d->scores, 1, n);
+    for (size_t j = 0; j < n; j++) scores[j] = j < n_valid ? scores[j] * scale : MASKED;
+    ac_softmax_rows(scores, 1, n);
     if (VT) {
-        ac_matmul_nt(d->scores, n, VT, ldv, NULL, ctx, dk, 1, dk, n);
+        ac_matmul_nt(scores, n, VT, ldv, NULL, ctx, dk, 1, dk, n);
     } else {
         memset(ctx, 0, dk * sizeof *ctx);
-        for (size_t j = 0; j < n; j++) ac_axpy(ctx, V + j * ldk, d->scores[j], dk);
+        for (size_t j = 0; j < n; j++) ac_axpy(ctx, V + j * ldk, scores[j], dk);
+    }
+}
+
+/* All heads of all rows of one attention block, spread over the pool:
+ * cross-attention reads megabytes of keys and values per step. */
+typedef struct {
+    hviske_decoder *d;
+    int layer, cross;
+    const int *beam, *pos;
+} heads_job;
+
+static void heads_range(void *ctx, size_t b, size_t e)
+{
+    const heads_job *j = ctx;
+    hviske_decoder *d = j->d;
+    size_t D = d->D, H = (size_t)d->m->cfg.dec_heads, dk = D / H, t = (size_t)d->T;
+    size_t keys = (size_t)d->cap > t ? (size_t)d->cap : t;
+    for (size_t i = b; i < e; i++) {
+        size_t r = i / H, h = i % H;
+        float *scores = d->scores + i * keys, *out = d->ctx + r * D + h * dk;
+        const float *q = d->q + r * D + h * dk;
+        if (j->cross) {
+            const float *ck = d->ck + (size_t)j->layer * t * D, *cvt = d->cvt + (size_t)j->layer * t * D;
+            attend(scores, q, ck + h * dk, D, t, (size_t)d->T_valid, cvt + h * dk * t, t, NULL, dk, out);
+        } else {
+            const float *K = cache_row(d, d->kc, j->layer, j->beam[r], 0) + h * dk;
+            const float *V = cache_row(d, d->vc, j->layer, j->beam[r], 0) + h * dk;
+            size_t n = (size_t)j->pos[r] + 1;
+            attend(scores, q, K, D, n, n, NULL, 0, V, dk, out);
+        }
     }
 }
 
@@ -86,7 +118,7 @@ ac_status hviske_decoder_forward(hviske_decoder *d, const int *tokens, const int
 {
     const hviske_model *m = d->m;
     const hviske_config *c = &m->cfg;
-    size_t D = d->D, R = (size_t)rows, H = (size_t)c->dec_heads, dk = D / H, t = (size_t)d->T;
+    size_t D = d->D, R = (size_t)rows, H = (size_t)c->dec_heads;
     if (rows > d->max_rows || n_out > rows) return ac_error(AC_ERR_ARG, "decoder: too many rows");
     for (int r = 0; r < rows; r++) {
         if (tokens[r] < 0 || (size_t)tokens[r] >= d->V || pos[r] < 0 || pos[r] >= d->cap || beam[r] < 0 ||
@@ -110,24 +142,16 @@ ac_status hviske_decoder_forward(hviske_decoder *d, const int *tokens, const int
             memcpy(cache_row(d, d->kc, l, beam[r], pos[r]), d->k + r * D, D * sizeof(float));
             memcpy(cache_row(d, d->vc, l, beam[r], pos[r]), d->v + r * D, D * sizeof(float));
         }
-        for (int r = 0; r < rows; r++) {
-            const float *K = cache_row(d, d->kc, l, beam[r], 0), *V = cache_row(d, d->vc, l, beam[r], 0);
-            size_t n = (size_t)pos[r] + 1;
-            for (size_t h = 0; h < H; h++)
-                attend(d, d->q + r * D + h * dk, K + h * dk, D, n, n, NULL, 0, V + h * dk, dk,
-                       d->ctx + r * D + h * dk);
-        }
+        heads_job self = {d, l, 0, beam, pos};
+        ac_parallel_for(R * H, 1, heads_range, &self);
         ac_matmul_w(d->ctx, &L->so_w, L->so_b, d->a, R);
         ac_axpy(d->h, d->a, 1.0f, R * D);
 
         /* cross-attention over the valid encoder frames */
         ac_layernorm(d->h, d->a, R, D, L->ln2_w, L->ln2_b, LN_EPS);
         ac_matmul_w(d->a, &L->cq_w, L->cq_b, d->q, R);
-        const float *ck = d->ck + (size_t)l * t * D, *cvt = d->cvt + (size_t)l * t * D;
-        for (int r = 0; r < rows; r++)
-            for (size_t h = 0; h < H; h++)
-                attend(d, d->q + r * D + h * dk, ck + h * dk, D, t, (size_t)d->T_valid, cvt + h * dk * t, t, NULL,
-                       dk, d->ctx + r * D + h * dk);
+        heads_job cross = {d, l, 1, beam, pos};
+        ac_parallel_for(R * H, 1, heads_range, &cross);
         ac_matmul_w(d->ctx, &L->co_w, L->co_b, d->a, R);
         ac_axpy(d->h, d->a, 1.0f, R * D);
 
