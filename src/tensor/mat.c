@@ -99,6 +99,44 @@ static void stream_range(void *ctx, size_t n0, size_t n1)
     free(row);
 }
 
+typedef struct {
+    const float *x;
+    size_t M;
+    const ac_mat *const *w;
+    const float *const *bias;
+    float *const *y;
+    int n;
+} multi_job;
+
+static void multi_range(void *ctx, size_t b, size_t e)
+{
+    const multi_job *j = ctx;
+    size_t base = 0;
+    for (int i = 0; i < j->n && base < e; base += j->w[i]->rows, i++) {
+        size_t lo = b > base ? b - base : 0, hi = e - base < j->w[i]->rows ? e - base : j->w[i]->rows;
+        if (lo >= hi) continue;
+        stream_job sj = {j->x, j->w[i], j->bias[i], j->y[i], j->M};
+        stream_range(&sj, lo, hi);
+    }
+}
+
+void ac_matmul_w_multi(const float *x, size_t M, const ac_mat *const *w, const float *const *bias,
+                       float *const *y, int n)
+{
+    size_t rows = 0;
+    int same = 1;
+    for (int i = 0; i < n; i++) {
+        rows += w[i]->rows;
+        same &= w[i]->cols == w[0]->cols && w[i]->dtype != AC_DTYPE_F32;
+    }
+    if (M >= MANY_ROWS || !same) {
+        for (int i = 0; i < n; i++) ac_matmul_w(x, w[i], bias[i], y[i], M);
+        return;
+    }
+    multi_job j = {x, M, w, bias, y, n};
+    ac_parallel_for(rows, 16, multi_range, &j);
+}
+
 /* ---- many rows: the weights in f32 panels, then BLAS-speed products --- */
 
 /* Each thread converts its own slice of weight rows, PANEL_FLOATS at a

@@ -21,6 +21,12 @@ typedef struct ac_mat {
 void ac_matmul_w(const float *x, const ac_mat *w, const float *bias, float *y, size_t M);
 void ac_matmul_w_ref(const float *x, const ac_mat *w, const float *bias, float *y, size_t M);
 
+/* Several products of the same input with matrices of the same width, as
+ * one parallel pass over all their rows: Y[i] = X . W[i]^T + BIAS[i]. For
+ * decoding, where one pass per matrix would pay the start-up N times. */
+void ac_matmul_w_multi(const float *x, size_t M, const ac_mat *const *w, const float *const *bias,
+                       float *const *y, int n);
+
 /* Frees the calling thread's conversion buffer (it is kept between calls). */
 void ac_mat_release_scratch(void);
 

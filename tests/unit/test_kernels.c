@@ -252,6 +252,17 @@ static void test_matmul_stored_types(void)
                 double d = max_rel_diff(got, ref, M * N);
                 CHECK(d < 2e-5, "%s %zux%zux%zu: diff %g", ac_dtype_name(types[t]), M, N, K, d);
             }
+            /* the same matrix three times in one pass */
+            const ac_mat *ws[3] = {&w, &w, &w};
+            const float *bs[3] = {b, NULL, b};
+            float *y3 = malloc(3 * N * sizeof *y3), *ys[3] = {y3, y3 + N, y3 + 2 * N};
+            ac_matmul_w_multi(x, 1, ws, bs, ys, 3);
+            ac_matmul_w_ref(x, &w, b, ref, 1);
+            CHECK(max_rel_diff(y3, ref, N) < 2e-5 && max_rel_diff(y3 + 2 * N, ref, N) < 2e-5, "multi %s",
+                  ac_dtype_name(types[t]));
+            ac_matmul_w_ref(x, &w, NULL, ref, 1);
+            CHECK(max_rel_diff(y3 + N, ref, N) < 2e-5, "multi without bias");
+            free(y3);
             /* the stored values are the floats up to the type's rounding */
             float *rows = malloc(N * K * sizeof *rows);
             ac_mat_rows(&w, 0, N, rows);

@@ -135,9 +135,10 @@ ac_status hviske_decoder_forward(hviske_decoder *d, const int *tokens, const int
         const hviske_dec_layer *L = &m->dec[l];
         /* causal self-attention over the beam's cached positions */
         ac_layernorm(d->h, d->a, R, D, L->ln1_w, L->ln1_b, LN_EPS);
-        ac_matmul_w(d->a, &L->sq_w, L->sq_b, d->q, R);
-        ac_matmul_w(d->a, &L->sk_w, L->sk_b, d->k, R);
-        ac_matmul_w(d->a, &L->sv_w, L->sv_b, d->v, R);
+        const ac_mat *qkv[3] = {&L->sq_w, &L->sk_w, &L->sv_w};
+        const float *qkv_b[3] = {L->sq_b, L->sk_b, L->sv_b};
+        float *qkv_y[3] = {d->q, d->k, d->v};
+        ac_matmul_w_multi(d->a, R, qkv, qkv_b, qkv_y, 3);
         for (int r = 0; r < rows; r++) {
             memcpy(cache_row(d, d->kc, l, beam[r], pos[r]), d->k + r * D, D * sizeof(float));
             memcpy(cache_row(d, d->vc, l, beam[r], pos[r]), d->v + r * D, D * sizeof(float));
