@@ -1,5 +1,6 @@
 #include "tensor/mat.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,9 +141,41 @@ void ac_matmul_w_multi(const float *x, size_t M, const ac_mat *const *w, const f
 /* ---- many rows: the weights in f32 panels, then BLAS-speed products --- */
 
 /* Each thread converts its own slice of weight rows, PANEL_FLOATS at a
- * time, into a buffer it keeps between calls, and multiplies it. */
-static _Thread_local float *panel_buf;
-static _Thread_local size_t panel_cap;
+ * time, into a buffer it keeps between calls (freed when the thread ends). */
+typedef struct {
+    float *buf;
+    size_t cap;
+} panel;
+
+static pthread_key_t panel_key;
+static pthread_once_t panel_once = PTHREAD_ONCE_INIT;
+
+static void panel_free(void *p)
+{
+    if (!p) return;
+    free(((panel *)p)->buf);
+    free(p);
+}
+
+static void panel_key_init(void) { pthread_key_create(&panel_key, panel_free); }
+
+/* The calling thread's buffer, grown to N floats; NULL when out of memory. */
+static float *panel_get(size_t n)
+{
+    pthread_once(&panel_once, panel_key_init);
+    panel *p = pthread_getspecific(panel_key);
+    if (!p) {
+        if (!(p = calloc(1, sizeof *p))) return NULL;
+        pthread_setspecific(panel_key, p);
+    }
+    if (n > p->cap) {
+        float *b = realloc(p->buf, n * sizeof *b);
+        if (!b) return NULL;
+        p->buf = b;
+        p->cap = n;
+    }
+    return p->buf;
+}
 
 typedef struct {
     const float *x;
@@ -159,14 +192,10 @@ static void panel_range(void *ctx, size_t n0, size_t n1)
     const ac_mat *w = j->w;
     size_t rows = PANEL_FLOATS / w->cols ? PANEL_FLOATS / w->cols : 1;
     if (rows > n1 - n0) rows = n1 - n0;
-    if (rows * w->cols > panel_cap) {
-        float *p = realloc(panel_buf, rows * w->cols * sizeof *p);
-        if (!p) {
-            j->failed = 1;
-            return;
-        }
-        panel_buf = p;
-        panel_cap = rows * w->cols;
+    float *panel_buf = panel_get(rows * w->cols);
+    if (!panel_buf) {
+        j->failed = 1;
+        return;
     }
     for (size_t r0 = n0; r0 < n1; r0 += rows) {
         size_t nr = n1 - r0 < rows ? n1 - r0 : rows;
@@ -190,11 +219,4 @@ void ac_matmul_w(const float *x, const ac_mat *w, const float *bias, float *y, s
     }
     stream_job j = {x, w, bias, y, M};
     ac_parallel_for(w->rows, 16, stream_range, &j);
-}
-
-void ac_mat_release_scratch(void)
-{
-    free(panel_buf);
-    panel_buf = NULL;
-    panel_cap = 0;
 }

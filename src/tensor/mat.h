@@ -27,9 +27,6 @@ void ac_matmul_w_ref(const float *x, const ac_mat *w, const float *bias, float *
 void ac_matmul_w_multi(const float *x, size_t M, const ac_mat *const *w, const float *const *bias,
                        float *const *y, int n);
 
-/* Frees the calling thread's conversion buffer (it is kept between calls). */
-void ac_mat_release_scratch(void);
-
 /* Rows [r0, r1) of W as f32 into OUT[r1-r0][cols]. */
 void ac_mat_rows(const ac_mat *w, size_t r0, size_t r1, float *out);
 
