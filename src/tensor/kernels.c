@@ -198,6 +198,11 @@ DISPATCH_INPLACE(exp)
 
 DISPATCH_INPLACE(silu)
 
+float ac_dot(const float *a, const float *b, size_t n)
+{
+    return ac_kernels_simd() ? ac_dot_avx2(a, b, n) : ac_dot_ref(a, b, n);
+}
+
 void ac_axpy(float *y, const float *x, float alpha, size_t n)
 {
     if (ac_kernels_simd()) ac_axpy_avx2(y, x, alpha, n);

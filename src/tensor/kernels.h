@@ -79,6 +79,9 @@ void ac_exp_ref(float *x, size_t n);
 /* x[i] = x[i] * sigmoid(x[i]) */
 void ac_silu(float *x, size_t n);
 void ac_silu_ref(float *x, size_t n);
+/* sum a[i] * b[i] */
+float ac_dot(const float *a, const float *b, size_t n);
+float ac_dot_ref(const float *a, const float *b, size_t n);
 /* y[i] += alpha * x[i] */
 void ac_axpy(float *y, const float *x, float alpha, size_t n);
 void ac_axpy_ref(float *y, const float *x, float alpha, size_t n);

@@ -161,3 +161,10 @@ void ac_log_softmax_ref(float *x, size_t n)
     float lse = mx + (float)log(sum);
     for (size_t i = 0; i < n; i++) x[i] -= lse;
 }
+
+float ac_dot_ref(const float *a, const float *b, size_t n)
+{
+    float s = 0;
+    for (size_t i = 0; i < n; i++) s += a[i] * b[i];
+    return s;
+}

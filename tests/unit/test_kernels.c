@@ -183,6 +183,8 @@ static void test_transformer_ops(void)
         CHECK(max_rel_diff(a, b, rows * C) < 1e-5, "layernorm C=%zu: %g", C, max_rel_diff(a, b, rows * C));
         memcpy(a, x, C * sizeof *a);
         memcpy(b, x, C * sizeof *b);
+        float dg = ac_dot(x, x + C, C), dr = ac_dot_ref(x, x + C, C);
+        CHECK(fabsf(dg - dr) <= 1e-5f * (1 + fabsf(dr)) * sqrtf((float)C), "dot C=%zu: %g vs %g", C, dg, dr);
         ac_axpy(a, x + C, 0.5f, C);
         ac_axpy_ref(b, x + C, 0.5f, C);
         CHECK(max_rel_diff(a, b, C) < 1e-6, "axpy C=%zu", C);

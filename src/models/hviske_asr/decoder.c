@@ -17,7 +17,7 @@ struct hviske_decoder {
     int64_t T, T_valid;
     size_t D, F, V;
     float *kc, *vc;          /* self-attention cache [layer][beam][cap][D] */
-    float *ck, *cvt;         /* cross K [layer][T][D], V transposed [layer][D][T] */
+    float *ck, *cv;          /* cross-attention K and V [layer][T][D] */
     float *h, *a, *q, *k, *v, *ctx, *ff, *scores, *tmp;
 };
 
@@ -44,73 +44,65 @@ ac_status hviske_decoder_new(const hviske_model *m, const float *enc, int64_t T,
     d->kc = ac_arena_floats(a, L * beams * cap * D);
     d->vc = ac_arena_floats(a, L * beams * cap * D);
     d->ck = ac_arena_floats(a, L * t * D);
-    d->cvt = ac_arena_floats(a, L * t * D);
+    d->cv = ac_arena_floats(a, L * t * D);
     float **bufs[] = {&d->h, &d->a, &d->q, &d->k, &d->v, &d->ctx};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (!(*bufs[i] = ac_arena_floats(a, R * D))) return AC_ERR_NOMEM;
     d->ff = ac_arena_floats(a, R * d->F);
-    d->scores = ac_arena_floats(a, keys * (size_t)R * (size_t)c->dec_heads);
-    d->tmp = ac_arena_floats(a, (size_t)beams * cap * D > t * D ? (size_t)beams * cap * D : t * D);
-    if (!d->kc || !d->vc || !d->ck || !d->cvt || !d->ff || !d->scores || !d->tmp) return AC_ERR_NOMEM;
+    d->scores = ac_arena_floats(a, keys * (size_t)c->dec_heads);
+    d->tmp = ac_arena_floats(a, (size_t)beams * cap * D);
+    if (!d->kc || !d->vc || !d->ck || !d->cv || !d->ff || !d->scores || !d->tmp) return AC_ERR_NOMEM;
     /* cross-attention keys and values depend only on the audio */
     for (size_t l = 0; l < L; l++) {
         const hviske_dec_layer *Ly = &m->dec[l];
         ac_matmul_w(enc, &Ly->ck_w, Ly->ck_b, d->ck + l * t * D, t);
-        ac_matmul_w(enc, &Ly->cv_w, Ly->cv_b, d->tmp, t);
-        float *vt = d->cvt + l * t * D;
-        for (size_t j = 0; j < t; j++)
-            for (size_t e = 0; e < D; e++) vt[e * t + j] = d->tmp[j * D + e];
+        ac_matmul_w(enc, &Ly->cv_w, Ly->cv_b, d->cv + l * t * D, t);
     }
     *out = d;
     return AC_OK;
 }
 
-/* ctx[dk] = softmax(q.K^T / sqrt(dk) over N keys) . V, for one head. K rows
- * have stride LDK; V is given transposed (VT[dk][ldv]) or as rows (V).
- * SCORES holds N floats. */
-static void attend(float *scores, const float *q, const float *K, size_t ldk, size_t n, size_t n_valid,
-                   const float *VT, size_t ldv, const float *V, size_t dk, float *ctx)
+/* Attention of one query row over N keys (rows of K and V with stride D;
+ * those past N_VALID masked), every head at once. The keys and values are
+ * streamed once: first the scores of all heads over ranges of keys, then
+ * each head's softmax and weighted sum of values. Cross-attention reads
+ * megabytes of them per step, so both passes run on the pool. */
+typedef struct {
+    hviske_decoder *d;
+    const float *q, *K, *V;
+    size_t n, n_valid;
+    float *ctx;
+} attn_job;
+
+static void scores_range(void *ctx, size_t b, size_t e)
 {
-    ac_matmul_nt(q, dk, K, ldk, NULL, scores, n, 1, n, dk);
+    const attn_job *j = ctx;
+    size_t D = j->d->D, H = (size_t)j->d->m->cfg.dec_heads, dk = D / H;
     float scale = 1.0f / sqrtf((float)dk);
-    for (size_t j = 0; j < n; j++) scores[j] = j < n_valid ? scores[j] * scale : MASKED;
-    ac_softmax_rows(scores, 1, n);
-    if (VT) {
-        ac_matmul_nt(scores, n, VT, ldv, NULL, ctx, dk, 1, dk, n);
-    } else {
-        memset(ctx, 0, dk * sizeof *ctx);
-        for (size_t j = 0; j < n; j++) ac_axpy(ctx, V + j * ldk, scores[j], dk);
+    for (size_t k = b; k < e; k++)
+        for (size_t h = 0; h < H; h++)
+            j->d->scores[h * j->n + k] =
+                k < j->n_valid ? scale * ac_dot(j->q + h * dk, j->K + k * D + h * dk, dk) : MASKED;
+}
+
+static void values_range(void *ctx, size_t b, size_t e)
+{
+    const attn_job *j = ctx;
+    size_t D = j->d->D, dk = D / (size_t)j->d->m->cfg.dec_heads;
+    for (size_t h = b; h < e; h++) {
+        float *p = j->d->scores + h * j->n, *out = j->ctx + h * dk;
+        ac_softmax_rows(p, 1, j->n);
+        memset(out, 0, dk * sizeof *out);
+        for (size_t k = 0; k < j->n; k++) ac_axpy(out, j->V + k * D + h * dk, p[k], dk);
     }
 }
 
-/* All heads of all rows of one attention block, spread over the pool:
- * cross-attention reads megabytes of keys and values per step. */
-typedef struct {
-    hviske_decoder *d;
-    int layer, cross;
-    const int *beam, *pos;
-} heads_job;
-
-static void heads_range(void *ctx, size_t b, size_t e)
+static void attend(hviske_decoder *d, const float *q, const float *K, const float *V, size_t n, size_t n_valid,
+                   float *ctx)
 {
-    const heads_job *j = ctx;
-    hviske_decoder *d = j->d;
-    size_t D = d->D, H = (size_t)d->m->cfg.dec_heads, dk = D / H, t = (size_t)d->T;
-    size_t keys = (size_t)d->cap > t ? (size_t)d->cap : t;
-    for (size_t i = b; i < e; i++) {
-        size_t r = i / H, h = i % H;
-        float *scores = d->scores + i * keys, *out = d->ctx + r * D + h * dk;
-        const float *q = d->q + r * D + h * dk;
-        if (j->cross) {
-            const float *ck = d->ck + (size_t)j->layer * t * D, *cvt = d->cvt + (size_t)j->layer * t * D;
-            attend(scores, q, ck + h * dk, D, t, (size_t)d->T_valid, cvt + h * dk * t, t, NULL, dk, out);
-        } else {
-            const float *K = cache_row(d, d->kc, j->layer, j->beam[r], 0) + h * dk;
-            const float *V = cache_row(d, d->vc, j->layer, j->beam[r], 0) + h * dk;
-            size_t n = (size_t)j->pos[r] + 1;
-            attend(scores, q, K, D, n, n, NULL, 0, V, dk, out);
-        }
-    }
+    attn_job j = {d, q, K, V, n, n_valid, ctx};
+    ac_parallel_for(n, 32, scores_range, &j);
+    ac_parallel_for((size_t)d->m->cfg.dec_heads, 1, values_range, &j);
 }
 
 ac_status hviske_decoder_forward(hviske_decoder *d, const int *tokens, const int *beam, const int *pos,
@@ -118,7 +110,7 @@ ac_status hviske_decoder_forward(hviske_decoder *d, const int *tokens, const int
 {
     const hviske_model *m = d->m;
     const hviske_config *c = &m->cfg;
-    size_t D = d->D, R = (size_t)rows, H = (size_t)c->dec_heads;
+    size_t D = d->D, R = (size_t)rows, t = (size_t)d->T;
     if (rows > d->max_rows || n_out > rows) return ac_error(AC_ERR_ARG, "decoder: too many rows");
     for (int r = 0; r < rows; r++) {
         if (tokens[r] < 0 || (size_t)tokens[r] >= d->V || pos[r] < 0 || pos[r] >= d->cap || beam[r] < 0 ||
@@ -143,16 +135,20 @@ ac_status hviske_decoder_forward(hviske_decoder *d, const int *tokens, const int
             memcpy(cache_row(d, d->kc, l, beam[r], pos[r]), d->k + r * D, D * sizeof(float));
             memcpy(cache_row(d, d->vc, l, beam[r], pos[r]), d->v + r * D, D * sizeof(float));
         }
-        heads_job self = {d, l, 0, beam, pos};
-        ac_parallel_for(R * H, 1, heads_range, &self);
+        for (int r = 0; r < rows; r++) {
+            size_t n = (size_t)pos[r] + 1;
+            attend(d, d->q + r * D, cache_row(d, d->kc, l, beam[r], 0), cache_row(d, d->vc, l, beam[r], 0), n, n,
+                   d->ctx + r * D);
+        }
         ac_matmul_w(d->ctx, &L->so_w, L->so_b, d->a, R);
         ac_axpy(d->h, d->a, 1.0f, R * D);
 
         /* cross-attention over the valid encoder frames */
         ac_layernorm(d->h, d->a, R, D, L->ln2_w, L->ln2_b, LN_EPS);
         ac_matmul_w(d->a, &L->cq_w, L->cq_b, d->q, R);
-        heads_job cross = {d, l, 1, beam, pos};
-        ac_parallel_for(R * H, 1, heads_range, &cross);
+        for (int r = 0; r < rows; r++)
+            attend(d, d->q + r * D, d->ck + (size_t)l * t * D, d->cv + (size_t)l * t * D, t, (size_t)d->T_valid,
+                   d->ctx + r * D);
         ac_matmul_w(d->ctx, &L->co_w, L->co_b, d->a, R);
         ac_axpy(d->h, d->a, 1.0f, R * D);
 
