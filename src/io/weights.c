@@ -3,6 +3,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "base/error.h"
 #include "base/f16.h"
@@ -27,6 +29,7 @@ ac_status ac_weights_open(const char *path, ac_weights **out)
 void ac_weights_free(ac_weights *w)
 {
     if (!w) return;
+    if (w->hot) munmap(w->hot, w->hot_size);
     for (size_t i = 0; i < w->n_owned; i++) ac_free_aligned(w->owned[i]);
     free(w->owned);
     ac_tensor_file_close(w->st);
@@ -157,5 +160,40 @@ ac_status ac_weights_mat(ac_weights *w, const char *name, int ndim, const int64_
         convert(t, copy);
         out->data = copy;
     }
+    return AC_OK;
+}
+
+#define HUGE_PAGE (2u << 20)
+
+ac_status ac_weights_make_hot(ac_weights *w, ac_mat *const *mats, size_t n)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) total += ((size_t)ac_dtype_bytes(mats[i]->dtype, mats[i]->cols) * mats[i]->rows + 63) & ~(size_t)63;
+    total = (total + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+    if (w->hot || total == 0) return AC_OK;
+    /* huge pages need a 2 MB aligned range: map one more and trim */
+    unsigned char *raw = mmap(NULL, total + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) return ac_error(AC_ERR_NOMEM, "%s: cannot map %zu bytes for the decoder weights", w->file, total);
+    unsigned char *region = (unsigned char *)(((uintptr_t)raw + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+    if (region > raw) munmap(raw, (size_t)(region - raw));
+    if (region + total < raw + total + HUGE_PAGE) munmap(region + total, (size_t)(raw + total + HUGE_PAGE - (region + total)));
+    madvise(region, total, MADV_HUGEPAGE); /* a hint: without it, plain pages */
+    long page = sysconf(_SC_PAGESIZE);
+    unsigned char *dst = region;
+    for (size_t i = 0; i < n; i++) {
+        size_t bytes = (size_t)ac_dtype_bytes(mats[i]->dtype, mats[i]->cols) * mats[i]->rows;
+        const unsigned char *src = mats[i]->data;
+        memcpy(dst, src, bytes);
+        /* release the copied pages of the file mapping (only whole pages inside) */
+        uintptr_t lo = ((uintptr_t)src + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+        uintptr_t hi = ((uintptr_t)src + bytes) & ~((uintptr_t)page - 1);
+        uintptr_t map_lo = (uintptr_t)w->st->map, map_hi = map_lo + w->st->map_size;
+        if (w->st->map && hi > lo && lo >= map_lo && hi <= map_hi) madvise((void *)lo, hi - lo, MADV_DONTNEED);
+        mats[i]->data = dst;
+        dst += (bytes + 63) & ~(size_t)63;
+    }
+    mprotect(region, total, PROT_READ);
+    w->hot = region;
+    w->hot_size = total;
     return AC_OK;
 }

@@ -307,7 +307,20 @@ static ac_status load_all(hviske_model *m, const char *path)
     snprintf(l->prefix, sizeof l->prefix, "transf_decoder._decoder.");
     AC_TRY(norm(l, "final_layer_norm", c->dec_dim, &m->final_ln_w, &m->final_ln_b));
     l->prefix[0] = 0;
-    return linear(l, "log_softmax.mlp.layer0", c->vocab, c->dec_dim, &m->cls_w, &m->cls_b);
+    AC_TRY(linear(l, "log_softmax.mlp.layer0", c->vocab, c->dec_dim, &m->cls_w, &m->cls_b));
+    /* what every decoding step reads in full */
+    size_t n = 0, cap = (size_t)c->dec_layers * 8 + 1;
+    ac_mat **hot = ac_calloc(cap, sizeof *hot);
+    if (!hot) return AC_ERR_NOMEM;
+    for (int j = 0; j < c->dec_layers; j++) {
+        hviske_dec_layer *L = &m->dec[j];
+        ac_mat *per_step[] = {&L->sq_w, &L->sk_w, &L->sv_w, &L->so_w, &L->cq_w, &L->co_w, &L->ff_in_w, &L->ff_out_w};
+        for (size_t k = 0; k < 8; k++) hot[n++] = per_step[k];
+    }
+    hot[n++] = &m->cls_w;
+    ac_status s = ac_weights_make_hot(m->weights, hot, n);
+    free(hot);
+    return s;
 }
 
 ac_status hviske_load(const char *dir, hviske_model **out)
