@@ -147,7 +147,8 @@ typedef struct ac_asr_result {
 
 void ac_asr_options_default(ac_asr_options *opt);
 /* PATH is a model package folder (config.json, tokenizer.model,
- * model.safetensors) or a single-file GGUF package. */
+ * model.safetensors) or a single-file GGUF package. A handle runs one
+ * transcription at a time (it keeps the scratch memory between calls). */
 ac_status ac_asr_load(const char *path, ac_asr **out);
 const char *ac_asr_family(const ac_asr *asr);
 ac_status ac_asr_transcribe_file(ac_asr *asr, const char *file, const ac_asr_options *opt,

@@ -23,39 +23,43 @@ static int argmax(const float *x, int n)
 
 /* ---- sampling ------------------------------------------------------------- */
 
-static const float *sort_keys;
+typedef struct {
+    float v;
+    int i;
+} ranked;
+_Static_assert(sizeof(ranked) <= AC_SAMPLING_SCRATCH, "sampling scratch");
 
 /* Descending by value; ties by lower index, so the order is total. */
 static int by_value_desc(const void *a, const void *b)
 {
-    int i = *(const int *)a, j = *(const int *)b;
-    if (sort_keys[i] != sort_keys[j]) return sort_keys[i] > sort_keys[j] ? -1 : 1;
-    return i - j;
+    const ranked *x = a, *y = b;
+    if (x->v != y->v) return x->v > y->v ? -1 : 1;
+    return x->i - y->i;
 }
 
 void ac_sampling_probs(const float *logprobs, int vocab, float temperature, int top_k, float top_p,
-                       float *probs, int *idx)
+                       float *probs, void *scratch)
 {
-    for (int i = 0; i < vocab; i++) idx[i] = i;
-    sort_keys = logprobs;
-    qsort(idx, (size_t)vocab, sizeof *idx, by_value_desc);
+    ranked *r = scratch;
+    for (int i = 0; i < vocab; i++) r[i] = (ranked){logprobs[i], i};
+    qsort(r, (size_t)vocab, sizeof *r, by_value_desc);
     int k = top_k > 0 && top_k < vocab ? top_k : vocab;
-    double sum = 0, mx = logprobs[idx[0]] / temperature;
+    double sum = 0, mx = r[0].v / temperature;
     memset(probs, 0, (size_t)vocab * sizeof *probs);
-    for (int i = 0; i < k; i++) sum += exp(logprobs[idx[i]] / temperature - mx);
+    for (int i = 0; i < k; i++) sum += exp(r[i].v / temperature - mx);
     /* sorted by logit is sorted by probability: the top-p prefix follows */
     int keep = k;
     if (top_p < 1) {
         double cum = 0;
         for (keep = 0; keep < k;) {
-            cum += exp(logprobs[idx[keep]] / temperature - mx) / sum;
+            cum += exp(r[keep].v / temperature - mx) / sum;
             keep++;
             if (cum >= top_p) break;
         }
     }
     double kept = 0;
-    for (int i = 0; i < keep; i++) kept += exp(logprobs[idx[i]] / temperature - mx);
-    for (int i = 0; i < keep; i++) probs[idx[i]] = (float)(exp(logprobs[idx[i]] / temperature - mx) / kept);
+    for (int i = 0; i < keep; i++) kept += exp(r[i].v / temperature - mx);
+    for (int i = 0; i < keep; i++) probs[r[i].i] = (float)(exp(r[i].v / temperature - mx) / kept);
 }
 
 /* xoshiro256** seeded through splitmix64: a fixed seed gives fixed samples. */
@@ -102,11 +106,12 @@ static ac_status decode_single(const ac_decode_model *m, const ac_decode_options
 {
     int V = m->vocab;
     float *lp = ac_malloc((size_t)V * sizeof *lp), *probs = NULL;
-    int *scratch = NULL, *toks = ac_malloc(((size_t)o->max_new_tokens + 1) * sizeof *toks);
+    void *scratch = NULL;
+    int *toks = ac_malloc(((size_t)o->max_new_tokens + 1) * sizeof *toks);
     int sampling = o->temperature > 0;
     if (sampling) {
         probs = ac_malloc((size_t)V * sizeof *probs);
-        scratch = ac_malloc(2 * (size_t)V * sizeof *scratch);
+        scratch = ac_malloc((size_t)V * AC_SAMPLING_SCRATCH);
     }
     ac_status s = lp && toks && (!sampling || (probs && scratch)) ? AC_OK : AC_ERR_NOMEM;
     rng r;

@@ -45,8 +45,9 @@ void ac_decode_result_free(ac_decode_result *r);
 
 /* The distribution sampling draws from: top-k of LOGPROBS, softmax at
  * TEMPERATURE, then the smallest top-p prefix; written to PROBS[vocab]
- * (zeros elsewhere). SCRATCH holds 2*vocab ints. */
+ * (zeros elsewhere). SCRATCH holds vocab * AC_SAMPLING_SCRATCH bytes. */
+#define AC_SAMPLING_SCRATCH 8
 void ac_sampling_probs(const float *logprobs, int vocab, float temperature, int top_k, float top_p,
-                       float *probs, int *scratch);
+                       float *probs, void *scratch);
 
 #endif

@@ -149,7 +149,7 @@ int main(int argc, char **argv)
     int beam[16] = {0}, pos[16];
     for (int i = 0; i < np; i++) pos[i] = i;
     float *lp = malloc((size_t)m->cfg.vocab * sizeof *lp), *probs = malloc((size_t)m->cfg.vocab * sizeof *probs);
-    int *scratch = malloc(2 * (size_t)m->cfg.vocab * sizeof *scratch);
+    void *scratch = malloc((size_t)m->cfg.vocab * AC_SAMPLING_SCRATCH);
     CHECK(hviske_decoder_new(m, e.proj, e.T, e.T_valid, 1, 128, np, &a, &d) == AC_OK, "decoder");
     CHECK(hviske_decoder_forward(d, prompt, beam, pos, np, 1, lp) == AC_OK, "prefill");
     compare("prefill_logprobs.npy", lp, (size_t)m->cfg.vocab, 1e-4);
