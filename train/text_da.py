@@ -1,0 +1,242 @@
+#!/usr/bin/python3
+"""Danish training text: numbers, dates, clock times and everyday sentences.
+
+Conventions (the model is prompted with <|pnc|><|noitn|>):
+- <|noitn|> means "no inverse text normalization": the target is what is *said*, so numbers,
+  dates and times are written in words, never digits ("enogtyve", "den fjerde december").
+  This also keeps audio -> text unambiguous ("halv tre" could be 2.30 or 14.30).
+- <|pnc|> means normal orthography: the first letter is capitalized, names keep their capital,
+  sentences end in ".", "?" or "!", commas where Danish puts them in the fixed sentences.
+- Numbers (Retskrivningsordbogen style): tens+units are one word ("enogtyve",
+  "femoghalvfems"); hundreds and thousands are separate words with "et"
+  ("et hundrede", "et tusind ni hundrede og nioghalvfems"); "og" goes before the last part
+  when it is below 100 and something bigger precedes it ("et tusind og fem",
+  "to hundrede og tyve", but "et tusind et hundrede"). 1 alone is "en" (counting form).
+- Years 1100-1999 are read in hundreds ("nitten hundrede og nioghalvfems"), others as cardinals
+  ("to tusind og treogtyve").
+- Dates: "mandag den fjerde december to tusind og treogtyve" (weekday from the real calendar).
+- Clock: informal ("halv tre", "kvart over syv", "fem i halv ni", "klokken et") or digital
+  ("klokken fjorten tredive", "klokken otte nul fem").
+The espeak-ng input is the target text itself, so speech and label always agree.
+
+Determinism: everything is drawn from random.Random(seed). Split: a sentence is held out iff
+md5(sentence) falls into the held-out fraction, so a held-out sentence can never be generated
+for training, whatever the seed or count.
+"""
+import argparse
+import datetime
+import hashlib
+import json
+import os
+import random
+
+ONES = ["nul", "en", "to", "tre", "fire", "fem", "seks", "syv", "otte", "ni", "ti", "elleve",
+        "tolv", "tretten", "fjorten", "femten", "seksten", "sytten", "atten", "nitten"]
+TENS = {2: "tyve", 3: "tredive", 4: "fyrre", 5: "halvtreds", 6: "tres", 7: "halvfjerds",
+        8: "firs", 9: "halvfems"}
+ORD = ["", "første", "anden", "tredje", "fjerde", "femte", "sjette", "syvende", "ottende",
+       "niende", "tiende", "ellevte", "tolvte", "trettende", "fjortende", "femtende", "sekstende",
+       "syttende", "attende", "nittende", "tyvende"]
+ORD_TENS = {2: "tyvende", 3: "tredivte"}
+MONTHS = ["januar", "februar", "marts", "april", "maj", "juni", "juli", "august", "september",
+          "oktober", "november", "december"]
+WEEKDAYS = ["mandag", "tirsdag", "onsdag", "torsdag", "fredag", "lørdag", "søndag"]
+
+
+def below100(n):
+    """0..99 as one word: 21 -> enogtyve (units first, joined with 'og')."""
+    if n < 20:
+        return ONES[n]
+    t, u = divmod(n, 10)
+    return TENS[t] if u == 0 else ONES[u] + "og" + TENS[t]
+
+
+def number_words(n, one="en"):
+    """0..9999 in words. `one` is the form of a bare 1 ("en" counting, "et" e.g. clock)."""
+    assert 0 <= n <= 9999, n
+    if n == 1:
+        return one
+    if n < 100:
+        return below100(n)
+    th, rest = divmod(n, 1000)
+    h, r = divmod(rest, 100)
+    parts = []
+    if th:
+        parts.append(("et" if th == 1 else below100(th)) + " tusind")
+    if h:
+        parts.append(("et" if h == 1 else ONES[h]) + " hundrede")
+    if r:
+        parts.append("og " + below100(r))  # "og" before the part below 100
+    return " ".join(parts)
+
+
+def ordinal_words(n):
+    """1..31: første .. enogtredivte."""
+    if n <= 20:
+        return ORD[n]
+    t, u = divmod(n, 10)
+    return ORD_TENS[t] if u == 0 else ONES[u] + "og" + ORD_TENS[t]
+
+
+def year_words(y):
+    if 1100 <= y <= 1999:
+        c, r = divmod(y, 100)
+        return ONES[c] + " hundrede" + (" og " + below100(r) if r else "")
+    return number_words(y)
+
+
+def clock_informal(h, m):
+    """h 1..12, m multiple of 5 -> 'kvart over syv', 'fem i halv ni', ... ('et' for 1)."""
+    hw = lambda x: number_words((x - 1) % 12 + 1, one="et")  # noqa: E731
+    nxt = h + 1
+    table = {0: hw(h), 5: "fem over " + hw(h), 10: "ti over " + hw(h), 15: "kvart over " + hw(h),
+             20: "tyve over " + hw(h), 25: "fem i halv " + hw(nxt), 30: "halv " + hw(nxt),
+             35: "fem over halv " + hw(nxt), 40: "tyve i " + hw(nxt), 45: "kvart i " + hw(nxt),
+             50: "ti i " + hw(nxt), 55: "fem i " + hw(nxt)}
+    return table[m]
+
+
+def clock_digital(h, m):
+    """0..23, 0..59 -> 'fjorten tredive', 'otte nul fem', 'tolv' (m == 0)."""
+    hw = number_words(h, one="et")
+    if m == 0:
+        return hw
+    return hw + " " + ("nul " + ONES[m] if m < 10 else below100(m))
+
+
+def cap(s):
+    return s[0].upper() + s[1:]
+
+
+class Vocab:
+    def __init__(self, path):
+        self.cat = {}
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                line = line.strip()
+                if not line or line.startswith("#"):
+                    continue
+                k, v = line.split(":", 1)
+                self.cat[k.strip()] = [w.strip() for w in v.split("|") if w.strip()]
+
+    def __getitem__(self, k):
+        return self.cat[k]
+
+
+# ---- sentence generators: rng -> one target sentence ----------------------------------------
+
+def gen_number(r, v):
+    n = r.choice([r.randrange(0, 100), r.randrange(100, 1000), r.randrange(1000, 10000)])
+    w = number_words(n)
+    return r.choice([cap(w) + ".", "Tallet er " + w + ".", "Det koster " + w + " kroner.",
+                     "Der er " + w + " personer.", cap(r.choice(v["pron"])) + " har " + w + " kroner.",
+                     "Nummer " + w + ".", "Vi kører " + w + " kilometer.", "Svaret er " + w + "."])
+
+
+def gen_date(r, v):
+    d = datetime.date(1900, 1, 1) + datetime.timedelta(days=r.randrange(0, 200 * 365))
+    wd, day, mon, yr = WEEKDAYS[d.weekday()], ordinal_words(d.day), MONTHS[d.month - 1], year_words(d.year)
+    full = f"{wd} den {day} {mon} {yr}"
+    return r.choice([cap(full) + ".", "I dag er det " + full + ".", f"Den {day} {mon}.",
+                     f"Mødet er {wd} den {day} {mon}.", f"{cap(r.choice(v['name']))} er født den {day} {mon} {yr}.",
+                     f"I {yr}.", f"Det var i {mon} {yr}.", f"{cap(wd)} den {day}.", f"Er det {wd} i dag?"])
+
+
+def gen_clock(r, v):
+    if r.random() < 0.6:
+        t = clock_informal(r.randrange(1, 13), 5 * r.randrange(0, 12))
+    else:
+        t = clock_digital(r.randrange(0, 24), r.randrange(0, 60))
+    return r.choice([f"Klokken er {t}.", f"Vi mødes klokken {t}.", f"Toget kører klokken {t}.",
+                     f"{cap(r.choice(v['name']))} kommer klokken {t}.", f"Er klokken {t}?",
+                     f"Klokken {t}.", f"Butikken lukker klokken {t}.", f"{cap(r.choice(v['when']))} klokken {t}."])
+
+
+def gen_everyday(r, v):
+    name, pron, obj = r.choice(v["name"]), r.choice(v["pron"]), r.choice(v["obj"])
+    place, when, adj = r.choice(v["place"]), r.choice(v["when"]), r.choice(v["adj"])
+    subj = r.choice([name, pron])
+    k = r.randrange(10)
+    if k == 0:
+        return r.choice(v["fixed"])
+    if k == 1:
+        return cap(f"{subj} {r.choice(v['vpast'])} {obj} {when}.")
+    if k == 2:
+        return cap(f"{subj} {r.choice(v['vpres'])} {obj} {when}.")
+    if k == 3:
+        return cap(f"{subj} {r.choice(v['vmove'])} til {place} {when}.")
+    if k == 4:
+        return cap(f"{when} er der {r.choice(v['weather'])} i {place}.")
+    if k == 5:
+        return f"Hvor er {obj}?" if not obj.startswith(("en ", "et ")) else f"Har du {obj}?"
+    if k == 6:
+        return cap(f"{subj} er {adj} {when}.")
+    if k == 7:
+        return f"{name} og {r.choice(v['name'])} bor i {place}."
+    if k == 8:
+        return cap(f"{when} {r.choice(v['vpres'])} {pron} {obj}.")  # Danish V2 word order
+    return f"Kan du {r.choice(['se', 'finde', 'tage', 'købe'])} {obj}, {name}?"
+
+
+GENERATORS = [(gen_number, 0.27), (gen_date, 0.2), (gen_clock, 0.2), (gen_everyday, 0.33)]
+
+
+def is_heldout(text, frac):
+    h = int(hashlib.md5(text.encode("utf-8")).hexdigest()[:8], 16) / 0x100000000
+    return h < frac
+
+
+def sentences(split, n, seed, vocab, heldout_frac=0.05, unique=False):
+    """n sentences of the split ('train' or 'eval'), deterministic given the seed.
+
+    unique=True: no repeats (for eval sets; train may repeat common sentences)."""
+    r = random.Random(f"{seed}-{split}")
+    gens, weights = zip(*GENERATORS)
+    out, seen = [], set()
+    while len(out) < n:
+        g = r.choices(gens, weights)[0]
+        t = g(r, vocab)
+        if is_heldout(t, heldout_frac) != (split == "eval"):
+            continue
+        if unique and t in seen:
+            continue
+        seen.add(t)
+        out.append(t)
+    return out
+
+
+def selftest():
+    cases = {0: "nul", 1: "en", 7: "syv", 21: "enogtyve", 30: "tredive", 95: "femoghalvfems",
+             100: "et hundrede", 101: "et hundrede og en", 120: "et hundrede og tyve",
+             999: "ni hundrede og nioghalvfems", 1000: "et tusind", 1005: "et tusind og fem",
+             1100: "et tusind et hundrede", 1999: "et tusind ni hundrede og nioghalvfems",
+             2023: "to tusind og treogtyve", 9999: "ni tusind ni hundrede og nioghalvfems",
+             4560: "fire tusind fem hundrede og tres", 7200: "syv tusind to hundrede"}
+    for n, w in cases.items():
+        assert number_words(n) == w, (n, number_words(n), w)
+    assert ordinal_words(4) == "fjerde" and ordinal_words(31) == "enogtredivte"
+    assert ordinal_words(22) == "toogtyvende" and ordinal_words(30) == "tredivte"
+    assert year_words(1999) == "nitten hundrede og nioghalvfems" and year_words(1900) == "nitten hundrede"
+    assert clock_informal(2, 30) == "halv tre" and clock_informal(7, 15) == "kvart over syv"
+    assert clock_informal(12, 30) == "halv et" and clock_informal(8, 25) == "fem i halv ni"
+    assert clock_digital(14, 30) == "fjorten tredive" and clock_digital(8, 5) == "otte nul fem"
+    print("text_da selftest ok")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--split", choices=["train", "eval"], default="train")
+    ap.add_argument("-n", type=int, default=20)
+    ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--vocab", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "vocabulary_da.txt"))
+    ap.add_argument("--selftest", action="store_true")
+    a = ap.parse_args()
+    if a.selftest:
+        selftest()
+        return
+    for t in sentences(a.split, a.n, a.seed, Vocab(a.vocab), unique=a.split == "eval"):
+        print(json.dumps(t, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()

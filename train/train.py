@@ -1,0 +1,205 @@
+#!/usr/bin/python3
+"""Train the small cohere_asr model on a synth.py manifest.
+
+usage: train.py --data DIR --tokenizer tokenizer.model --out DIR [--steps N] [--budget-min M]
+                [--batch-sec 90] [--lr 1.5e-3] [--warmup 800] [--seed 1234] [--dims '{json}']
+
+Teacher forcing with the 10-token Danish prompt (spec §4.4, identical to Hviske's):
+input  = ▁ <|startofcontext|> ... <|nodiarize|> t1 .. tn
+target = (prompt positions ignored)               t1 .. tn <|endoftext|>
+Loss = label-smoothed cross entropy on the text + eos positions + ctc_weight x CTC of an
+auxiliary (not exported) encoder head, which makes the encoder learn alignments early.
+AdamW, linear warmup then cosine decay over --steps (fixed, for reproducibility);
+--budget-min only stops early as a safety net. Batches are length-bucketed, about
+--batch-sec seconds of audio each; order and augmentation come from the seed.
+"""
+import argparse
+import json
+import math
+import os
+import random
+import sys
+import time
+import wave
+
+import numpy as np
+import sentencepiece as spm
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import model as M  # noqa: E402
+
+PROMPT_TEXT = ("<|startofcontext|><|startoftranscript|><|emo:undefined|><|da|><|da|><|pnc|><|noitn|>"
+               "<|notimestamp|><|nodiarize|>")
+EOS = 3
+
+
+def read_wav(path):
+    with wave.open(path) as w:
+        assert w.getframerate() == 16000 and w.getnchannels() == 1 and w.getsampwidth() == 2, path
+        return np.frombuffer(w.readframes(w.getnframes()), dtype=np.int16)
+
+
+def load_manifest(d, sp, limit=0):
+    rows = [json.loads(l) for l in open(os.path.join(d, "manifest.jsonl"), encoding="utf-8")]
+    if limit:
+        rows = rows[:limit]
+    for r in rows:
+        r["pcm"] = read_wav(os.path.join(d, r["audio"]))
+        r["ids"] = sp.encode(r["text"])
+    return rows
+
+
+def make_batches(rows, batch_sec, rng):
+    """Length-bucketed batches of about batch_sec seconds of (padded) audio, shuffled."""
+    order = sorted(range(len(rows)), key=lambda i: (len(rows[i]["pcm"]), rng.random()))
+    batches, cur = [], []
+    for i in order:
+        if cur and (len(cur) + 1) * len(rows[i]["pcm"]) / 16000 > batch_sec:
+            batches.append(cur)
+            cur = []
+        cur.append(i)
+    if cur:
+        batches.append(cur)
+    rng.shuffle(batches)
+    return batches
+
+
+def collate(rows, idx, prompt):
+    lens = torch.tensor([len(rows[i]["pcm"]) for i in idx])
+    wav = torch.zeros(len(idx), int(lens.max()))
+    for b, i in enumerate(idx):
+        wav[b, :lens[b]] = torch.from_numpy(rows[i]["pcm"].astype(np.float32) / 32768.0)
+    texts = [rows[i]["ids"] for i in idx]
+    S = len(prompt) + max(len(t) for t in texts)
+    inp = torch.full((len(idx), S), 2, dtype=torch.long)   # <pad> = 2 (positions are masked)
+    tgt = torch.full((len(idx), S), -100, dtype=torch.long)
+    for b, t in enumerate(texts):
+        seq = prompt + t
+        inp[b, :len(seq)] = torch.tensor(seq)
+        tgt[b, len(prompt) - 1:len(seq)] = torch.tensor(t + [EOS])
+    return wav, lens, inp, tgt, texts
+
+
+def lr_at(step, a):
+    if step < a.warmup:
+        return a.lr * (step + 1) / a.warmup
+    p = min(1.0, (step - a.warmup) / max(1, a.steps - a.warmup))
+    return a.lr * (a.min_lr_frac + (1 - a.min_lr_frac) * 0.5 * (1 + math.cos(math.pi * p)))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--tokenizer", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--steps", type=int, default=20000)
+    ap.add_argument("--budget-min", type=float, default=0, help="stop (and save) after this many minutes")
+    ap.add_argument("--batch-sec", type=float, default=90.0)
+    ap.add_argument("--lr", type=float, default=1.5e-3)
+    ap.add_argument("--min-lr-frac", type=float, default=0.02)
+    ap.add_argument("--warmup", type=int, default=800)
+    ap.add_argument("--weight-decay", type=float, default=0.01)
+    ap.add_argument("--label-smoothing", type=float, default=0.1)
+    ap.add_argument("--ctc-weight", type=float, default=0.3)
+    ap.add_argument("--specaug", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--dims", default="{}", help="JSON overrides of model.DEFAULT_DIMS")
+    ap.add_argument("--limit", type=int, default=0, help="use only the first N utterances")
+    ap.add_argument("--save-every", type=int, default=1000)
+    ap.add_argument("--log-every", type=int, default=20)
+    ap.add_argument("--resume", default="")
+    ap.add_argument("--threads", type=int, default=2)
+    a = ap.parse_args()
+
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(a.seed)
+    rng = random.Random(a.seed)
+    os.makedirs(a.out, exist_ok=True)
+    sp = spm.SentencePieceProcessor(model_file=a.tokenizer)
+    prompt = sp.encode(PROMPT_TEXT)
+    assert prompt[1:] == [7, 4, 16, 58, 58, 5, 9, 11, 13], prompt
+    t0 = time.time()
+    rows = load_manifest(a.data, sp, a.limit)
+    hours = sum(len(r["pcm"]) for r in rows) / 16000 / 3600
+    print(f"loaded {len(rows)} utterances ({hours:.2f} h) in {time.time() - t0:.0f} s", flush=True)
+
+    dims = dict(M.DEFAULT_DIMS, **json.loads(a.dims), vocab=sp.get_piece_size())
+    net = M.CohereAsr(dims)
+    opt = torch.optim.AdamW(net.parameters(), lr=a.lr, betas=(0.9, 0.98), weight_decay=a.weight_decay)
+    step, epoch = 0, 0
+    if a.resume:
+        ck = torch.load(a.resume, map_location="cpu")
+        net.load_state_dict(ck["model"])
+        opt.load_state_dict(ck["opt"])
+        step, epoch = ck["step"], ck["epoch"]
+        rng.setstate(ck["rng"])
+        torch.set_rng_state(ck["torch_rng"])
+    print(f"model: {M.n_params(net.export_state()) / 1e6:.2f} M exported params, dims {json.dumps(dims)}", flush=True)
+
+    def save(tag):
+        ck = {"dims": dims, "model": net.state_dict(), "opt": opt.state_dict(), "step": step, "epoch": epoch,
+              "tokenizer": os.path.abspath(a.tokenizer), "rng": rng.getstate(), "torch_rng": torch.get_rng_state(),
+              "args": vars(a)}
+        torch.save(ck, os.path.join(a.out, f"{tag}.pt.tmp"))
+        os.replace(os.path.join(a.out, f"{tag}.pt.tmp"), os.path.join(a.out, f"{tag}.pt"))
+
+    log = open(os.path.join(a.out, "train_log.jsonl"), "a")
+    t_start, n_utt, n_sec = time.time(), 0, 0.0
+    acc = {"loss": 0.0, "ce": 0.0, "ctc": 0.0, "n": 0}
+    net.train()
+    while step < a.steps:
+        for idx in make_batches(rows, a.batch_sec, rng):
+            if step >= a.steps:
+                break
+            wav, lens, inp, tgt, texts = collate(rows, idx, prompt)
+            for g in opt.param_groups:
+                g["lr"] = lr_at(step, a)
+            feat, tv = net.preprocessor.featurizer(wav, lens)
+            if a.specaug:
+                feat = M.spec_augment(feat, tv)
+            enc, mem, n3 = net.encode(feat, tv)
+            logp = net.decode(inp, mem, n3)
+            ce = F.nll_loss(logp.transpose(1, 2), tgt, ignore_index=-100)
+            smooth = -(logp.mean(-1) * (tgt != -100)).sum() / (tgt != -100).sum()
+            ce_ls = (1 - a.label_smoothing) * ce + a.label_smoothing * smooth
+            loss = ce_ls
+            ctc = torch.zeros(())
+            if a.ctc_weight > 0:
+                lp = F.log_softmax(net.aux_ctc(enc), -1).transpose(0, 1)        # [T, B, V]
+                flat = torch.tensor([i for t in texts for i in t])
+                ctc = F.ctc_loss(lp, flat, n3, torch.tensor([len(t) for t in texts]), blank=0,
+                                 reduction="mean", zero_infinity=True)
+                loss = loss + a.ctc_weight * ctc
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), 5.0)
+            opt.step()
+            step += 1
+            n_utt += len(idx)
+            n_sec += float(lens.sum()) / 16000
+            acc["loss"] += float(loss); acc["ce"] += float(ce); acc["ctc"] += float(ctc); acc["n"] += 1  # noqa: E702
+            el = time.time() - t_start
+            if step % a.log_every == 0 or step == a.steps:
+                rec = {"step": step, "epoch": epoch, "loss": acc["loss"] / acc["n"], "ce": acc["ce"] / acc["n"],
+                       "ctc": acc["ctc"] / acc["n"], "lr": lr_at(step - 1, a), "elapsed_s": round(el, 1),
+                       "utt_per_s": round(n_utt / el, 2), "audio_x_realtime": round(n_sec / el, 1)}
+                print(json.dumps(rec), flush=True)
+                log.write(json.dumps(rec) + "\n")
+                log.flush()
+                acc = {"loss": 0.0, "ce": 0.0, "ctc": 0.0, "n": 0}
+            if step % a.save_every == 0:
+                save("last")
+            if a.budget_min and el > a.budget_min * 60:
+                print(f"time budget reached at step {step}", flush=True)
+                a.steps = step
+                break
+        epoch += 1
+    net.eval()
+    save("last")
+    print(f"done: {step} steps, {epoch} epochs, {n_utt} utterances in {time.time() - t_start:.0f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+#!/bin/bash
+# End-to-end: text -> espeak-ng speech -> tokenizer -> training -> export -> evaluation.
+# Reproducible (fixed seed); sized for 2 cores and <= 3 h in total by default.
+#
+#   train/train.sh [OUT]            (default OUT = train/out/full)
+# Environment overrides (defaults in brackets):
+#   SEED [1234] N_TRAIN [30000] N_EVAL [300] STEPS [3000] BUDGET_MIN [150] BATCH_SEC [90]
+#   LR [1.5e-3] WARMUP [600] DIMS ['{}' = model.DEFAULT_DIMS] DTYPE [f16] AUDIOC [build-h6/audioc]
+# Outputs: OUT/{train,eval}/ (wavs + manifest.jsonl), OUT/tokenizer.model, OUT/run/ (checkpoints,
+# train_log.jsonl), OUT/package/ (the cohere_asr package), OUT/eval_report.json.
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+ROOT="$(dirname "$HERE")"
+OUT="${1:-$HERE/out/full}"
+PY=/usr/bin/python3                      # Debian's: torch 1.13, numpy, sentencepiece
+SEED="${SEED:-1234}"; N_TRAIN="${N_TRAIN:-30000}"; N_EVAL="${N_EVAL:-300}"
+STEPS="${STEPS:-3000}"; BUDGET_MIN="${BUDGET_MIN:-150}"; BATCH_SEC="${BATCH_SEC:-90}"
+LR="${LR:-1.5e-3}"; WARMUP="${WARMUP:-600}"; DIMS="${DIMS:-{\}}"; DTYPE="${DTYPE:-f16}"
+AUDIOC="${AUDIOC:-$ROOT/build-h6/audioc}"
+mkdir -p "$OUT"
+T0=$(date +%s)
+stamp() { echo "[$(( $(date +%s) - T0 )) s] $*"; }
+
+if [ ! -x "$AUDIOC" ]; then
+  stamp "building the engine"
+  cmake -S "$ROOT" -B "$ROOT/build-h6" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  ninja -C "$ROOT/build-h6" -j2 audioc >/dev/null
+fi
+
+$PY "$HERE/text_da.py" --selftest
+[ -f "$OUT/train/manifest.jsonl" ] || { stamp "synthesizing $N_TRAIN training utterances";
+  $PY "$HERE/synth.py" "$OUT/train" --split train -n "$N_TRAIN" --seed "$SEED" --jobs 2; }
+[ -f "$OUT/eval/manifest.jsonl" ] || { stamp "synthesizing $N_EVAL held-out utterances";
+  $PY "$HERE/synth.py" "$OUT/eval" --split eval -n "$N_EVAL" --seed "$SEED" --jobs 2; }
+
+stamp "tokenizer"
+$PY "$HERE/tokenizer.py" "$OUT/tokenizer.model" --seed "$SEED"
+
+stamp "training ($STEPS steps, at most $BUDGET_MIN min)"
+RESUME=(); [ -f "$OUT/run/last.pt" ] && RESUME=(--resume "$OUT/run/last.pt")
+$PY "$HERE/train.py" --data "$OUT/train" --tokenizer "$OUT/tokenizer.model" --out "$OUT/run" \
+  --steps "$STEPS" --budget-min "$BUDGET_MIN" --batch-sec "$BATCH_SEC" --lr "$LR" --warmup "$WARMUP" \
+  --seed "$SEED" --dims "$DIMS" "${RESUME[@]}" 2>&1 | tee -a "$OUT/train.log"
+
+stamp "export"
+$PY "$HERE/export.py" "$OUT/run/last.pt" "$OUT/package" --dtype "$DTYPE"
+
+stamp "evaluation (engine greedy and 4 beams; PyTorch parity on 8 clips)"
+$PY "$HERE/evaluate.py" --model "$OUT/package" --data "$OUT/eval" --audioc "$AUDIOC" --beams 1,4 \
+  --ckpt "$OUT/run/last.pt" --torch-n 8 --report "$OUT/eval_report.json"
+stamp "done: package in $OUT/package, report in $OUT/eval_report.json"
