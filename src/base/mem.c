@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "base/error.h"
 
@@ -24,19 +25,25 @@ void *ac_calloc(size_t n, size_t size)
     return p;
 }
 
+#define HUGE_PAGE (2u << 20)
+
 void *ac_alloc_aligned(size_t size)
 {
-    size_t rounded = (size + AC_ALIGN - 1) / AC_ALIGN * AC_ALIGN;
+    /* large buffers (activations, attention caches) go on huge pages where
+     * the kernel grants them: streaming them through 4 KB pages costs TLB misses */
+    size_t align = size >= 2 * HUGE_PAGE ? HUGE_PAGE : AC_ALIGN;
+    size_t rounded = (size + align - 1) / align * align;
     if (rounded < size) {
         ac_error(AC_ERR_NOMEM, "allocation of %zu bytes overflows", size);
         return NULL;
     }
-    void *p = aligned_alloc(AC_ALIGN, rounded ? rounded : AC_ALIGN);
+    void *p = aligned_alloc(align, rounded ? rounded : align);
+    if (p && align == HUGE_PAGE) madvise(p, rounded, MADV_HUGEPAGE);
     if (!p) {
         ac_error(AC_ERR_NOMEM, "out of memory (%zu bytes)", size);
         return NULL;
     }
-    memset(p, 0, rounded ? rounded : AC_ALIGN);
+    memset(p, 0, rounded ? rounded : align);
     return p;
 }
 
