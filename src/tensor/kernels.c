@@ -198,9 +198,14 @@ DISPATCH_INPLACE(exp)
 
 DISPATCH_INPLACE(silu)
 
-float ac_dot(const float *a, const float *b, size_t n)
+void ac_gemv_t(const float *A, size_t lda, const float *x, float *y, size_t M, size_t N)
 {
-    return ac_kernels_simd() ? ac_dot_avx2(a, b, n) : ac_dot_ref(a, b, n);
+    if (!blas_wanted) {
+        ac_gemv_t_ref(A, lda, x, y, M, N);
+        return;
+    }
+    if (openblas_get_num_threads() != 1) openblas_set_num_threads(1); /* callers are pool threads */
+    cblas_sgemv(CblasRowMajor, CblasTrans, (int)M, (int)N, 1.0f, A, (int)lda, x, 1, 0.0f, y, 1);
 }
 
 void ac_axpy(float *y, const float *x, float alpha, size_t n)

@@ -276,17 +276,3 @@ void ac_log_softmax_avx2(float *x, size_t n)
     }
 }
 
-float ac_dot_avx2(const float *a, const float *b, size_t n)
-{
-    __m256 s0 = _mm256_setzero_ps(), s1 = s0;
-    size_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
-        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), s1);
-    }
-    for (; i < n; i += 8) {
-        __m256i mask = tail_mask(n - i < 8 ? n - i : 8);
-        s0 = _mm256_fmadd_ps(_mm256_maskload_ps(a + i, mask), _mm256_maskload_ps(b + i, mask), s0);
-    }
-    return hsum(_mm256_add_ps(s0, s1));
-}

@@ -162,9 +162,9 @@ void ac_log_softmax_ref(float *x, size_t n)
     for (size_t i = 0; i < n; i++) x[i] -= lse;
 }
 
-float ac_dot_ref(const float *a, const float *b, size_t n)
+void ac_gemv_t_ref(const float *A, size_t lda, const float *x, float *y, size_t M, size_t N)
 {
-    float s = 0;
-    for (size_t i = 0; i < n; i++) s += a[i] * b[i];
-    return s;
+    for (size_t n = 0; n < N; n++) y[n] = 0;
+    for (size_t m = 0; m < M; m++)
+        for (size_t n = 0; n < N; n++) y[n] += x[m] * A[m * lda + n];
 }

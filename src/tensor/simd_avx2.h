@@ -28,7 +28,6 @@ void ac_softmax_rows_avx2(float *x, size_t rows, size_t cols);
 void ac_log_softmax_avx2(float *x, size_t n);
 void ac_silu_avx2(float *x, size_t n);
 void ac_axpy_avx2(float *y, const float *x, float alpha, size_t n);
-float ac_dot_avx2(const float *a, const float *b, size_t n);
 void ac_glu_avx2(const float *x, float *y, size_t rows, size_t C);
 void ac_layernorm_avx2(const float *x, float *y, size_t rows, size_t C, const float *gamma,
                        const float *beta, float eps);

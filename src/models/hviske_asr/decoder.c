@@ -79,10 +79,11 @@ static void scores_range(void *ctx, size_t b, size_t e)
     const attn_job *j = ctx;
     size_t D = j->d->D, H = (size_t)j->d->m->cfg.dec_heads, dk = D / H;
     float scale = 1.0f / sqrtf((float)dk);
-    for (size_t k = b; k < e; k++)
-        for (size_t h = 0; h < H; h++)
-            j->d->scores[h * j->n + k] =
-                k < j->n_valid ? scale * ac_dot(j->q + h * dk, j->K + k * D + h * dk, dk) : MASKED;
+    for (size_t h = 0; h < H; h++) {
+        float *s = j->d->scores + h * j->n;
+        ac_matmul_nt(j->q + h * dk, dk, j->K + b * D + h * dk, D, NULL, s + b, e - b, 1, e - b, dk);
+        for (size_t k = b; k < e; k++) s[k] = k < j->n_valid ? s[k] * scale : MASKED;
+    }
 }
 
 static void values_range(void *ctx, size_t b, size_t e)
@@ -90,10 +91,9 @@ static void values_range(void *ctx, size_t b, size_t e)
     const attn_job *j = ctx;
     size_t D = j->d->D, dk = D / (size_t)j->d->m->cfg.dec_heads;
     for (size_t h = b; h < e; h++) {
-        float *p = j->d->scores + h * j->n, *out = j->ctx + h * dk;
+        float *p = j->d->scores + h * j->n;
         ac_softmax_rows(p, 1, j->n);
-        memset(out, 0, dk * sizeof *out);
-        for (size_t k = 0; k < j->n; k++) ac_axpy(out, j->V + k * D + h * dk, p[k], dk);
+        ac_gemv_t(j->V + h * dk, D, p, j->ctx + h * dk, j->n, dk);
     }
 }
 
