@@ -10,7 +10,7 @@
 #include "tensor/kernels.h"
 #include "tensor/simd_avx2.h"
 
-#define PANEL_FLOATS (2u << 20) /* weights converted at a time for f32 products */
+#define PANEL_FLOATS (4u << 20) /* weights converted at a time for f32 products */
 #define MANY_ROWS 32            /* from this many input rows, convert panels */
 
 static size_t row_bytes(const ac_mat *w) { return (size_t)ac_dtype_bytes(w->dtype, w->cols); }
