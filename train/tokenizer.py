@@ -2,7 +2,7 @@
 """Train the SentencePiece BPE tokenizer.model with Cohere's special pieces at ids 1..254.
 
 usage: tokenizer.py OUT.model [--vocab-size 1024] [--sentences 60000] [--seed 1234]
-                    [--cohere /work/shared/data/cohere_asr_base/tokenizer.model]
+                    [--cohere ../shared/data/cohere_asr_base/tokenizer.model]
 
 Layout (spec §1.4 / §7.1 option b): 0 <unk>, 1..254 USER_DEFINED = the Cohere pieces in
 Cohere order (read from the real tokenizer), 255..510 byte pieces <0x00>..<0xFF>
@@ -20,7 +20,10 @@ import sentencepiece as spm
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import text_da  # noqa: E402
 
-COHERE = "/work/shared/data/cohere_asr_base/tokenizer.model"
+# the data folder beside the checkout, or $AUDIOC_DATA
+COHERE = os.path.join(os.environ.get("AUDIOC_DATA", os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                                 "../../shared/data")),
+                      "cohere_asr_base/tokenizer.model")
 PROMPT = ("<|startofcontext|><|startoftranscript|><|emo:undefined|><|da|><|da|><|pnc|><|noitn|>"
           "<|notimestamp|><|nodiarize|>")
 
