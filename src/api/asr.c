@@ -152,34 +152,32 @@ static ac_status run(ac_asr *a, ac_audio_reader *r, const ac_asr_options *o, ac_
     return s ? s : join(out, o->language);
 }
 
+/* Runs an opened reader (closed here); a failure leaves OUT empty. */
+static ac_status transcribe(ac_asr *a, ac_audio_reader *r, const ac_asr_options *opt, ac_asr_result *out)
+{
+    ac_asr_options def;
+    if (!opt) ac_asr_options_default(&def), opt = &def;
+    ac_status s = check_options(opt);
+    if (!s) s = run(a, r, opt, out);
+    ac_audio_close(r);
+    if (s) ac_asr_result_free(out);
+    return s;
+}
+
 ac_status ac_asr_transcribe_file(ac_asr *a, const char *file, const ac_asr_options *opt, ac_asr_result *out)
 {
     memset(out, 0, sizeof *out);
-    ac_asr_options def;
-    if (!opt) ac_asr_options_default(&def), opt = &def;
-    AC_TRY(check_options(opt));
     ac_audio_reader *r;
     AC_TRY(ac_audio_open_file(file, a->model->cfg.sample_rate, &r));
-    ac_status s = run(a, r, opt, out);
-    ac_audio_close(r);
-    if (s) {
-        ac_asr_result_free(out);
-        return ac_error_prefix(s, "%s", file);
-    }
-    return AC_OK;
+    ac_status s = transcribe(a, r, opt, out);
+    return s ? ac_error_prefix(s, "%s", file) : AC_OK;
 }
 
 ac_status ac_asr_transcribe_pcm(ac_asr *a, const float *pcm, int64_t frames, int channels, int rate,
                                 const ac_asr_options *opt, ac_asr_result *out)
 {
     memset(out, 0, sizeof *out);
-    ac_asr_options def;
-    if (!opt) ac_asr_options_default(&def), opt = &def;
-    AC_TRY(check_options(opt));
     ac_audio_reader *r;
     AC_TRY(ac_audio_open_pcm(pcm, frames, channels, rate, a->model->cfg.sample_rate, &r));
-    ac_status s = run(a, r, opt, out);
-    ac_audio_close(r);
-    if (s) ac_asr_result_free(out);
-    return s;
+    return transcribe(a, r, opt, out);
 }

@@ -206,34 +206,32 @@ static int model_rate(const ac_vad *v)
     return v->family == FAMILY_SILERO ? AC_SILERO_RATE : ac_marblenet_rate(v->marblenet);
 }
 
+/* Runs an opened reader (closed here); a failure leaves OUT empty. */
+static ac_status run_opened(ac_vad *v, ac_audio_reader *r, const ac_vad_options *opt, ac_vad_result *out)
+{
+    ac_vad_options def;
+    if (!opt) ac_vad_options_default(&def), opt = &def;
+    ac_status s = check_options(opt);
+    if (!s) s = run_reader(v, r, opt, out);
+    ac_audio_close(r);
+    if (s) ac_vad_result_free(out);
+    return s;
+}
+
 ac_status ac_vad_run_file(ac_vad *v, const char *file, const ac_vad_options *opt, ac_vad_result *out)
 {
     memset(out, 0, sizeof *out);
-    ac_vad_options def;
-    if (!opt) ac_vad_options_default(&def), opt = &def;
-    AC_TRY(check_options(opt));
     ac_audio_reader *r;
     AC_TRY(ac_audio_open_file(file, model_rate(v), &r));
-    ac_status s = run_reader(v, r, opt, out);
-    ac_audio_close(r);
-    if (s) {
-        ac_vad_result_free(out);
-        return ac_error_prefix(s, "%s", file);
-    }
-    return AC_OK;
+    ac_status s = run_opened(v, r, opt, out);
+    return s ? ac_error_prefix(s, "%s", file) : AC_OK;
 }
 
 ac_status ac_vad_run_pcm(ac_vad *v, const float *pcm, int64_t frames, int channels, int rate,
                          const ac_vad_options *opt, ac_vad_result *out)
 {
     memset(out, 0, sizeof *out);
-    ac_vad_options def;
-    if (!opt) ac_vad_options_default(&def), opt = &def;
-    AC_TRY(check_options(opt));
     ac_audio_reader *r;
     AC_TRY(ac_audio_open_pcm(pcm, frames, channels, rate, model_rate(v), &r));
-    ac_status s = run_reader(v, r, opt, out);
-    ac_audio_close(r);
-    if (s) ac_vad_result_free(out);
-    return s;
+    return run_opened(v, r, opt, out);
 }

@@ -6,7 +6,6 @@
 static int log_level = AC_LOG_WARN;
 
 void ac_set_log_level(int level) { log_level = level; }
-int ac_log_level(void) { return log_level; }
 
 void ac_log(int level, const char *fmt, ...)
 {

@@ -6,7 +6,6 @@
 
 enum { AC_LOG_ERROR = 0, AC_LOG_WARN = 1, AC_LOG_INFO = 2, AC_LOG_DEBUG = 3 };
 
-int ac_log_level(void);
 void ac_log(int level, const char *fmt, ...) AC_PRINTF(2, 3);
 
 #define ac_warn(...) ac_log(AC_LOG_WARN, __VA_ARGS__)
