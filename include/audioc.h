@@ -21,6 +21,7 @@ typedef enum {
     AC_ERR_MODEL,       /* weights/config do not fit the model */
     AC_ERR_UNSUPPORTED, /* valid input that audio.c does not handle */
     AC_ERR_NOMEM,
+    AC_ERR_CANCELLED,   /* a callback asked to stop */
 } ac_status;
 
 /* The last error message of the calling thread ("" when none). */
@@ -28,6 +29,11 @@ const char *ac_last_error(void);
 
 /* Size of the process-wide thread pool (default: number of cores). */
 ac_status ac_set_threads(int n);
+/* Gives the calling thread its own pool of N threads for the work it runs
+ * (a server's workers share the cores this way); 0 frees it and returns the
+ * thread to the process-wide pool. Call with 0 before the thread exits. */
+ac_status ac_set_local_threads(int n);
+/* The size of the pool the calling thread uses. */
 int ac_get_threads(void);
 
 /* Log verbosity on stderr: 0 errors only, 1 warnings (default), 2 info. */
@@ -100,6 +106,9 @@ ac_status ac_vad_run_file(ac_vad *vad, const char *file,
 ac_status ac_vad_run_pcm(ac_vad *vad, const float *pcm, int64_t frames,
                          int channels, int rate, const ac_vad_options *opt,
                          ac_vad_result *out);
+/* An encoded audio file image in memory (e.g. an upload). */
+ac_status ac_vad_run_memory(ac_vad *vad, const void *data, size_t size,
+                            const ac_vad_options *opt, ac_vad_result *out);
 void ac_vad_result_free(ac_vad_result *res);
 void ac_vad_free(ac_vad *vad);
 
@@ -109,6 +118,7 @@ const char *const *ac_vad_families(void);
 /* ---- Speech recognition --------------------------------------------- */
 
 typedef struct ac_asr ac_asr;
+typedef struct ac_asr_segment ac_asr_segment;
 
 typedef struct ac_asr_options {
     const char *language;   /* "da" */
@@ -122,15 +132,23 @@ typedef struct ac_asr_options {
     int max_new_tokens;     /* per chunk (256) */
     int min_new_tokens;     /* per chunk: no end before this many (0) */
     int prompt_prefix;      /* lead the prompt with the "▁" piece (1) */
+    /* Recognize only the speech this VAD finds (NULL: the whole audio);
+     * vad_options NULL means the VAD defaults. */
+    ac_vad *vad;
+    const ac_vad_options *vad_options;
+    /* Called as each segment is finished, in order; a nonzero return stops
+     * the transcription with AC_ERR_CANCELLED. */
+    int (*on_segment)(const ac_asr_segment *segment, void *user);
+    void *user;
 } ac_asr_options;
 
-typedef struct ac_asr_segment {
+struct ac_asr_segment {
     double start, end;      /* seconds in the input */
     char *text;
     int *tokens;
     int n_tokens;
     double avg_logprob;
-} ac_asr_segment;
+};
 
 typedef struct ac_asr_timings {
     double frontend, encoder, prefill, decode;  /* seconds */
@@ -139,7 +157,7 @@ typedef struct ac_asr_timings {
 
 typedef struct ac_asr_result {
     char *text;             /* the chunks' texts joined */
-    ac_asr_segment *segments;   /* one per audio chunk */
+    ac_asr_segment *segments;   /* one per audio chunk (or speech segment) */
     size_t n_segments;
     double duration;        /* seconds of audio */
     ac_asr_timings timings;
@@ -147,14 +165,18 @@ typedef struct ac_asr_result {
 
 void ac_asr_options_default(ac_asr_options *opt);
 /* PATH is a model package folder (config.json, tokenizer.model,
- * model.safetensors) or a single-file GGUF package. A handle runs one
- * transcription at a time (it keeps the scratch memory between calls). */
+ * model.safetensors) or a single-file GGUF package. The loaded model is
+ * read-only: several threads may transcribe with one handle at once (each
+ * call has its own scratch memory). */
 ac_status ac_asr_load(const char *path, ac_asr **out);
 const char *ac_asr_family(const ac_asr *asr);
 ac_status ac_asr_transcribe_file(ac_asr *asr, const char *file, const ac_asr_options *opt,
                                  ac_asr_result *out);
 ac_status ac_asr_transcribe_pcm(ac_asr *asr, const float *pcm, int64_t frames, int channels,
                                 int rate, const ac_asr_options *opt, ac_asr_result *out);
+/* An encoded audio file image in memory (e.g. an upload). */
+ac_status ac_asr_transcribe_memory(ac_asr *asr, const void *data, size_t size,
+                                   const ac_asr_options *opt, ac_asr_result *out);
 void ac_asr_result_free(ac_asr_result *res);
 void ac_asr_free(ac_asr *asr);
 

@@ -1,5 +1,6 @@
 /* The public ASR API: loading a package, and the driver that streams audio
- * through the long-audio splitter chunk by chunk (bounded memory). */
+ * through the long-audio splitter chunk by chunk (bounded memory), optionally
+ * only the speech segments a VAD finds. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,8 +14,7 @@
 #include "models/hviske_asr/transcribe.h"
 
 struct ac_asr {
-    hviske_model *model;
-    ac_arena arena;
+    hviske_model *model;   /* read-only once loaded */
 };
 
 void ac_asr_options_default(ac_asr_options *o)
@@ -34,7 +34,6 @@ ac_status ac_asr_load(const char *path, ac_asr **out)
         free(a);
         return s;
     }
-    ac_arena_init(&a->arena, 16u << 20);
     *out = a;
     return AC_OK;
 }
@@ -45,7 +44,6 @@ void ac_asr_free(ac_asr *a)
 {
     if (!a) return;
     hviske_free(a->model);
-    ac_arena_free(&a->arena);
     free(a);
 }
 
@@ -108,76 +106,168 @@ static ac_status check_options(const ac_asr_options *o)
     return AC_OK;
 }
 
-static ac_status run(ac_asr *a, ac_audio_reader *r, const ac_asr_options *o, ac_asr_result *out)
+/* Where the audio comes from. The VAD cut reads it twice, so it is opened
+ * once per pass. */
+typedef struct {
+    const char *file;
+    const void *data;
+    size_t size;
+    const float *pcm;
+    int64_t frames;
+    int channels, rate;
+} source;
+
+static ac_status source_open(const source *src, int rate, ac_audio_reader **r)
 {
-    const hviske_config *c = &a->model->cfg;
-    hviske_options ho = {o->language, o->punctuation, o->prompt_prefix,
-                         {o->max_new_tokens, o->min_new_tokens, o->beam_size, o->length_penalty, o->temperature,
-                          o->top_k, o->top_p, o->seed}};
-    int64_t chunk = (int64_t)(c->max_clip_s * c->sample_rate + 0.5);
-    size_t cap = (size_t)chunk + 1;
-    float *buf = ac_malloc(cap * sizeof *buf);
-    if (!buf) return AC_ERR_NOMEM;
-    const ac_audio_info *info = ac_audio_reader_info(r);
+    if (src->file) return ac_audio_open_file(src->file, rate, r);
+    if (src->data) return ac_audio_open_memory(src->data, src->size, "upload", rate, r);
+    return ac_audio_open_pcm(src->pcm, src->frames, src->channels, src->rate, rate, r);
+}
+
+static ac_status source_vad(const source *src, ac_vad *v, const ac_vad_options *o, ac_vad_result *res)
+{
+    if (src->file) return ac_vad_run_file(v, src->file, o, res);
+    if (src->data) return ac_vad_run_memory(v, src->data, src->size, o, res);
+    return ac_vad_run_pcm(v, src->pcm, src->frames, src->channels, src->rate, o, res);
+}
+
+/* One transcription: its options, scratch memory and the stream position. */
+typedef struct {
+    const hviske_model *m;
+    const ac_asr_options *o;
+    hviske_options ho;
+    ac_arena arena;
+    float *buf;         /* one chunk plus one sample */
+    int64_t cap;
+    int64_t pos;        /* samples read from the stream */
     ac_progress prog;
-    ac_progress_begin(&prog, "transcribe", (double)info->frames / info->sample_rate);
-    int64_t idx = 0, avail = 0;
-    int at_end = 0;
-    ac_status s = AC_OK;
+    ac_asr_result *out;
+} job;
+
+static ac_status read_some(job *j, ac_audio_reader *r, float *dst, int64_t want, size_t *got)
+{
+    AC_TRY(ac_audio_read(r, dst, (size_t)want, got));
+    j->pos += (int64_t)*got;
+    return AC_OK;
+}
+
+static ac_status finish_chunk(job *j, int64_t from, int64_t to, hviske_chunk_result *cr)
+{
+    int rate = j->m->cfg.sample_rate;
+    AC_TRY(add_segment(j->out, (double)from / rate, (double)to / rate, cr));
+    ac_progress_update(&j->prog, (double)to / rate);
+    if (j->o->on_segment && j->o->on_segment(&j->out->segments[j->out->n_segments - 1], j->o->user))
+        return ac_error(AC_ERR_CANCELLED, "transcription stopped by the caller");
+    return AC_OK;
+}
+
+/* Transcribes samples [start, end) of the stream (end < 0: to its end),
+ * split into chunks as spec §5 says. The stream must not be past START. */
+static ac_status span(job *j, ac_audio_reader *r, int64_t start, int64_t end)
+{
+    size_t got = 1;
+    while (j->pos < start && got) {   /* skip to the span */
+        int64_t want = start - j->pos < j->cap ? start - j->pos : j->cap;
+        AC_TRY(read_some(j, r, j->buf, want, &got));
+    }
+    int64_t idx = j->pos, avail = 0;
+    int at_end = got == 0;
     for (;;) {
-        /* fill to one sample past a full chunk: that tells whether the audio ends within it */
-        while (!at_end && (size_t)avail < cap) {
-            size_t got;
-            if ((s = ac_audio_read(r, buf + avail, cap - (size_t)avail, &got))) break;
+        /* fill to one sample past a full chunk: that tells whether the span ends within it */
+        while (!at_end && avail < j->cap) {
+            int64_t want = j->cap - avail;
+            if (end >= 0 && end - j->pos < want) want = end - j->pos;
+            if (want <= 0) {
+                at_end = 1;
+                break;
+            }
+            AC_TRY(read_some(j, r, j->buf + avail, want, &got));
             if (got == 0) at_end = 1;
             avail += (int64_t)got;
         }
-        if (s || (at_end && avail == 0)) break;
-        int64_t end = hviske_split(c, buf, idx, avail, at_end), n = end - idx;
+        if (at_end && avail == 0) return AC_OK;
+        int64_t to = hviske_split(&j->m->cfg, j->buf, idx, avail, at_end), n = to - idx;
         hviske_chunk_result cr;
-        ac_arena_reset(&a->arena);
-        if ((s = hviske_transcribe_chunk(a->model, buf, n, &ho, &a->arena, &cr))) break;
-        s = add_segment(out, (double)idx / c->sample_rate, (double)end / c->sample_rate, &cr);
+        ac_arena_reset(&j->arena);
+        AC_TRY(hviske_transcribe_chunk(j->m, j->buf, n, &j->ho, &j->arena, &cr));
+        ac_status s = finish_chunk(j, idx, to, &cr);
         hviske_chunk_result_free(&cr);
-        if (s) break;
-        ac_progress_update(&prog, (double)end / c->sample_rate);
-        memmove(buf, buf + n, (size_t)(avail - n) * sizeof *buf);
+        if (s) return s;
+        memmove(j->buf, j->buf + n, (size_t)(avail - n) * sizeof *j->buf);
         avail -= n;
-        idx = end;
-        if (at_end && avail == 0) break;
+        idx = to;
+        if (at_end && avail == 0) return AC_OK;
     }
-    ac_progress_end(&prog);
-    free(buf);
-    out->duration = (double)idx / c->sample_rate;
-    return s ? s : join(out, o->language);
 }
 
-/* Runs an opened reader (closed here); a failure leaves OUT empty. */
-static ac_status transcribe(ac_asr *a, ac_audio_reader *r, const ac_asr_options *opt, ac_asr_result *out)
+/* With a VAD: its speech segments, each transcribed as a span. */
+static ac_status vad_spans(job *j, const source *src, ac_audio_reader *r)
 {
+    ac_vad_result vr;
+    AC_TRY(source_vad(src, j->o->vad, j->o->vad_options, &vr));
+    int rate = j->m->cfg.sample_rate;
+    ac_status s = AC_OK;
+    for (size_t i = 0; i < vr.n_segments && !s; i++) {
+        int64_t a = vr.segments[i].start * rate / vr.sample_rate, b = vr.segments[i].end * rate / vr.sample_rate;
+        if (a < j->pos) a = j->pos;
+        if (b > a) s = span(j, r, a, b);
+    }
+    j->out->duration = vr.sample_rate ? (double)vr.n_samples / vr.sample_rate : 0;
+    ac_vad_result_free(&vr);
+    return s;
+}
+
+/* A failure leaves OUT empty. */
+static ac_status transcribe(ac_asr *a, const source *src, const ac_asr_options *opt, ac_asr_result *out)
+{
+    memset(out, 0, sizeof *out);
     ac_asr_options def;
     if (!opt) ac_asr_options_default(&def), opt = &def;
-    ac_status s = check_options(opt);
-    if (!s) s = run(a, r, opt, out);
+    AC_TRY(check_options(opt));
+    const hviske_config *c = &a->model->cfg;
+    ac_audio_reader *r;
+    AC_TRY(source_open(src, c->sample_rate, &r));
+    job j = {.m = a->model, .o = opt, .out = out,
+             .ho = {opt->language, opt->punctuation, opt->prompt_prefix,
+                    {opt->max_new_tokens, opt->min_new_tokens, opt->beam_size, opt->length_penalty,
+                     opt->temperature, opt->top_k, opt->top_p, opt->seed}}};
+    j.cap = (int64_t)(c->max_clip_s * c->sample_rate + 0.5) + 1;
+    ac_status s = (j.buf = ac_malloc((size_t)j.cap * sizeof *j.buf)) ? AC_OK : AC_ERR_NOMEM;
+    ac_arena_init(&j.arena, 16u << 20);
+    const ac_audio_info *info = ac_audio_reader_info(r);
+    ac_progress_begin(&j.prog, "transcribe", (double)info->frames / info->sample_rate);
+    if (!s && opt->vad) {
+        s = vad_spans(&j, src, r);
+    } else if (!s) {
+        s = span(&j, r, 0, -1);
+        out->duration = (double)j.pos / c->sample_rate;
+    }
+    ac_progress_end(&j.prog);
+    ac_arena_free(&j.arena);
+    free(j.buf);
     ac_audio_close(r);
+    if (!s) s = join(out, opt->language);
     if (s) ac_asr_result_free(out);
     return s;
 }
 
 ac_status ac_asr_transcribe_file(ac_asr *a, const char *file, const ac_asr_options *opt, ac_asr_result *out)
 {
-    memset(out, 0, sizeof *out);
-    ac_audio_reader *r;
-    AC_TRY(ac_audio_open_file(file, a->model->cfg.sample_rate, &r));
-    ac_status s = transcribe(a, r, opt, out);
-    return s ? ac_error_prefix(s, "%s", file) : AC_OK;
+    source src = {.file = file};
+    ac_status s = transcribe(a, &src, opt, out);
+    return s && s != AC_ERR_CANCELLED ? ac_error_prefix(s, "%s", file) : s;
 }
 
 ac_status ac_asr_transcribe_pcm(ac_asr *a, const float *pcm, int64_t frames, int channels, int rate,
                                 const ac_asr_options *opt, ac_asr_result *out)
 {
-    memset(out, 0, sizeof *out);
-    ac_audio_reader *r;
-    AC_TRY(ac_audio_open_pcm(pcm, frames, channels, rate, a->model->cfg.sample_rate, &r));
-    return transcribe(a, r, opt, out);
+    source src = {.pcm = pcm, .frames = frames, .channels = channels, .rate = rate};
+    return transcribe(a, &src, opt, out);
+}
+
+ac_status ac_asr_transcribe_memory(ac_asr *a, const void *data, size_t size, const ac_asr_options *opt,
+                                   ac_asr_result *out)
+{
+    source src = {.data = data, .size = size};
+    return transcribe(a, &src, opt, out);
 }

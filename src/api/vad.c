@@ -235,3 +235,12 @@ ac_status ac_vad_run_pcm(ac_vad *v, const float *pcm, int64_t frames, int channe
     AC_TRY(ac_audio_open_pcm(pcm, frames, channels, rate, model_rate(v), &r));
     return run_opened(v, r, opt, out);
 }
+
+ac_status ac_vad_run_memory(ac_vad *v, const void *data, size_t size, const ac_vad_options *opt,
+                            ac_vad_result *out)
+{
+    memset(out, 0, sizeof *out);
+    ac_audio_reader *r;
+    AC_TRY(ac_audio_open_memory(data, size, "upload", model_rate(v), &r));
+    return run_opened(v, r, opt, out);
+}

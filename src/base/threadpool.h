@@ -1,5 +1,7 @@
-/* One process-wide pool of worker threads that runs parallel-for loops.
- * The calling thread takes part, so a pool of N threads has N-1 workers. */
+/* Pools of worker threads that run parallel-for loops: one process-wide,
+ * and optionally one per application thread (ac_set_local_threads), so that
+ * concurrent requests in a server each get a share of the cores. The calling
+ * thread takes part, so a pool of N threads has N-1 workers. */
 #ifndef AC_BASE_THREADPOOL_H
 #define AC_BASE_THREADPOOL_H
 
