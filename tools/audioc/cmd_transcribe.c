@@ -6,7 +6,9 @@
 #include "args.h"
 #include "audioc.h"
 #include "commands.h"
+#include "json_out.h"
 #include "output.h"
+#include "subtitles.h"
 
 static void usage(FILE *f)
 {
@@ -21,6 +23,8 @@ static void usage(FILE *f)
         "                          (default: $AUDIOC_ASR_MODEL)\n"
         "  -l, --language L        spoken language, one the model supports (da)\n"
         "      --no-punctuation    lower case, no punctuation\n"
+        "      --vad PATH          recognize only the speech a VAD model finds (Silero or\n"
+        "                          MarbleNet weights); silence between is skipped\n"
         "\n"
         "decoding (greedy by default):\n"
         "  -b, --beam-size N       beam search with N beams (1)\n"
@@ -53,7 +57,7 @@ static void usage(FILE *f)
 typedef enum { FMT_TEXT, FMT_JSON, FMT_SRT, FMT_VTT } asr_format;
 
 typedef struct {
-    const char *model;
+    const char *model, *vad;
     asr_format format;
     int tokens, timings;
     ac_asr_options opt;
@@ -92,6 +96,7 @@ static int parse(int argc, char **argv, asr_args *a, int *first)
         if (arg_is(o, "-m") || arg_is(o, "--model")) { VALUE(); a->model = v; }
         else if (arg_is(o, "-l") || arg_is(o, "--language")) { VALUE(); a->opt.language = v; }
         else if (strcmp(o, "--no-punctuation") == 0) a->opt.punctuation = 0;
+        else if (arg_is(o, "--vad")) { VALUE(); a->vad = v; }
         else if (arg_is(o, "-b") || arg_is(o, "--beam-size")) { VALUE(); if (arg_int(o, v, 1, 64, &a->opt.beam_size)) return -1; }
         else if (arg_is(o, "--length-penalty")) { VALUE(); if (arg_float(o, v, 0, 10, &d)) return -1; a->opt.length_penalty = (float)d; }
         else if (arg_is(o, "--temperature")) { VALUE(); if (arg_float(o, v, 0, 100, &d)) return -1; a->opt.temperature = (float)d; }
@@ -135,13 +140,6 @@ static int parse(int argc, char **argv, asr_args *a, int *first)
     return 0;
 }
 
-/* HH:MM:SS,mmm (srt) or HH:MM:SS.mmm (vtt) */
-static void put_time(double s, char sep)
-{
-    long long ms = (long long)(s * 1000 + 0.5);
-    printf("%02lld:%02lld:%02lld%c%03lld", ms / 3600000, ms / 60000 % 60, ms / 1000 % 60, sep, ms % 1000);
-}
-
 static void print_result(const asr_args *a, const char *file, const ac_asr_result *r, int several)
 {
     switch (a->format) {
@@ -151,16 +149,16 @@ static void print_result(const asr_args *a, const char *file, const ac_asr_resul
         break;
     case FMT_JSON:
         printf("{\"file\":");
-        out_json_string(file);
+        json_string(stdout, file);
         printf(",\"language\":");
-        out_json_string(a->opt.language);
+        json_string(stdout, a->opt.language);
         printf(",\"duration\":%.3f,\"text\":", r->duration);
-        out_json_string(r->text);
+        json_string(stdout, r->text);
         printf(",\"segments\":[");
         for (size_t i = 0; i < r->n_segments; i++) {
             const ac_asr_segment *g = &r->segments[i];
             printf("%s{\"id\":%zu,\"start\":%.3f,\"end\":%.3f,\"text\":", i ? "," : "", i, g->start, g->end);
-            out_json_string(g->text);
+            json_string(stdout, g->text);
             printf(",\"avg_logprob\":%.6f", g->avg_logprob);
             if (a->tokens) {
                 printf(",\"tokens\":[");
@@ -173,17 +171,7 @@ static void print_result(const asr_args *a, const char *file, const ac_asr_resul
         break;
     case FMT_SRT:
     case FMT_VTT:
-        if (a->format == FMT_VTT) printf("WEBVTT\n\n");
-        for (size_t i = 0, n = 0; i < r->n_segments; i++) {
-            const ac_asr_segment *g = &r->segments[i];
-            if (!g->text[0]) continue;
-            if (a->format == FMT_SRT) printf("%zu\n", ++n);
-            char sep = a->format == FMT_SRT ? ',' : '.';
-            put_time(g->start, sep);
-            printf(" --> ");
-            put_time(g->end, sep);
-            printf("\n%s\n\n", g->text);
-        }
+        subtitles_write(stdout, r, a->format == FMT_VTT);
         break;
     }
     fflush(stdout);
@@ -198,6 +186,11 @@ int cmd_transcribe(int argc, char **argv)
     ac_asr *asr;
     if (ac_asr_load(a.model, &asr) != AC_OK) {
         fprintf(stderr, "audioc: %s\n", ac_last_error());
+        return 1;
+    }
+    if (a.vad && ac_vad_load(a.vad, NULL, &a.opt.vad) != AC_OK) {
+        fprintf(stderr, "audioc: %s\n", ac_last_error());
+        ac_asr_free(asr);
         return 1;
     }
     if (a.timings) fprintf(stderr, "timings: load %s: %.1f ms\n", a.model, 1e3 * (ac_now() - t0));
@@ -224,6 +217,7 @@ int cmd_transcribe(int argc, char **argv)
         ac_asr_result_free(&r);
     }
     if (a.timings) fprintf(stderr, "timings: peak RSS %.1f MB, threads %d\n", ac_peak_rss_mb(), ac_get_threads());
+    ac_vad_free(a.opt.vad);
     ac_asr_free(asr);
     return failed;
 }

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "json_out.h"
+
 int out_format_parse(const char *s, out_format *out)
 {
     if (strcmp(s, "text") == 0) *out = OUT_TEXT;
@@ -13,17 +15,6 @@ int out_format_parse(const char *s, out_format *out)
         return -1;
     }
     return 0;
-}
-
-void out_json_string(const char *s)
-{
-    putchar('"');
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') printf("\\%c", *p);
-        else if (*p < 0x20) printf("\\u%04x", *p);
-        else putchar(*p);
-    }
-    putchar('"');
 }
 
 static void put_csv_field(const char *s)
@@ -46,7 +37,7 @@ void out_begin(out_format f, int probs)
 static void json_result(const char *file, const char *family, const ac_vad_result *r, int probs)
 {
     printf("{\"file\":");
-    out_json_string(file);
+    json_string(stdout, file);
     printf(",\"family\":\"%s\",\"sample_rate\":%d,\"channels\":%d,\"samples\":%lld,"
            "\"duration\":%.3f,\"segments\":[",
            family, r->sample_rate, r->channels, (long long)r->n_samples, seconds(r->n_samples, r->sample_rate));

@@ -7,8 +7,6 @@
 typedef enum { OUT_TEXT, OUT_JSON, OUT_CSV } out_format;
 
 int out_format_parse(const char *s, out_format *out);
-/* S as a JSON string literal on stdout. */
-void out_json_string(const char *s);
 void out_begin(out_format f, int probs);
 void out_vad_result(out_format f, const char *file, const char *family, const ac_vad_result *r,
                     int probs, int several_files);

@@ -1,9 +1,12 @@
-/* Small helpers for the CLI's option parsing: numbers with range checks
+/* Small helpers for the tools' option parsing: numbers with range checks
  * and messages that name the option. */
 #ifndef AUDIOC_TOOLS_ARGS_H
 #define AUDIOC_TOOLS_ARGS_H
 
-/* Each returns 0 on success, or prints "audioc: OPT: ..." and returns -1. */
+/* The program name that messages start with ("audioc"). */
+extern const char *arg_program;
+
+/* Each returns 0 on success, or prints "PROGRAM: OPT: ..." and returns -1. */
 int arg_int(const char *opt, const char *val, int lo, int hi, int *out);
 int arg_float(const char *opt, const char *val, double lo, double hi, double *out);
 /* The value of option ARGV[*I] ("--x V" or "--x=V"); advances *I. NULL

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+const char *arg_program = "audioc";
+
 int arg_is(const char *arg, const char *name)
 {
     size_t n = strlen(name);
@@ -17,7 +19,7 @@ const char *arg_value(int argc, char **argv, int *i)
     const char *eq = strchr(argv[*i], '=');
     if (eq && strncmp(argv[*i], "--", 2) == 0) return eq + 1;
     if (*i + 1 >= argc) {
-        fprintf(stderr, "audioc: %s needs a value\n", argv[*i]);
+        fprintf(stderr, "%s: %s needs a value\n", arg_program, argv[*i]);
         return NULL;
     }
     return argv[++*i];
@@ -29,7 +31,7 @@ int arg_int(const char *opt, const char *val, int lo, int hi, int *out)
     errno = 0;
     long v = strtol(val, &end, 10);
     if (errno || end == val || *end || v < lo || v > hi) {
-        fprintf(stderr, "audioc: %s: '%s' is not a whole number in %d..%d\n", opt, val, lo, hi);
+        fprintf(stderr, "%s: %s: '%s' is not a whole number in %d..%d\n", arg_program, opt, val, lo, hi);
         return -1;
     }
     *out = (int)v;
@@ -42,7 +44,7 @@ int arg_float(const char *opt, const char *val, double lo, double hi, double *ou
     errno = 0;
     double v = strtod(val, &end);
     if (errno || end == val || *end || !isfinite(v) || v < lo || v > hi) {
-        fprintf(stderr, "audioc: %s: '%s' is not a number in %g..%g\n", opt, val, lo, hi);
+        fprintf(stderr, "%s: %s: '%s' is not a number in %g..%g\n", arg_program, opt, val, lo, hi);
         return -1;
     }
     *out = v;

@@ -1,0 +1,395 @@
+/* The API: health, the model list, transcription (OpenAI's multipart
+ * fields plus beam_size, vad and stream) and VAD. Requests are checked on
+ * the connection's thread; the model work runs on a queue worker. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "json_out.h"
+#include "server.h"
+#include "subtitles.h"
+
+typedef enum { FMT_JSON, FMT_TEXT, FMT_SRT, FMT_VTT, FMT_VERBOSE_JSON } format;
+
+typedef struct {
+    const served_model *model;
+    const form_field *file;
+    format fmt;
+    int stream, emitted;
+    char language[32];
+    ac_asr_options asr;
+    ac_vad_options vad;
+    int probs;
+} task;
+
+/* ---- replies ----------------------------------------------------------- */
+
+/* A reply body written with stdio. */
+typedef struct {
+    FILE *f;
+    char *mem;
+    size_t len;
+} body;
+
+static FILE *body_open(body *b, reply *r)
+{
+    *b = (body){0};
+    b->f = open_memstream(&b->mem, &b->len);
+    if (!b->f) reply_error(r, 500, NULL, "out of memory");
+    return b->f;
+}
+
+static void body_close(body *b, reply *r, int status, const char *type)
+{
+    if (fclose(b->f) != 0) {
+        free(b->mem);
+        reply_error(r, 500, NULL, "out of memory");
+        return;
+    }
+    buffer_free(&r->body);
+    r->body = (buffer){b->mem, b->len, b->len + 1};
+    r->status = status;
+    r->content_type = type;
+}
+
+void reply_error(reply *r, int status, const char *param, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    const char *type = status >= 500 ? "server_error" : "invalid_request_error";
+    const char *code = status == 401 ? "invalid_api_key"
+                       : status == 404 ? (param && strcmp(param, "model") == 0 ? "model_not_found" : "not_found")
+                       : status == 405 ? "method_not_allowed"
+                       : status == 413 ? "file_too_large"
+                       : status == 503 ? "server_busy"
+                                       : NULL;
+    body b = {0};
+    FILE *f = b.f = open_memstream(&b.mem, &b.len);
+    if (!f) {   /* still answer with the status */
+        buffer_free(&r->body);
+        r->status = status;
+        r->content_type = "application/json";
+        return;
+    }
+    fputs("{\"error\":{\"message\":", f);
+    json_string(f, msg);
+    fprintf(f, ",\"type\":\"%s\",\"param\":", type);
+    if (param) json_string(f, param);
+    else fputs("null", f);
+    fputs(",\"code\":", f);
+    if (code) fprintf(f, "\"%s\"", code);
+    else fputs("null", f);
+    fputs("}}\n", f);
+    body_close(&b, r, status, "application/json");
+}
+
+void endpoint_health(reply *r)
+{
+    buffer_add(&r->body, "{\"status\":\"ok\"}\n", 16);
+    r->status = 200;
+    r->content_type = "application/json";
+}
+
+void endpoint_models(reply *r)
+{
+    body b;
+    FILE *f = body_open(&b, r);
+    if (!f) return;
+    fputs("{\"object\":\"list\",\"data\":[", f);
+    for (int i = 0; i < g_cfg.n_models; i++) {
+        const served_model *m = &g_cfg.models[i];
+        fprintf(f, "%s{\"id\":", i ? "," : "");
+        json_string(f, m->id);
+        fprintf(f, ",\"object\":\"model\",\"created\":0,\"owned_by\":\"audio.c\",\"family\":\"%s\",\"task\":\"%s\"}",
+                m->family, m->task == TASK_VAD ? "vad" : "transcription");
+    }
+    fputs("]}\n", f);
+    body_close(&b, r, 200, "application/json");
+}
+
+/* ---- form fields -------------------------------------------------------- */
+
+static const char *text_field(const form *f, const char *name)
+{
+    const form_field *fl = form_get(f, name);
+    return fl && !fl->is_file ? fl->value.data : NULL;
+}
+
+static int bool_field(const form *f, const char *name, int *out, reply *r)
+{
+    const char *v = text_field(f, name);
+    if (!v) return 0;
+    if (!strcasecmp(v, "true") || !strcmp(v, "1") || !strcasecmp(v, "yes")) *out = 1;
+    else if (!strcasecmp(v, "false") || !strcmp(v, "0") || !strcasecmp(v, "no") || !*v) *out = 0;
+    else {
+        reply_error(r, 400, name, "%s must be true or false, not '%s'", name, v);
+        return -1;
+    }
+    return 0;
+}
+
+static int number_field(const form *f, const char *name, double lo, double hi, int integer, double *out, reply *r)
+{
+    const char *v = text_field(f, name);
+    if (!v || !*v) return 0;
+    char *end;
+    double d = strtod(v, &end);
+    while (*end == ' ') end++;
+    if (*end || !(d >= lo && d <= hi) || (integer && d != (double)(long long)d)) {
+        reply_error(r, 400, name, "%s must be %s in [%g, %g], not '%s'", name, integer ? "an integer" : "a number",
+                    lo, hi, v);
+        return -1;
+    }
+    *out = d;
+    return 0;
+}
+
+/* The audio upload and the model; fills T or R. */
+static int common_fields(const form *f, model_task kind, task *t, reply *r)
+{
+    const char *id = text_field(f, "model");
+    t->model = find_model(id && *id ? id : NULL, kind);
+    if (!t->model) {
+        if (id && *id) reply_error(r, 404, "model", "no %s model '%s' (see GET /v1/models)",
+                                   kind == TASK_VAD ? "VAD" : "transcription", id);
+        else reply_error(r, 400, "model", "no %s model is loaded", kind == TASK_VAD ? "VAD" : "transcription");
+        return -1;
+    }
+    t->file = form_get(f, "file");
+    if (!t->file) {
+        reply_error(r, 400, "file", "no 'file' field: send the audio as multipart/form-data field 'file'");
+        return -1;
+    }
+    if (t->file->value.len == 0) {
+        reply_error(r, 400, "file", "the uploaded file '%s' is empty", t->file->filename);
+        return -1;
+    }
+    return 0;
+}
+
+/* An error of the library as an HTTP status: bad audio or options are the client's. */
+static void library_error(reply *r, ac_status s, const char *filename)
+{
+    const char *msg = ac_last_error();
+    if (s == AC_ERR_FORMAT || s == AC_ERR_UNSUPPORTED)
+        reply_error(r, 400, "file", "%s (the uploaded file '%s')", msg, filename);
+    else if (s == AC_ERR_ARG) reply_error(r, 400, strstr(msg, "language") ? "language" : NULL, "%s", msg);
+    else reply_error(r, 500, NULL, "%s", msg);
+}
+
+/* ---- transcription ------------------------------------------------------ */
+
+static void push_event(job *j, const char *type, const char *key, const char *text)
+{
+    char *mem = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&mem, &len);
+    if (!f) return;
+    fprintf(f, "data: {\"type\":\"%s\",\"%s\":", type, key);
+    json_string(f, text);
+    fputs("}\n\n", f);
+    if (fclose(f) == 0) queue_push_event(j, mem, len);
+    free(mem);
+}
+
+static int on_segment(const ac_asr_segment *g, void *user)
+{
+    job *j = user;
+    task *t = j->ctx;
+    if (atomic_load(&j->cancelled)) return 1;
+    if (t->stream && g->text[0]) {
+        int nospace = !strcmp(t->language, "ja") || !strcmp(t->language, "zh");
+        size_t n = strlen(g->text) + 2;
+        char *d = malloc(n);
+        if (!d) return 1;
+        snprintf(d, n, "%s%s", t->emitted && !nospace ? " " : "", g->text);
+        push_event(j, "transcript.text.delta", "delta", d);
+        free(d);
+        t->emitted = 1;
+    }
+    return 0;
+}
+
+static void write_verbose(FILE *f, const task *t, const ac_asr_result *res)
+{
+    fputs("{\"task\":\"transcribe\",\"language\":", f);
+    json_string(f, t->language);
+    fprintf(f, ",\"duration\":%.3f,\"text\":", res->duration);
+    json_string(f, res->text);
+    fputs(",\"segments\":[", f);
+    for (size_t i = 0; i < res->n_segments; i++) {
+        const ac_asr_segment *g = &res->segments[i];
+        fprintf(f, "%s{\"id\":%zu,\"seek\":0,\"start\":%.3f,\"end\":%.3f,\"text\":", i ? "," : "", i, g->start, g->end);
+        json_string(f, g->text);
+        fputs(",\"tokens\":[", f);
+        for (int k = 0; k < g->n_tokens; k++) fprintf(f, "%s%d", k ? "," : "", g->tokens[k]);
+        fprintf(f, "],\"temperature\":%g,\"avg_logprob\":%.6f}", t->asr.temperature, g->avg_logprob);
+    }
+    fputs("]}\n", f);
+}
+
+static void run_transcription(job *j)
+{
+    task *t = j->ctx;
+    ac_asr_options o = t->asr;
+    o.on_segment = on_segment;
+    o.user = j;
+    ac_asr_result res;
+    ac_status s = ac_asr_transcribe_memory(t->model->asr, t->file->value.data, t->file->value.len, &o, &res);
+    if (s == AC_ERR_CANCELLED) return;
+    if (s) {
+        library_error(&j->result, s, t->file->filename);
+        /* once events have gone out the status is sent: the error goes in the stream */
+        if (t->stream && t->emitted) push_event(j, "error", "message", ac_last_error());
+        return;
+    }
+    body b;
+    FILE *f = body_open(&b, &j->result);
+    if (f) {
+        const char *type = "application/json";
+        switch (t->fmt) {
+        case FMT_JSON:
+            fputs("{\"text\":", f);
+            json_string(f, res.text);
+            fputs("}\n", f);
+            break;
+        case FMT_VERBOSE_JSON:
+            write_verbose(f, t, &res);
+            break;
+        case FMT_TEXT:
+            fprintf(f, "%s\n", res.text);
+            type = "text/plain; charset=utf-8";
+            break;
+        case FMT_SRT:
+        case FMT_VTT:
+            subtitles_write(f, &res, t->fmt == FMT_VTT);
+            type = t->fmt == FMT_VTT ? "text/vtt; charset=utf-8" : "application/x-subrip; charset=utf-8";
+            break;
+        }
+        body_close(&b, &j->result, 200, type);
+    }
+    if (t->stream) push_event(j, "transcript.text.done", "text", res.text);
+    ac_asr_result_free(&res);
+}
+
+int endpoint_transcription_prepare(const form *f, job *j, reply *r)
+{
+    task *t = calloc(1, sizeof *t);
+    if (!t) {
+        reply_error(r, 500, NULL, "out of memory");
+        return -1;
+    }
+    j->ctx = t;
+    j->run = run_transcription;
+    ac_asr_options_default(&t->asr);
+    if (common_fields(f, TASK_TRANSCRIPTION, t, r)) return -1;
+    const char *v = text_field(f, "response_format");
+    static const char *const names[] = {"json", "text", "srt", "vtt", "verbose_json"};
+    t->fmt = FMT_JSON;
+    if (v && *v) {
+        int k = 0;
+        while (k < 5 && strcmp(v, names[k]) != 0) k++;
+        if (k == 5) {
+            reply_error(r, 400, "response_format", "response_format '%s' is not one of json, text, srt, vtt, "
+                        "verbose_json", v);
+            return -1;
+        }
+        t->fmt = (format)k;
+    }
+    v = text_field(f, "language");
+    snprintf(t->language, sizeof t->language, "%s", v && *v ? v : "da");
+    t->asr.language = t->language;
+    double temp = 0, beams = 1;
+    int vad = 0;
+    if (number_field(f, "temperature", 0, 2, 0, &temp, r) || number_field(f, "beam_size", 1, 16, 1, &beams, r) ||
+        bool_field(f, "vad", &vad, r) || bool_field(f, "stream", &t->stream, r))
+        return -1;
+    if (temp > 0 && beams > 1) {
+        reply_error(r, 400, "beam_size", "sampling (temperature > 0) works with beam_size 1 only");
+        return -1;
+    }
+    j->stream = t->stream;
+    t->asr.temperature = (float)temp;
+    t->asr.beam_size = (int)beams;
+    if (vad) {
+        const served_model *m = find_model(NULL, TASK_VAD);
+        if (!m) {
+            reply_error(r, 400, "vad", "vad=true needs a VAD model: start the server with --model ID=VAD_WEIGHTS");
+            return -1;
+        }
+        t->asr.vad = m->vad;
+    }
+    return 0;
+}
+
+/* ---- voice activity ----------------------------------------------------- */
+
+static void run_vad(job *j)
+{
+    task *t = j->ctx;
+    ac_vad_result res;
+    ac_status s = ac_vad_run_memory(t->model->vad, t->file->value.data, t->file->value.len, &t->vad, &res);
+    if (s) {
+        library_error(&j->result, s, t->file->filename);
+        return;
+    }
+    body b;
+    FILE *f = body_open(&b, &j->result);
+    if (f) {
+        double rate = res.sample_rate ? res.sample_rate : 1;
+        fputs("{\"model\":", f);
+        json_string(f, t->model->id);
+        fprintf(f, ",\"family\":\"%s\",\"sample_rate\":%d,\"channels\":%d,\"duration\":%.3f,\"segments\":[",
+                t->model->family, res.sample_rate, res.channels, res.n_samples / rate);
+        for (size_t i = 0; i < res.n_segments; i++) {
+            const ac_vad_segment *g = &res.segments[i];
+            fprintf(f, "%s{\"start\":%.3f,\"end\":%.3f,\"start_sample\":%lld,\"end_sample\":%lld,\"confidence\":%.4f}",
+                    i ? "," : "", g->start / rate, g->end / rate, (long long)g->start, (long long)g->end,
+                    g->confidence);
+        }
+        fputs("]", f);
+        if (t->probs) {
+            fprintf(f, ",\"hop_seconds\":%.6g,\"probs\":[", res.hop_seconds);
+            for (size_t i = 0; i < res.n_probs; i++) fprintf(f, "%s%.6g", i ? "," : "", res.probs[i]);
+            fputs("]", f);
+        }
+        fputs("}\n", f);
+        body_close(&b, &j->result, 200, "application/json");
+    }
+    ac_vad_result_free(&res);
+}
+
+int endpoint_vad_prepare(const form *f, job *j, reply *r)
+{
+    task *t = calloc(1, sizeof *t);
+    if (!t) {
+        reply_error(r, 500, NULL, "out of memory");
+        return -1;
+    }
+    j->ctx = t;
+    j->run = run_vad;
+    ac_vad_options_default(&t->vad);
+    if (common_fields(f, TASK_VAD, t, r)) return -1;
+    double th = t->vad.threshold, speech = t->vad.min_speech_ms, silence = t->vad.min_silence_ms,
+           pad = t->vad.speech_pad_ms;
+    if (number_field(f, "threshold", 0, 1, 0, &th, r) || number_field(f, "min_speech_ms", 0, 86400000, 1, &speech, r) ||
+        number_field(f, "min_silence_ms", 0, 86400000, 1, &silence, r) ||
+        number_field(f, "speech_pad_ms", 0, 86400000, 1, &pad, r) || bool_field(f, "probs", &t->probs, r))
+        return -1;
+    t->vad.threshold = (float)th;
+    t->vad.min_speech_ms = (int)speech;
+    t->vad.min_silence_ms = (int)silence;
+    t->vad.speech_pad_ms = (int)pad;
+    t->vad.keep_probs = t->probs;
+    return 0;
+}
+
+void endpoint_free(job *j)
+{
+    free(j->ctx);
+    j->ctx = NULL;
+}

@@ -1,0 +1,106 @@
+/* multipart/form-data bodies read with libmicrohttpd's post processor into
+ * a few named fields, within a byte budget. */
+#include <microhttpd.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server.h"
+
+#define MAX_FIELDS 32
+#define MAX_TEXT_FIELD (64u << 10) /* non-file fields are short */
+
+struct form {
+    struct MHD_PostProcessor *pp;
+    form_field fields[MAX_FIELDS];
+    int n;
+    size_t total, max;
+    int too_large;
+};
+
+int buffer_add(buffer *b, const void *p, size_t n)
+{
+    if (n > SIZE_MAX / 2 - b->len - 1) return -1;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1) cap *= 2;
+        char *d = realloc(b->data, cap);
+        if (!d) return -1;
+        b->data = d;
+        b->cap = cap;
+    }
+    if (n) memcpy(b->data + b->len, p, n);
+    b->len += n;
+    b->data[b->len] = 0;   /* text fields read as C strings */
+    return 0;
+}
+
+void buffer_free(buffer *b)
+{
+    free(b->data);
+    *b = (buffer){0};
+}
+
+static enum MHD_Result field_data(void *cls, enum MHD_ValueKind kind, const char *key, const char *filename,
+                                  const char *content_type, const char *transfer_encoding, const char *data,
+                                  uint64_t off, size_t size)
+{
+    form *f = cls;
+    if (!key) return MHD_NO;
+    form_field *fl = f->n ? &f->fields[f->n - 1] : NULL;
+    if (off == 0 || !fl || strcmp(fl->name, key) != 0) {   /* a new field */
+        if (f->n == MAX_FIELDS || strlen(key) >= sizeof fl->name) return MHD_NO;
+        fl = &f->fields[f->n++];
+        snprintf(fl->name, sizeof fl->name, "%s", key);
+        fl->is_file = filename != NULL;
+        if (filename) snprintf(fl->filename, sizeof fl->filename, "%s", filename);
+    }
+    f->total += size;
+    if (f->total > f->max || (!fl->is_file && fl->value.len + size > MAX_TEXT_FIELD)) {
+        f->too_large = 1;
+        return MHD_NO;
+    }
+    return buffer_add(&fl->value, data, size) ? MHD_NO : MHD_YES;
+}
+
+form *form_new(void *connection, size_t max_bytes)
+{
+    form *f = calloc(1, sizeof *f);
+    if (!f) return NULL;
+    f->max = max_bytes;
+    f->pp = MHD_create_post_processor(connection, 64 * 1024, field_data, f);
+    if (!f->pp) {
+        free(f);
+        return NULL;
+    }
+    return f;
+}
+
+int form_feed(form *f, const char *data, size_t n)
+{
+    return MHD_post_process(f->pp, data, n) == MHD_YES ? 0 : -1;
+}
+
+int form_finish(form *f)
+{
+    int ok = MHD_destroy_post_processor(f->pp) == MHD_YES;
+    f->pp = NULL;
+    return ok ? 0 : -1;
+}
+
+int form_too_large(const form *f) { return f->too_large; }
+
+const form_field *form_get(const form *f, const char *name)
+{
+    for (int i = 0; i < f->n; i++)
+        if (strcmp(f->fields[i].name, name) == 0) return &f->fields[i];
+    return NULL;
+}
+
+void form_free(form *f)
+{
+    if (!f) return;
+    if (f->pp) MHD_destroy_post_processor(f->pp);
+    for (int i = 0; i < f->n; i++) buffer_free(&f->fields[i].value);
+    free(f);
+}

@@ -1,0 +1,280 @@
+/* The HTTP front on libmicrohttpd (one thread per connection): routing,
+ * the API key, CORS, reading the multipart body within the upload limit,
+ * handing the work to the queue, and answering plain or as server-sent
+ * events. A client that goes away cancels its job. */
+#include <microhttpd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <strings.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "server.h"
+
+typedef enum { R_NONE, R_HEALTH, R_MODELS, R_TRANSCRIPTION, R_VAD, R_OPTIONS } route;
+
+typedef struct {
+    route route;
+    struct MHD_Connection *conn;
+    const char *method, *url;
+    double t0;
+    form *form;
+    int bad_body;
+    reply early;        /* an answer decided before the body was read */
+    job job;
+    int submitted;
+} request;
+
+static void log_request(const request *q, int status)
+{
+    if (!g_cfg.quiet) fprintf(stderr, "%s %s %d %.3f s\n", q->method, q->url, status, ac_now() - q->t0);
+}
+
+static void add_common_headers(struct MHD_Response *resp, const char *type)
+{
+    if (type) MHD_add_response_header(resp, "Content-Type", type);
+    if (g_cfg.cors) {
+        MHD_add_response_header(resp, "Access-Control-Allow-Origin", g_cfg.cors);
+        MHD_add_response_header(resp, "Vary", "Origin");
+    }
+}
+
+static enum MHD_Result send_reply(request *q, reply *r)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(r->body.len, r->body.data ? r->body.data : (void *)"", MHD_RESPMEM_MUST_COPY);
+    if (!resp) return MHD_NO;
+    add_common_headers(resp, r->content_type);
+    if (r->status == 405) MHD_add_response_header(resp, "Allow", q->route == R_HEALTH || q->route == R_MODELS
+                                                                     ? "GET, OPTIONS" : "POST, OPTIONS");
+    if (q->route == R_OPTIONS) {
+        MHD_add_response_header(resp, "Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+        MHD_add_response_header(resp, "Access-Control-Allow-Headers", "Authorization, Content-Type");
+        MHD_add_response_header(resp, "Access-Control-Max-Age", "86400");
+    }
+    enum MHD_Result ok = MHD_queue_response(q->conn, (unsigned)r->status, resp);
+    MHD_destroy_response(resp);
+    log_request(q, r->status);
+    buffer_free(&r->body);
+    return ok;
+}
+
+static const char *header(struct MHD_Connection *c, const char *name)
+{
+    return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
+}
+
+static int authorized(struct MHD_Connection *c)
+{
+    if (!g_cfg.api_key) return 1;
+    const char *h = header(c, "Authorization");
+    return h && strncmp(h, "Bearer ", 7) == 0 && strcmp(h + 7, g_cfg.api_key) == 0;
+}
+
+/* First sight of a request: where it goes, and whether it is refused
+ * before its body (into q->early). */
+static void admit(request *q, const char *url, const char *method)
+{
+    static const struct {
+        const char *path, *method;
+        route r;
+    } routes[] = {{"/health", "GET", R_HEALTH},
+                  {"/v1/models", "GET", R_MODELS},
+                  {"/v1/audio/transcriptions", "POST", R_TRANSCRIPTION},
+                  {"/v1/audio/vad", "POST", R_VAD}};
+    int known = -1;
+    for (int i = 0; i < 4; i++)
+        if (strcmp(url, routes[i].path) == 0) known = i;
+    if (strcmp(method, "OPTIONS") == 0) {
+        q->route = R_OPTIONS;
+        q->early.status = 204;
+        return;
+    }
+    if (known < 0) {
+        reply_error(&q->early, 404, NULL, "no such endpoint: %s %s", method, url);
+        return;
+    }
+    q->route = routes[known].r;
+    if (strcmp(method, routes[known].method) != 0 && !(q->route <= R_MODELS && strcmp(method, "HEAD") == 0)) {
+        reply_error(&q->early, 405, NULL, "%s %s: use %s", method, url, routes[known].method);
+        return;
+    }
+    if (strncmp(url, "/v1/", 4) == 0 && !authorized(q->conn)) {
+        reply_error(&q->early, 401, NULL, "invalid or missing API key (send 'Authorization: Bearer KEY')");
+        return;
+    }
+    if (q->route != R_TRANSCRIPTION && q->route != R_VAD) return;
+    size_t max = (size_t)g_cfg.max_upload_mb << 20;
+    const char *len = header(q->conn, "Content-Length");
+    if (len && strtoull(len, NULL, 10) > max + (64u << 10)) {
+        reply_error(&q->early, 413, "file", "the upload is larger than the limit of %ld MB", g_cfg.max_upload_mb);
+        return;
+    }
+    q->form = form_new(q->conn, max);
+    if (!q->form)
+        reply_error(&q->early, 400, NULL, "the body must be multipart/form-data (with a boundary)");
+}
+
+static int client_gone(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!ci) return 0;
+    struct pollfd p = {.fd = ci->connect_fd, .events = POLLIN | POLLRDHUP};
+    if (poll(&p, 1, 0) <= 0) return 0;
+    if (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) return 1;
+    char b;
+    return recv(ci->connect_fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
+static ssize_t read_events(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    request *q = cls;
+    long n = queue_read_events(&q->job, (size_t)pos, buf, max, 1.0);
+    if (n < 0) return MHD_CONTENT_READER_END_OF_STREAM;
+    if (n == 0 && client_gone(q->conn)) return MHD_CONTENT_READER_END_WITH_ERROR;
+    return n;
+}
+
+static enum MHD_Result start_stream(request *q)
+{
+    struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, read_events, q, NULL);
+    if (!resp) return MHD_NO;
+    add_common_headers(resp, "text/event-stream");
+    MHD_add_response_header(resp, "Cache-Control", "no-cache");
+    enum MHD_Result ok = MHD_queue_response(q->conn, 200, resp);
+    MHD_destroy_response(resp);
+    log_request(q, 200);
+    return ok;
+}
+
+/* The body is in: check it, queue the job, wait for its answer. */
+static enum MHD_Result run_job(request *q)
+{
+    reply r = {0};
+    if (form_too_large(q->form)) {
+        reply_error(&r, 413, "file", "the upload is larger than the limit of %ld MB", g_cfg.max_upload_mb);
+        return send_reply(q, &r);
+    }
+    int finished = form_finish(q->form) == 0;
+    if (q->bad_body || !finished) {
+        reply_error(&r, 400, NULL, "the multipart/form-data body is malformed or incomplete");
+        return send_reply(q, &r);
+    }
+    int bad = q->route == R_TRANSCRIPTION ? endpoint_transcription_prepare(q->form, &q->job, &r)
+                                          : endpoint_vad_prepare(q->form, &q->job, &r);
+    if (bad) return send_reply(q, &r);
+    if (queue_submit(&q->job)) {
+        reply_error(&r, 503, NULL, "the server is busy: %d requests are waiting; try again later", g_cfg.max_queue);
+        return send_reply(q, &r);
+    }
+    q->submitted = 1;
+    int stream = q->job.stream;
+    for (;;) {
+        int state = queue_wait(&q->job, JOB_DONE, stream, 0.1);
+        if (state == JOB_DONE || (stream && q->job.events.len)) break;
+        if (!atomic_load(&q->job.cancelled) && client_gone(q->conn)) atomic_store(&q->job.cancelled, 1);
+    }
+    if (atomic_load(&q->job.cancelled)) {
+        log_request(q, 499);
+        return MHD_NO;   /* nobody to answer; the job is waited for when the request is freed */
+    }
+    if (stream && q->job.events.len) return start_stream(q);
+    if (!q->job.result.status) reply_error(&q->job.result, 503, NULL, "the server is shutting down");
+    return send_reply(q, &q->job.result);
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                              const char *version, const char *upload, size_t *upload_size, void **con_cls)
+{
+    request *q = *con_cls;
+    if (!q) {
+        if (!(q = calloc(1, sizeof *q))) return MHD_NO;
+        *con_cls = q;
+        q->conn = c;
+        q->method = method;
+        q->url = url;
+        q->t0 = ac_now();
+        admit(q, url, method);
+        const char *expect = header(c, "Expect");
+        const char *len = header(c, "Content-Length");
+        int no_body = (!len || strtoull(len, NULL, 10) == 0) && !header(c, "Transfer-Encoding");
+        /* refuse now when the client waits for 100-continue or sends nothing;
+         * otherwise read (and drop) the body first so the client sees the answer */
+        if (q->early.status && (no_body || (expect && strcasecmp(expect, "100-continue") == 0)))
+            return send_reply(q, &q->early);
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        if (!q->early.status && q->form && !q->bad_body && form_feed(q->form, upload, *upload_size)) q->bad_body = 1;
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (q->early.status) return send_reply(q, &q->early);
+    reply r = {0};
+    switch (q->route) {
+    case R_HEALTH:
+        endpoint_health(&r);
+        return send_reply(q, &r);
+    case R_MODELS:
+        endpoint_models(&r);
+        return send_reply(q, &r);
+    default:
+        return run_job(q);
+    }
+}
+
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+    request *q = *con_cls;
+    if (!q) return;
+    if (q->submitted) {
+        atomic_store(&q->job.cancelled, 1);
+        while (queue_wait(&q->job, JOB_DONE, 0, 1.0) != JOB_DONE) {
+        }
+    }
+    form_free(q->form);
+    buffer_free(&q->early.body);
+    buffer_free(&q->job.result.body);
+    buffer_free(&q->job.events);
+    endpoint_free(&q->job);
+    free(q);
+    *con_cls = NULL;
+}
+
+static struct MHD_Daemon *daemon_;
+
+int http_start(const char *host, int port, int *bound_port)
+{
+    struct sockaddr_storage sa = {0};
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+    if (strchr(host, ':')) {
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&sa;
+        a->sin6_family = AF_INET6;
+        a->sin6_port = htons((uint16_t)port);
+        if (inet_pton(AF_INET6, host, &a->sin6_addr) != 1) return -1;
+        flags |= MHD_USE_IPv6;
+    } else {
+        struct sockaddr_in *a = (struct sockaddr_in *)&sa;
+        a->sin_family = AF_INET;
+        a->sin_port = htons((uint16_t)port);
+        if (inet_pton(AF_INET, host, &a->sin_addr) != 1) return -1;
+    }
+    daemon_ = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, handle, NULL,
+                               MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+                               MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+                               MHD_OPTION_CONNECTION_LIMIT, (unsigned)(g_cfg.max_queue + g_cfg.workers + 64),
+                               MHD_OPTION_CONNECTION_TIMEOUT, 120u,
+                               MHD_OPTION_END);
+    if (!daemon_) return -2;
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT);
+    *bound_port = di ? di->port : port;
+    return 0;
+}
+
+void http_stop(void)
+{
+    if (daemon_) MHD_stop_daemon(daemon_);
+    daemon_ = NULL;
+}

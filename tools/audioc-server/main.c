@@ -1,0 +1,221 @@
+/* audioc-server: an OpenAI-compatible HTTP server for transcription and
+ * voice activity detection. Models are loaded once and shared read-only;
+ * requests run on a few workers that split the thread budget. */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "args.h"
+#include "server.h"
+
+server_config g_cfg;
+
+static void usage(FILE *f)
+{
+    fputs(
+        "usage: audioc-server [options]\n"
+        "\n"
+        "Serves speech recognition and voice activity detection over HTTP with\n"
+        "OpenAI's API shapes: POST /v1/audio/transcriptions, POST /v1/audio/vad,\n"
+        "GET /v1/models, GET /health. Every option can also be set from the\n"
+        "environment variable in brackets; options win.\n"
+        "\n"
+        "  --host ADDR          address to listen on (127.0.0.1) [AUDIOC_HOST]\n"
+        "  --port N             port; 0 picks a free one (8080) [AUDIOC_PORT]\n"
+        "  --model ID=PATH      serve the model at PATH as ID; repeat for several.\n"
+        "                       PATH is an ASR package (folder or .gguf) or VAD weights\n"
+        "                       [AUDIOC_MODELS: ID=PATH,ID=PATH]\n"
+        "  --threads N          threads in all (all cores) [AUDIOC_THREADS]\n"
+        "  --workers N          requests run at once, sharing the threads\n"
+        "                       (threads / 2, at least 1) [AUDIOC_WORKERS]\n"
+        "  --max-queue N        requests that may wait for a worker; more get 503 (16)\n"
+        "                       [AUDIOC_MAX_QUEUE]\n"
+        "  --max-upload-mb N    largest upload; larger get 413 (25) [AUDIOC_MAX_UPLOAD_MB]\n"
+        "  --api-key KEY        require 'Authorization: Bearer KEY' on /v1/ [AUDIOC_API_KEY]\n"
+        "  --cors ORIGIN        allow browser calls from ORIGIN (or *) [AUDIOC_CORS]\n"
+        "  -q, --quiet          no request log on stderr\n"
+        "  -h, --help           this help\n"
+        "\n"
+        "When it is ready it prints 'audioc-server: listening on http://HOST:PORT'.\n"
+        "SIGINT or SIGTERM stops it after the requests in progress.\n",
+        f);
+}
+
+const served_model *find_model(const char *id, model_task task)
+{
+    for (int i = 0; i < g_cfg.n_models; i++) {
+        const served_model *m = &g_cfg.models[i];
+        if (m->task == task && (!id || strcmp(m->id, id) == 0)) return m;
+    }
+    return NULL;
+}
+
+static int add_model(const char *spec)
+{
+    const char *eq = strchr(spec, '=');
+    if (!eq || eq == spec || !eq[1] || (size_t)(eq - spec) >= sizeof g_cfg.models->id) {
+        fprintf(stderr, "audioc-server: --model '%s': expected ID=PATH with an ID of 1..63 characters\n", spec);
+        return -1;
+    }
+    served_model *v = realloc(g_cfg.models, (size_t)(g_cfg.n_models + 1) * sizeof *v);
+    if (!v) return -1;
+    g_cfg.models = v;
+    served_model *m = &v[g_cfg.n_models];
+    memset(m, 0, sizeof *m);
+    snprintf(m->id, sizeof m->id, "%.*s", (int)(eq - spec), spec);
+    m->path = eq + 1;
+    for (int i = 0; i < g_cfg.n_models; i++)
+        if (strcmp(v[i].id, m->id) == 0) {
+            fprintf(stderr, "audioc-server: model id '%s' is given twice\n", m->id);
+            return -1;
+        }
+    g_cfg.n_models++;
+    return 0;
+}
+
+/* ASR packages are folders with config.json or .gguf files; anything else is tried as VAD weights. */
+static int load_model(served_model *m)
+{
+    char cfg[4096];
+    struct stat sb;
+    size_t n = strlen(m->path);
+    snprintf(cfg, sizeof cfg, "%s/config.json", m->path);
+    int asr = stat(cfg, &sb) == 0 || (n > 5 && strcmp(m->path + n - 5, ".gguf") == 0);
+    ac_status s;
+    if (asr) {
+        m->task = TASK_TRANSCRIPTION;
+        if (!(s = ac_asr_load(m->path, &m->asr))) m->family = ac_asr_family(m->asr);
+    } else {
+        m->task = TASK_VAD;
+        if (!(s = ac_vad_load(m->path, NULL, &m->vad))) m->family = ac_vad_family(m->vad);
+    }
+    if (s) {
+        fprintf(stderr, "audioc-server: model '%s': %s\n", m->id, ac_last_error());
+        return -1;
+    }
+    fprintf(stderr, "audioc-server: model '%s': %s from %s\n", m->id, m->family, m->path);
+    return 0;
+}
+
+/* Settings from the environment first; the command line overrides them. */
+static int set_option(const char *opt, const char *v, int *threads)
+{
+    if (!strcmp(opt, "--host")) g_cfg.host = v;
+    else if (!strcmp(opt, "--port")) return arg_int(opt, v, 0, 65535, &g_cfg.port);
+    else if (!strcmp(opt, "--threads")) return arg_int(opt, v, 1, 256, threads);
+    else if (!strcmp(opt, "--workers")) return arg_int(opt, v, 1, 256, &g_cfg.workers);
+    else if (!strcmp(opt, "--max-queue")) return arg_int(opt, v, 0, 100000, &g_cfg.max_queue);
+    else if (!strcmp(opt, "--max-upload-mb")) {
+        int mb;
+        if (arg_int(opt, v, 1, 1 << 20, &mb)) return -1;
+        g_cfg.max_upload_mb = mb;
+    } else if (!strcmp(opt, "--api-key")) g_cfg.api_key = *v ? v : NULL;
+    else if (!strcmp(opt, "--cors")) g_cfg.cors = *v ? v : NULL;
+    else if (!strcmp(opt, "--model")) return add_model(v);
+    else return 1;
+    return 0;
+}
+
+static const struct {
+    const char *env, *opt;
+} env_options[] = {{"AUDIOC_HOST", "--host"},         {"AUDIOC_PORT", "--port"},
+                   {"AUDIOC_THREADS", "--threads"},   {"AUDIOC_WORKERS", "--workers"},
+                   {"AUDIOC_MAX_QUEUE", "--max-queue"}, {"AUDIOC_MAX_UPLOAD_MB", "--max-upload-mb"},
+                   {"AUDIOC_API_KEY", "--api-key"},   {"AUDIOC_CORS", "--cors"}};
+
+static int parse(int argc, char **argv, int *threads)
+{
+    static char *env_models;
+    for (size_t k = 0; k < sizeof env_options / sizeof *env_options; k++) {
+        const char *v = getenv(env_options[k].env);
+        if (v && set_option(env_options[k].opt, v, threads)) return -1;
+    }
+    int cli_models = 0;
+    for (int i = 1; i < argc; i++) cli_models |= arg_is(argv[i], "--model");
+    const char *em = getenv("AUDIOC_MODELS");
+    if (em && *em && !cli_models) {   /* --model replaces the environment's list */
+        env_models = strdup(em);
+        for (char *save, *tok = strtok_r(env_models, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+            if (add_model(tok)) return -1;
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i], *v;
+        if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
+            usage(stdout);
+            exit(0);
+        }
+        if (!strcmp(o, "-q") || !strcmp(o, "--quiet")) {
+            g_cfg.quiet = 1;
+            continue;
+        }
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(o, "="), o);
+        int known = 0;
+        for (size_t k = 0; k < sizeof env_options / sizeof *env_options; k++) known |= !strcmp(name, env_options[k].opt);
+        if (!known && strcmp(name, "--model") != 0) {
+            fprintf(stderr, "audioc-server: unknown option '%s' (see --help)\n", o);
+            return -1;
+        }
+        if (!(v = arg_value(argc, argv, &i)) || set_option(name, v, threads)) return -1;
+    }
+    if (!g_cfg.n_models) {
+        fprintf(stderr, "audioc-server: no models: give --model ID=PATH (or AUDIOC_MODELS)\n");
+        return -1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    arg_program = "audioc-server";
+    g_cfg = (server_config){.host = "127.0.0.1", .port = 8080, .max_queue = 16, .max_upload_mb = 25};
+    int threads = ac_get_threads();
+    if (parse(argc, argv, &threads)) return 2;
+    if (!g_cfg.workers) g_cfg.workers = threads / 2 > 1 ? threads / 2 : 1;
+    int each = threads / g_cfg.workers > 1 ? threads / g_cfg.workers : 1;
+
+    /* signals are taken by sigwait below; no other thread sees them */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    int rc = 1;
+    for (int i = 0; i < g_cfg.n_models; i++)
+        if (load_model(&g_cfg.models[i])) goto out;
+    if (queue_start(g_cfg.workers, each, g_cfg.max_queue)) {
+        fprintf(stderr, "audioc-server: cannot start %d workers\n", g_cfg.workers);
+        goto out;
+    }
+    int port;
+    int e = http_start(g_cfg.host, g_cfg.port, &port);
+    if (e) {
+        fprintf(stderr, "audioc-server: %s %s:%d\n", e == -1 ? "not an IP address:" : "cannot listen on", g_cfg.host,
+                g_cfg.port);
+        queue_stop();
+        goto out;
+    }
+    fprintf(stderr, "audioc-server: %d worker(s) x %d thread(s), queue %d, uploads up to %ld MB%s%s\n",
+            g_cfg.workers, each, g_cfg.max_queue, g_cfg.max_upload_mb, g_cfg.api_key ? ", API key required" : "",
+            g_cfg.cors ? ", CORS on" : "");
+    printf("audioc-server: listening on http://%s%s%s:%d\n", strchr(g_cfg.host, ':') ? "[" : "", g_cfg.host,
+           strchr(g_cfg.host, ':') ? "]" : "", port);
+    fflush(stdout);
+    int sig;
+    sigwait(&stop, &sig);
+    fprintf(stderr, "audioc-server: stopping (%s)\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    queue_stop();   /* waiting jobs are dropped, running ones finish */
+    http_stop();
+    rc = 0;
+out:
+    for (int i = 0; i < g_cfg.n_models; i++) {
+        ac_asr_free(g_cfg.models[i].asr);
+        ac_vad_free(g_cfg.models[i].vad);
+    }
+    free(g_cfg.models);
+    return rc;
+}

@@ -1,0 +1,147 @@
+/* A fixed set of worker threads taking jobs from a bounded FIFO. Each
+ * worker has its own share of the thread budget (ac_set_local_threads), so
+ * concurrent requests do not fight over one pool. One lock and condition
+ * variable cover every job's state: requests are few, and this keeps the
+ * waiting simple. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "server.h"
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t changed;   /* a job was queued, changed state or got events */
+    job **ring;
+    int cap, head, count;
+    int stop;
+    pthread_t *tid;
+    int n_workers, threads_each;
+} q = {.mu = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER};
+
+static void deadline(struct timespec *ts, double seconds)
+{
+    clock_gettime(CLOCK_REALTIME, ts);
+    long long ns = ts->tv_nsec + (long long)(seconds * 1e9);
+    ts->tv_sec += (time_t)(ns / 1000000000);
+    ts->tv_nsec = (long)(ns % 1000000000);
+}
+
+static void *worker(void *arg)
+{
+    (void)arg;
+    ac_set_local_threads(q.threads_each);
+    pthread_mutex_lock(&q.mu);
+    for (;;) {
+        while (!q.count && !q.stop) pthread_cond_wait(&q.changed, &q.mu);
+        if (!q.count) break;   /* stopping, and nothing left */
+        job *j = q.ring[q.head];
+        q.head = (q.head + 1) % q.cap;
+        q.count--;
+        j->state = JOB_RUNNING;
+        pthread_cond_broadcast(&q.changed);
+        pthread_mutex_unlock(&q.mu);
+        if (!atomic_load(&j->cancelled) && !q.stop) j->run(j);
+        queue_finish(j);
+        pthread_mutex_lock(&q.mu);
+    }
+    pthread_mutex_unlock(&q.mu);
+    ac_set_local_threads(0);
+    return NULL;
+}
+
+int queue_start(int workers, int threads_per_worker, int max_queue)
+{
+    q.cap = max_queue > 0 ? max_queue : 1;
+    q.ring = calloc((size_t)q.cap, sizeof *q.ring);
+    q.tid = calloc((size_t)workers, sizeof *q.tid);
+    if (!q.ring || !q.tid) return -1;
+    q.threads_each = threads_per_worker;
+    for (; q.n_workers < workers; q.n_workers++)
+        if (pthread_create(&q.tid[q.n_workers], NULL, worker, NULL) != 0) return -1;
+    return 0;
+}
+
+int queue_submit(job *j)
+{
+    pthread_mutex_lock(&q.mu);
+    /* a job waits only when every worker is busy; max_queue bounds the waiting */
+    int ok = !q.stop && q.count < q.cap;
+    if (ok) {
+        j->state = JOB_QUEUED;
+        q.ring[(q.head + q.count++) % q.cap] = j;
+        pthread_cond_broadcast(&q.changed);
+    }
+    pthread_mutex_unlock(&q.mu);
+    return ok ? 0 : -1;
+}
+
+int queue_wait(job *j, int want, int events, double timeout)
+{
+    struct timespec ts;
+    deadline(&ts, timeout);
+    pthread_mutex_lock(&q.mu);
+    int rc = 0;
+    while (j->state < want && !(events && j->events.len) && rc != ETIMEDOUT) rc = pthread_cond_timedwait(&q.changed, &q.mu, &ts);
+    int state = j->state;
+    pthread_mutex_unlock(&q.mu);
+    return state;
+}
+
+void queue_push_event(job *j, const char *data, size_t n)
+{
+    pthread_mutex_lock(&q.mu);
+    buffer_add(&j->events, data, n);
+    pthread_cond_broadcast(&q.changed);
+    pthread_mutex_unlock(&q.mu);
+}
+
+long queue_read_events(job *j, size_t pos, char *out, size_t max, double timeout)
+{
+    struct timespec ts;
+    deadline(&ts, timeout);
+    pthread_mutex_lock(&q.mu);
+    int rc = 0;
+    while (j->events.len <= pos && j->state != JOB_DONE && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&q.changed, &q.mu, &ts);
+    long n = 0;
+    if (j->events.len > pos) {
+        size_t k = j->events.len - pos < max ? j->events.len - pos : max;
+        memcpy(out, j->events.data + pos, k);
+        n = (long)k;
+    } else if (j->state == JOB_DONE) {
+        n = -1;
+    }
+    pthread_mutex_unlock(&q.mu);
+    return n;
+}
+
+void queue_finish(job *j)
+{
+    pthread_mutex_lock(&q.mu);
+    j->state = JOB_DONE;
+    pthread_cond_broadcast(&q.changed);
+    pthread_mutex_unlock(&q.mu);
+}
+
+void queue_stop(void)
+{
+    pthread_mutex_lock(&q.mu);
+    q.stop = 1;
+    /* jobs still waiting are dropped: their requests see them done with no result */
+    while (q.count) {
+        job *j = q.ring[q.head];
+        q.head = (q.head + 1) % q.cap;
+        q.count--;
+        j->state = JOB_DONE;
+    }
+    pthread_cond_broadcast(&q.changed);
+    pthread_mutex_unlock(&q.mu);
+    for (int i = 0; i < q.n_workers; i++) pthread_join(q.tid[i], NULL);
+    free(q.tid);
+    free(q.ring);
+    q.tid = NULL;
+    q.ring = NULL;
+    q.n_workers = 0;
+}

@@ -1,0 +1,130 @@
+/* audioc-server: shared types of the HTTP front (http.c), the form reader
+ * (form.c), the work queue (queue.c) and the endpoints (endpoints.c). */
+#ifndef AUDIOC_SERVER_H
+#define AUDIOC_SERVER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "audioc.h"
+
+/* ---- models ---------------------------------------------------------- */
+
+typedef enum { TASK_TRANSCRIPTION, TASK_VAD } model_task;
+
+typedef struct {
+    char id[64];
+    const char *path;
+    model_task task;
+    const char *family;
+    ac_asr *asr;   /* TASK_TRANSCRIPTION; shared by all requests (read-only) */
+    ac_vad *vad;   /* TASK_VAD */
+} served_model;
+
+typedef struct {
+    const char *host;
+    int port;
+    int threads, workers, max_queue;
+    long max_upload_mb;
+    const char *api_key, *cors;
+    int quiet;
+    served_model *models;
+    int n_models;
+} server_config;
+
+extern server_config g_cfg;
+
+/* The model called ID for TASK, or the first of that task when ID is NULL. */
+const served_model *find_model(const char *id, model_task task);
+
+/* ---- a growable byte buffer ------------------------------------------ */
+
+typedef struct {
+    char *data;
+    size_t len, cap;
+} buffer;
+
+int buffer_add(buffer *b, const void *p, size_t n);   /* 0, or -1 out of memory */
+void buffer_free(buffer *b);
+
+/* ---- multipart/form-data fields ---------------------------------------- */
+
+typedef struct {
+    char name[64];
+    char filename[256];
+    buffer value;
+    int is_file;
+} form_field;
+
+typedef struct form form;
+/* NULL when the content type is not multipart/form-data with a boundary. */
+form *form_new(void *connection, size_t max_bytes);
+/* Feeds body bytes; -1 when they are not valid multipart or too large. */
+int form_feed(form *f, const char *data, size_t n);
+/* Ends the body; -1 when it was incomplete. */
+int form_finish(form *f);
+int form_too_large(const form *f);
+const form_field *form_get(const form *f, const char *name);
+void form_free(form *f);
+
+/* ---- responses -------------------------------------------------------- */
+
+typedef struct {
+    int status;
+    const char *content_type;
+    buffer body;
+} reply;
+
+/* An OpenAI-shaped error: {"error": {"message", "type", "param", "code"}}. */
+void reply_error(reply *r, int status, const char *param, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* ---- jobs: requests run by a bounded pool of workers -------------------- */
+
+typedef struct job job;
+struct job {
+    void (*run)(job *j);       /* runs on a worker */
+    void *ctx;
+    int state;                 /* JOB_QUEUED, JOB_RUNNING, JOB_DONE (under the queue lock) */
+    atomic_int cancelled;      /* the client went away: stop at the next chance */
+    reply result;
+    /* server-sent events, appended by the worker while it runs */
+    buffer events;
+    int stream;                /* answer with the events (set when prepared) */
+};
+enum { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
+
+int queue_start(int workers, int threads_per_worker, int max_queue);
+/* 0, or -1 when the queue is full. */
+int queue_submit(job *j);
+/* Waits until J's state is at least WANT (or, with EVENTS, until it has
+ * events), or the timeout (seconds) passes; returns the state. */
+int queue_wait(job *j, int want, int events, double timeout);
+/* Appends to J's event stream and wakes its reader. */
+void queue_push_event(job *j, const char *data, size_t n);
+/* Copies up to MAX bytes of events from offset POS, waiting up to TIMEOUT
+ * seconds for some; returns the count, 0 on timeout, -1 at the end. */
+long queue_read_events(job *j, size_t pos, char *out, size_t max, double timeout);
+/* Marks J finished (called by the worker, and for jobs that never ran). */
+void queue_finish(job *j);
+void queue_stop(void);
+
+/* ---- endpoints --------------------------------------------------------- */
+
+void endpoint_health(reply *r);
+void endpoint_models(reply *r);
+/* Checks the form and prepares J (400/404 into R when it cannot run). */
+int endpoint_transcription_prepare(const form *f, job *j, reply *r);
+int endpoint_vad_prepare(const form *f, job *j, reply *r);
+void endpoint_free(job *j);
+
+/* ---- the HTTP daemon ---------------------------------------------------- */
+
+/* 0, -1 for a bad host address, -2 when the daemon cannot start. */
+int http_start(const char *host, int port, int *bound_port);
+/* Stops accepting, and waits for the connections to end. */
+void http_stop(void);
+
+#endif
