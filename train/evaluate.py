@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """WER / CER of a cohere_asr package on a held-out manifest, decoded by the C engine.
 
-usage: evaluate.py --model PKG --data DIR [--audioc build-h6/audioc] [--beams 1,4] [--limit N]
+usage: evaluate.py --model PKG --data DIR [--audioc build/audioc] [--beams 1,4] [--limit N]
                    [--ckpt CKPT.pt --torch-n 8] [--report out.json]
 
 For each beam size the engine (`audioc transcribe --format json --tokens`) transcribes every
@@ -75,7 +75,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", required=True)
     ap.add_argument("--data", required=True)
-    ap.add_argument("--audioc", default=os.path.join(HERE, "..", "build-h6", "audioc"))
+    ap.add_argument("--audioc", default=os.path.join(HERE, "..", "build", "audioc"))
     ap.add_argument("--beams", default="1,4")
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)

@@ -77,6 +77,29 @@ def load_ckpt(path):
     return net, ck
 
 
+def dims_of_config(c):
+    """The model.DEFAULT_DIMS keys from a package config.json (inverse of package_config)."""
+    e, dec = c["encoder"], c["transf_decoder"]["config_dict"]
+    return dict(d_model=e["d_model"], n_layers=e["n_layers"], n_heads=e["n_heads"],
+                ff_mult=e["ff_expansion_factor"], conv_kernel=e["conv_kernel_size"],
+                sub_channels=e["subsampling_conv_channels"], dec_hidden=dec["hidden_size"],
+                dec_layers=dec["num_layers"], dec_heads=dec["num_attention_heads"], dec_inner=dec["inner_size"],
+                dec_max_len=dec["max_sequence_length"], vocab=c["head"]["num_classes"], dropout=0.0)
+
+
+def load_package(pkg):
+    """The PyTorch training model with a package's (possibly F16) weights, in f32, eval mode."""
+    with open(os.path.join(pkg, "config.json")) as f:
+        dims = dims_of_config(json.load(f))
+    net = M.CohereAsr(dims)
+    state = {k: torch.from_numpy(np.asarray(v, dtype=np.float32) if v.dtype.kind == "f" else v)
+             for k, v in st_io.load(os.path.join(pkg, "model.safetensors")).items()}
+    missing, unexpected = net.load_state_dict(state, strict=False)
+    assert not unexpected and all(k.startswith(M.EXPORT_SKIP) for k in missing), (missing, unexpected)
+    net.eval()
+    return net
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("ckpt")

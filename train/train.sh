@@ -4,8 +4,9 @@
 #
 #   train/train.sh [OUT]            (default OUT = train/out/full)
 # Environment overrides (defaults in brackets):
-#   SEED [1234] N_TRAIN [30000] N_EVAL [300] STEPS [3000] BUDGET_MIN [150] BATCH_SEC [90]
-#   LR [1.5e-3] WARMUP [600] DIMS ['{}' = model.DEFAULT_DIMS] DTYPE [f16] AUDIOC [build-h6/audioc]
+#   SEED [1234] N_TRAIN [30000] N_EVAL [300] STEPS [4200] BUDGET_MIN [140] BATCH_SEC [60]
+#   LR [1.5e-3] WARMUP [600] CTC_WEIGHT [0.5] DIMS ['{"dropout":0.05}', over model.DEFAULT_DIMS]
+#   DTYPE [f16] AUDIOC [build/audioc]
 # Outputs: OUT/{train,eval}/ (wavs + manifest.jsonl), OUT/tokenizer.model, OUT/run/ (checkpoints,
 # train_log.jsonl), OUT/package/ (the cohere_asr package), OUT/eval_report.json.
 set -euo pipefail
@@ -14,17 +15,17 @@ ROOT="$(dirname "$HERE")"
 OUT="${1:-$HERE/out/full}"
 PY=/usr/bin/python3                      # Debian's: torch 1.13, numpy, sentencepiece
 SEED="${SEED:-1234}"; N_TRAIN="${N_TRAIN:-30000}"; N_EVAL="${N_EVAL:-300}"
-STEPS="${STEPS:-3000}"; BUDGET_MIN="${BUDGET_MIN:-150}"; BATCH_SEC="${BATCH_SEC:-90}"
-LR="${LR:-1.5e-3}"; WARMUP="${WARMUP:-600}"; DIMS="${DIMS:-{\}}"; DTYPE="${DTYPE:-f16}"
-AUDIOC="${AUDIOC:-$ROOT/build-h6/audioc}"
+STEPS="${STEPS:-4200}"; BUDGET_MIN="${BUDGET_MIN:-140}"; BATCH_SEC="${BATCH_SEC:-60}"
+LR="${LR:-1.5e-3}"; WARMUP="${WARMUP:-600}"; CTC_WEIGHT="${CTC_WEIGHT:-0.5}"
+DIMS="${DIMS:-{\"dropout\":0.05\}}"; DTYPE="${DTYPE:-f16}"
+AUDIOC="${AUDIOC:-$ROOT/build/audioc}"
 mkdir -p "$OUT"
 T0=$(date +%s)
 stamp() { echo "[$(( $(date +%s) - T0 )) s] $*"; }
 
 if [ ! -x "$AUDIOC" ]; then
   stamp "building the engine"
-  cmake -S "$ROOT" -B "$ROOT/build-h6" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-  ninja -C "$ROOT/build-h6" -j2 audioc >/dev/null
+  make -C "$ROOT" build >/dev/null
 fi
 
 $PY "$HERE/text_da.py" --selftest
@@ -40,6 +41,7 @@ stamp "training ($STEPS steps, at most $BUDGET_MIN min)"
 RESUME=(); [ -f "$OUT/run/last.pt" ] && RESUME=(--resume "$OUT/run/last.pt")
 $PY "$HERE/train.py" --data "$OUT/train" --tokenizer "$OUT/tokenizer.model" --out "$OUT/run" \
   --steps "$STEPS" --budget-min "$BUDGET_MIN" --batch-sec "$BATCH_SEC" --lr "$LR" --warmup "$WARMUP" \
+  --ctc-weight "$CTC_WEIGHT" \
   --seed "$SEED" --dims "$DIMS" "${RESUME[@]}" 2>&1 | tee -a "$OUT/train.log"
 
 stamp "export"

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "args.h"
+#include "default_model.h"
 #include "server.h"
 
 server_config g_cfg;
@@ -26,7 +27,8 @@ static void usage(FILE *f)
         "  --port N             port; 0 picks a free one (8080) [AUDIOC_PORT]\n"
         "  --model ID=PATH      serve the model at PATH as ID; repeat for several.\n"
         "                       PATH is an ASR package (folder or .gguf) or VAD weights\n"
-        "                       [AUDIOC_MODELS: ID=PATH,ID=PATH]\n"
+        "                       [AUDIOC_MODELS: ID=PATH,ID=PATH]; default: the bundled\n"
+        "                       " DEFAULT_MODEL_ID " as '" DEFAULT_MODEL_ID "'\n"
         "  --threads N          threads in all (all cores) [AUDIOC_THREADS]\n"
         "  --workers N          requests run at once, sharing the threads\n"
         "                       (threads / 2, at least 1) [AUDIOC_WORKERS]\n"
@@ -159,6 +161,12 @@ static int parse(int argc, char **argv, int *threads)
             return -1;
         }
         if (!(v = arg_value(argc, argv, &i)) || set_option(name, v, threads)) return -1;
+    }
+    const char *def = default_asr_model();
+    if (!g_cfg.n_models && def) {
+        static char spec[4200];
+        snprintf(spec, sizeof spec, DEFAULT_MODEL_ID "=%s", def);
+        add_model(spec);
     }
     if (!g_cfg.n_models) {
         fprintf(stderr, "audioc-server: no models: give --model ID=PATH (or AUDIOC_MODELS)\n");

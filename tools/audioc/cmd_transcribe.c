@@ -6,6 +6,7 @@
 #include "args.h"
 #include "audioc.h"
 #include "commands.h"
+#include "default_model.h"
 #include "json_out.h"
 #include "output.h"
 #include "subtitles.h"
@@ -13,14 +14,15 @@
 static void usage(FILE *f)
 {
     fputs(
-        "usage: audioc transcribe --model PATH [options] FILE...\n"
+        "usage: audioc transcribe [--model PATH] [options] FILE...\n"
         "\n"
         "Transcribes speech in audio files (any format and rate; channels are mixed\n"
         "to mono). Long audio is cut into chunks at quiet points (35 s at most).\n"
         "\n"
         "model:\n"
         "  -m, --model PATH        model package folder, or a single-file .gguf package\n"
-        "                          (default: $AUDIOC_ASR_MODEL)\n"
+        "                          (default: $AUDIOC_ASR_MODEL, else the bundled\n"
+        "                          models/hviske-tiny-da: Danish, synthetic speech only)\n"
         "  -l, --language L        spoken language, one the model supports (da)\n"
         "      --no-punctuation    lower case, no punctuation\n"
         "      --vad PATH          recognize only the speech a VAD model finds (Silero or\n"
@@ -78,7 +80,7 @@ static int parse_format(const char *v, asr_format *f)
 static int parse(int argc, char **argv, asr_args *a, int *first)
 {
     ac_asr_options_default(&a->opt);
-    a->model = getenv("AUDIOC_ASR_MODEL");
+    a->model = default_asr_model();
     int i, sampling_opts = 0;
     for (i = 0; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
         const char *o = argv[i], *v;
@@ -134,7 +136,7 @@ static int parse(int argc, char **argv, asr_args *a, int *first)
     }
     if (!a->model) {
         fprintf(stderr, "audioc transcribe: no model: give --model PATH (a cohere_asr package folder or .gguf) or set "
-                        "AUDIOC_ASR_MODEL\n");
+                        "AUDIOC_ASR_MODEL (the bundled models/" DEFAULT_MODEL_ID " was not found)\n");
         return -1;
     }
     return 0;
