@@ -178,6 +178,7 @@ static int parse(int argc, char **argv, int *threads)
 int main(int argc, char **argv)
 {
     arg_program = "audioc-server";
+    ac_set_progress(0);   /* no progress bars from the workers */
     g_cfg = (server_config){.host = "127.0.0.1", .port = 8080, .max_queue = 16, .max_upload_mb = 25};
     int threads = ac_get_threads();
     if (parse(argc, argv, &threads)) return 2;
