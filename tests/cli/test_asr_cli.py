@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import SKIP, Checker, audioc, clean_failure, read_st, write_st  # noqa: E402
+from common import SILERO, SKIP, Checker, audioc, clean_failure, read_st, write_st  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.environ.get("AUDIOC_DATA", "")
@@ -106,6 +106,27 @@ def test_options(model, clip):
     sh("sox", "-n", "-r", "16000", "-c", "1", "-b", "16", empty, "trim", "0", "0")
     rc, out, err = transcribe(model, "--format", "json", empty)
     check(rc == 0 and json.loads(out)["text"] == "", f"0-sample audio: empty text ({err.strip()})")
+
+
+def test_vad_cut(model, clip):
+    """--vad: one segment per speech region the VAD finds, at its times; silence is skipped."""
+    gapped = os.path.join(WORK, "gapped.wav")
+    sh("sox", clip, os.path.join(WORK, "pad.wav"), "pad", "0.5", "3")
+    sh("sox", os.path.join(WORK, "pad.wav"), clip, gapped)
+    rc, out, err = audioc("vad", "--model", SILERO, "--format", "json", gapped)
+    speech = json.loads(out)["segments"]
+    rc2, out2, err2 = transcribe(model, "--vad", SILERO, "--format", "json", gapped)
+    if not check(rc == 0 and rc2 == 0, f"--vad runs ({err.strip()} {err2.strip()})"):
+        return
+    segs = json.loads(out2)["segments"]
+    check(len(speech) == 2, f"the VAD finds the two utterances ({len(speech)})")
+    # each speech region is one chunk with the tiny config's short clips, or a few
+    inside = all(any(g["start"] >= s["start"] - 1e-3 and g["end"] <= s["end"] + 1e-3 for s in speech) for g in segs)
+    check(segs and inside, f"every --vad segment lies inside a speech region ({segs}, {speech})")
+    starts = {round(s["start"], 2) for s in speech}
+    check(starts <= {round(g["start"], 2) for g in segs}, "a segment starts where each speech region starts")
+    rc, _, err = transcribe(model, "--vad", os.path.join(WORK, "clip.wav"), clip)
+    check(rc == 1 and "VAD" in err, f"--vad with a file that is no VAD model: clear error ({err.strip()})")
 
 
 def broken_copy(model, name, header_change=None, config_change=None, tokenizer=None):
@@ -206,6 +227,7 @@ def main():
     test_formats(model, clip, long)
     test_containers(model, clip)
     test_options(model, clip)
+    test_vad_cut(model, clip)
     test_bad_packages(model, clip)
     return check.finish()
 

@@ -191,7 +191,7 @@ int cmd_transcribe(int argc, char **argv)
         return 1;
     }
     if (a.vad && ac_vad_load(a.vad, NULL, &a.opt.vad) != AC_OK) {
-        fprintf(stderr, "audioc: %s\n", ac_last_error());
+        fprintf(stderr, "audioc: --vad: not a VAD model: %s\n", ac_last_error());
         ac_asr_free(asr);
         return 1;
     }
