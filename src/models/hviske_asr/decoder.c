@@ -63,10 +63,9 @@ ac_status hviske_decoder_new(const hviske_model *m, const float *enc, int64_t T,
 }
 
 /* Attention of one query row over N keys (rows of K and V with stride D;
- * those past N_VALID masked), every head at once. The keys and values are
- * streamed once: first the scores of all heads over ranges of keys, then
- * each head's softmax and weighted sum of values. Cross-attention reads
- * megabytes of them per step, so both passes run on the pool. */
+ * those past N_VALID masked). Each head is whole on one thread: its scores,
+ * softmax and weighted sum of values, so one dispatch covers the layer's
+ * attention and K and V are streamed once. Short self-attention runs inline. */
 typedef struct {
     hviske_decoder *d;
     const float *q, *K, *V;
@@ -74,35 +73,28 @@ typedef struct {
     float *ctx;
 } attn_job;
 
-static void scores_range(void *ctx, size_t b, size_t e)
+static void heads_range(void *ctx, size_t h0, size_t h1)
 {
     const attn_job *j = ctx;
     size_t D = j->d->D, H = (size_t)j->d->m->cfg.dec_heads, dk = D / H;
     float scale = 1.0f / sqrtf((float)dk);
-    for (size_t h = 0; h < H; h++) {
+    for (size_t h = h0; h < h1; h++) {
         float *s = j->d->scores + h * j->n;
-        ac_matmul_nt(j->q + h * dk, dk, j->K + b * D + h * dk, D, NULL, s + b, e - b, 1, e - b, dk);
-        for (size_t k = b; k < e; k++) s[k] = k < j->n_valid ? s[k] * scale : MASKED;
-    }
-}
-
-static void values_range(void *ctx, size_t b, size_t e)
-{
-    const attn_job *j = ctx;
-    size_t D = j->d->D, dk = D / (size_t)j->d->m->cfg.dec_heads;
-    for (size_t h = b; h < e; h++) {
-        float *p = j->d->scores + h * j->n;
-        ac_softmax_rows(p, 1, j->n);
-        ac_gemv_t(j->V + h * dk, D, p, j->ctx + h * dk, j->n, dk);
+        ac_matmul_nt(j->q + h * dk, dk, j->K + h * dk, D, NULL, s, j->n, 1, j->n, dk);
+        for (size_t k = 0; k < j->n; k++) s[k] = k < j->n_valid ? s[k] * scale : MASKED;
+        ac_softmax_rows(s, 1, j->n);
+        ac_gemv_t(j->V + h * dk, D, s, j->ctx + h * dk, j->n, dk);
     }
 }
 
 static void attend(hviske_decoder *d, const float *q, const float *K, const float *V, size_t n, size_t n_valid,
                    float *ctx)
 {
+    enum { INLINE_FLOATS = 16384 };   /* K and V below 128 KB: a dispatch costs more than it saves */
     attn_job j = {d, q, K, V, n, n_valid, ctx};
-    ac_parallel_for(n, 32, scores_range, &j);
-    ac_parallel_for((size_t)d->m->cfg.dec_heads, 1, values_range, &j);
+    size_t H = (size_t)d->m->cfg.dec_heads;
+    if (n * d->D < INLINE_FLOATS) heads_range(&j, 0, H);
+    else ac_parallel_for(H, 1, heads_range, &j);
 }
 
 ac_status hviske_decoder_forward(hviske_decoder *d, const int *tokens, const int *beam, const int *pos,
