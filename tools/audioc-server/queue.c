@@ -28,6 +28,15 @@ static void deadline(struct timespec *ts, double seconds)
     ts->tv_nsec = (long)(ns % 1000000000);
 }
 
+/* The oldest waiting job (the lock held, count > 0). */
+static job *pop(void)
+{
+    job *j = q.ring[q.head];
+    q.head = (q.head + 1) % q.cap;
+    q.count--;
+    return j;
+}
+
 static void *worker(void *arg)
 {
     (void)arg;
@@ -36,9 +45,7 @@ static void *worker(void *arg)
     for (;;) {
         while (!q.count && !q.stop) pthread_cond_wait(&q.changed, &q.mu);
         if (!q.count) break;   /* stopping, and nothing left */
-        job *j = q.ring[q.head];
-        q.head = (q.head + 1) % q.cap;
-        q.count--;
+        job *j = pop();
         j->state = JOB_RUNNING;
         pthread_cond_broadcast(&q.changed);
         pthread_mutex_unlock(&q.mu);
@@ -130,12 +137,7 @@ void queue_stop(void)
     pthread_mutex_lock(&q.mu);
     q.stop = 1;
     /* jobs still waiting are dropped: their requests see them done with no result */
-    while (q.count) {
-        job *j = q.ring[q.head];
-        q.head = (q.head + 1) % q.cap;
-        q.count--;
-        j->state = JOB_DONE;
-    }
+    while (q.count) pop()->state = JOB_DONE;
     pthread_cond_broadcast(&q.changed);
     pthread_mutex_unlock(&q.mu);
     for (int i = 0; i < q.n_workers; i++) pthread_join(q.tid[i], NULL);
