@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "server.h"
 
@@ -26,6 +27,8 @@ typedef struct {
     job job;
     int submitted;
 } request;
+
+static atomic_int in_flight;   /* requests begun and not yet completed */
 
 static void log_request(const request *q, int status)
 {
@@ -191,6 +194,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     request *q = *con_cls;
     if (!q) {
         if (!(q = calloc(1, sizeof *q))) return MHD_NO;
+        atomic_fetch_add(&in_flight, 1);
         *con_cls = q;
         q->conn = c;
         q->method = method;
@@ -241,6 +245,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
     endpoint_free(&q->job);
     free(q);
     *con_cls = NULL;
+    atomic_fetch_sub(&in_flight, 1);
 }
 
 static struct MHD_Daemon *daemon_;
@@ -248,7 +253,8 @@ static struct MHD_Daemon *daemon_;
 int http_start(const char *host, int port, int *bound_port)
 {
     struct sockaddr_storage sa = {0};
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+    /* ITC lets the daemon stop accepting while requests finish (http_quiesce) */
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC;
     if (strchr(host, ':')) {
         struct sockaddr_in6 *a = (struct sockaddr_in6 *)&sa;
         a->sin6_family = AF_INET6;
@@ -273,8 +279,19 @@ int http_start(const char *host, int port, int *bound_port)
     return 0;
 }
 
+static MHD_socket listen_fd = MHD_INVALID_SOCKET;
+
+void http_quiesce(void)
+{
+    if (daemon_ && listen_fd == MHD_INVALID_SOCKET) listen_fd = MHD_quiesce_daemon(daemon_);
+}
+
+int http_in_flight(void) { return atomic_load(&in_flight); }
+
 void http_stop(void)
 {
     if (daemon_) MHD_stop_daemon(daemon_);
     daemon_ = NULL;
+    if (listen_fd != MHD_INVALID_SOCKET) close(listen_fd);   /* ours after quiescing, closed after the stop */
+    listen_fd = MHD_INVALID_SOCKET;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "args.h"
 #include "default_model.h"
@@ -32,7 +33,8 @@ static void usage(FILE *f)
         "  --threads N          threads in all (all cores) [AUDIOC_THREADS]\n"
         "  --workers N          requests run at once, sharing the threads\n"
         "                       (threads / 2, at least 1) [AUDIOC_WORKERS]\n"
-        "  --max-queue N        requests that may wait for a worker; more get 503 (16)\n"
+        "  --max-queue N        requests that may wait for a worker (at least 1); more\n"
+        "                       get 503 (16)\n"
         "                       [AUDIOC_MAX_QUEUE]\n"
         "  --max-upload-mb N    largest upload; larger get 413 (25) [AUDIOC_MAX_UPLOAD_MB]\n"
         "  --api-key KEY        require 'Authorization: Bearer KEY' on /v1/ [AUDIOC_API_KEY]\n"
@@ -41,7 +43,8 @@ static void usage(FILE *f)
         "  -h, --help           this help\n"
         "\n"
         "When it is ready it prints 'audioc-server: listening on http://HOST:PORT'.\n"
-        "SIGINT or SIGTERM stops it after the requests in progress.\n",
+        "SIGINT or SIGTERM stops it after the requests in progress are answered\n"
+        "(a second signal stops it at once).\n",
         f);
 }
 
@@ -108,7 +111,7 @@ static int set_option(const char *opt, const char *v, int *threads)
     else if (!strcmp(opt, "--port")) return arg_int(opt, v, 0, 65535, &g_cfg.port);
     else if (!strcmp(opt, "--threads")) return arg_int(opt, v, 1, 256, threads);
     else if (!strcmp(opt, "--workers")) return arg_int(opt, v, 1, 256, &g_cfg.workers);
-    else if (!strcmp(opt, "--max-queue")) return arg_int(opt, v, 0, 100000, &g_cfg.max_queue);
+    else if (!strcmp(opt, "--max-queue")) return arg_int(opt, v, 1, 100000, &g_cfg.max_queue);
     else if (!strcmp(opt, "--max-upload-mb")) {
         int mb;
         if (arg_int(opt, v, 1, 1 << 20, &mb)) return -1;
@@ -132,7 +135,9 @@ static int parse(int argc, char **argv, int *threads)
     static char *env_models;
     for (size_t k = 0; k < sizeof env_options / sizeof *env_options; k++) {
         const char *v = getenv(env_options[k].env);
-        if (v && set_option(env_options[k].opt, v, threads)) return -1;
+        int on_cli = 0;
+        for (int i = 1; i < argc; i++) on_cli |= arg_is(argv[i], env_options[k].opt);
+        if (v && !on_cli && set_option(env_options[k].opt, v, threads)) return -1;
     }
     int cli_models = 0;
     for (int i = 1; i < argc; i++) cli_models |= arg_is(argv[i], "--model");
@@ -216,8 +221,15 @@ int main(int argc, char **argv)
     fflush(stdout);
     int sig;
     sigwait(&stop, &sig);
-    fprintf(stderr, "audioc-server: stopping (%s)\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
-    queue_stop();   /* waiting jobs are dropped, running ones finish */
+    /* graceful: accept nothing new and let the requests in progress be answered;
+     * a second signal stops at once */
+    http_quiesce();
+    fprintf(stderr, "audioc-server: stopping after %d request(s) in progress (%s; again to stop now)\n",
+            http_in_flight(), sig == SIGINT ? "SIGINT" : "SIGTERM");
+    struct timespec tick = {0, 50 * 1000 * 1000};
+    while (http_in_flight() > 0 && sigtimedwait(&stop, NULL, &tick) < 0) {
+    }
+    queue_stop();   /* what still waits is dropped (503), running jobs finish */
     http_stop();
     rc = 0;
 out:

@@ -124,7 +124,11 @@ void endpoint_free(job *j);
 
 /* 0, -1 for a bad host address, -2 when the daemon cannot start. */
 int http_start(const char *host, int port, int *bound_port);
-/* Stops accepting, and waits for the connections to end. */
+/* Stops accepting new connections; requests in progress go on. */
+void http_quiesce(void);
+/* Requests begun and not yet answered. */
+int http_in_flight(void);
+/* Closes every connection and stops. */
 void http_stop(void);
 
 #endif

@@ -1,0 +1,166 @@
+#!/usr/bin/python3
+"""Load test of audioc-server: 8 client threads send 200 transcription
+requests (short clips; json, a few verbose_json) to a server with --workers 2
+--threads 2. Every answer must be 200 with the CLI's text; prints requests/s
+and p50/p95 latency; the server's resident memory after the run must be
+within 10% of what it was after the first (concurrent) round of requests
+(not under sanitizers).
+
+Run by test_server.py; also runs alone with the same environment."""
+import http.client
+import os
+import queue
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+N_REQUESTS = 200
+N_CLIENTS = 8
+
+
+def _ts():
+    """The test_server module: the running __main__ when started from it."""
+    m = sys.modules.get("__main__")
+    if m is not None and hasattr(m, "Server") and hasattr(m, "Assets"):
+        return m
+    sys.path.insert(0, HERE)
+    import test_server
+    return test_server
+
+
+def percentile(values, p):
+    v = sorted(values)
+    if not v:
+        return float("nan")
+    k = (len(v) - 1) * p / 100.0
+    lo = int(k)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (k - lo)
+
+
+def run(a, check):
+    ts = _ts()
+    srv = ts.Server("load", ["--model", f"tiny={a.tiny}", "--model", f"silero={ts.SILERO}", "--workers", "2",
+                             "--threads", "2", "--max-queue", "64"])
+    if not srv.ok:
+        srv.stop()
+        return
+    clips = ("clip.wav", "clip2.wav")
+    audio = {c: a.bytes(c) for c in clips}
+    want = {c: a.asr(c) for c in clips}
+    for c in clips:
+        check(want[c].get("text", "").strip() != "", f"[load] CLI text of {c}: {want[c]}")
+
+    r = ts.transcribe(srv.port, audio["clip.wav"])
+    check(r.status == 200 and (r.json() or {}).get("text") == want["clip.wav"].get("text"),
+          f"[load] first request ({r!r})")
+    rss_single = ts.vmrss_kb(srv.pid)
+    # The first request warms one worker only. The second worker's thread pool
+    # and scratch, and the allocator's per-thread arenas, come with the first
+    # concurrent requests: about 2.5 MB once with the tiny model (>10% of its
+    # 20 MB), flat afterwards. So the baseline is taken after a first round of
+    # one request per client, all at once; growth after it would be a leak.
+    warm = []
+    ts.wait_all([threading.Thread(target=lambda c=c: warm.append(ts.transcribe(srv.port, audio[c], filename=c)))
+                 for c in clips * (N_CLIENTS // 2)])
+    check(len(warm) == N_CLIENTS and all(x.status == 200 for x in warm),
+          f"[load] first concurrent round: {[x.status for x in warm]}")
+    rss_first = ts.vmrss_kb(srv.pid)
+
+    jobs = queue.Queue()
+    for i in range(N_REQUESTS):
+        jobs.put((i, clips[i % 2], "verbose_json" if i % 10 == 7 else "json"))
+    lock = threading.Lock()
+    latencies, failures, retries = [], [], [0]
+
+    def verify(r, clip, fmt):
+        j = r.json() or {}
+        w = want[clip]
+        if r.status != 200 or j.get("text") != w.get("text"):
+            return False
+        if fmt == "verbose_json":
+            segs = j.get("segments") or []
+            return (len(segs) == len(w["segments"])
+                    and all(s.get("text") == x["text"] and s.get("tokens") == x.get("tokens")
+                            for s, x in zip(segs, w["segments"])))
+        return True
+
+    def client():
+        conn = None
+        while True:
+            try:
+                i, clip, fmt = jobs.get_nowait()
+            except queue.Empty:
+                break
+            t0 = time.time()
+            for attempt in range(2):
+                reused = conn is not None
+                if conn is None:
+                    conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=ts.HTTP_TIMEOUT)
+                r = ts.transcribe(srv.port, audio[clip], filename=clip, response_format=fmt, model="tiny",
+                                  conn=conn)
+                if r.status == 0 or r.header("connection").lower() == "close":
+                    conn.close()
+                    conn = None
+                # a keep-alive connection the server closed meanwhile: retry once on a new one,
+                # as HTTP client libraries do
+                if r.status == 0 and reused and attempt == 0:
+                    with lock:
+                        retries[0] += 1
+                    continue
+                break
+            dt = time.time() - t0
+            ok = verify(r, clip, fmt)
+            with lock:
+                latencies.append(dt)
+                if not ok:
+                    failures.append((i, clip, fmt, r))
+        if conn is not None:
+            conn.close()
+
+    threads = [threading.Thread(target=client) for _ in range(N_CLIENTS)]
+    t0 = time.time()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.time() - t0
+    rss_after = ts.vmrss_kb(srv.pid)
+
+    rps = len(latencies) / wall if wall > 0 else 0.0
+    p50, p95 = percentile(latencies, 50), percentile(latencies, 95)
+    print(f"  load test: {len(latencies)} requests from {N_CLIENTS} clients in {wall:.2f} s: {rps:.1f} requests/s, "
+          f"latency p50 {p50 * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms, max {max(latencies, default=0) * 1000:.0f} ms; "
+          f"{retries[0]} keep-alive retries")
+    print(f"  server RSS: {rss_single / 1024:.1f} MB after the first request, {rss_first / 1024:.1f} MB after the "
+          f"first concurrent round, {rss_after / 1024:.1f} MB after the run "
+          f"({(rss_after - rss_first) * 100.0 / max(rss_first, 1):+.1f}% on the round, "
+          f"{(rss_after - rss_single) * 100.0 / max(rss_single, 1):+.1f}% on the first request)")
+    check(len(latencies) == N_REQUESTS and not failures,
+          f"[load] all {N_REQUESTS} requests answered 200 with the CLI's text: {len(failures)} failed, e.g. "
+          f"{failures[:3]}")
+    check(srv.alive(), "[load] the server is alive after the run")
+    if ts.SANITIZED:
+        print("  (RSS check skipped: sanitized build)")
+    else:
+        check(rss_first > 0 and abs(rss_after - rss_first) <= 0.10 * rss_first,
+              f"[load] RSS after the run {rss_after} kB within 10% of after the first round {rss_first} kB")
+    srv.stop()
+
+
+def main():
+    ts = _ts()
+    missing = [p for p in (ts.TOKENIZER, ts.SILERO) if not os.path.exists(p)]
+    if missing:
+        print(f"skipped: data not found: {missing}")
+        return ts.SKIP
+    os.makedirs(ts.WORK, exist_ok=True)
+    a = ts.Assets()
+    a.build()
+    run(a, ts.check)
+    return ts.check.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
