@@ -51,8 +51,9 @@ def load_manifest(d, sp, limit=0):
     return rows
 
 
-def make_batches(rows, batch_sec, rng):
-    """Length-bucketed batches of about batch_sec seconds of (padded) audio, shuffled."""
+def make_batches(rows, batch_sec, rng, shuffle=True):
+    """Length-bucketed batches of about batch_sec seconds of (padded) audio, shuffled (or
+    shortest first: a curriculum that makes alignments easier to find early)."""
     order = sorted(range(len(rows)), key=lambda i: (len(rows[i]["pcm"]), rng.random()))
     batches, cur = [], []
     for i in order:
@@ -62,7 +63,8 @@ def make_batches(rows, batch_sec, rng):
         cur.append(i)
     if cur:
         batches.append(cur)
-    rng.shuffle(batches)
+    if shuffle:
+        rng.shuffle(batches)
     return batches
 
 
@@ -104,6 +106,7 @@ def main():
     ap.add_argument("--label-smoothing", type=float, default=0.1)
     ap.add_argument("--ctc-weight", type=float, default=0.3)
     ap.add_argument("--specaug", type=int, default=1)
+    ap.add_argument("--sorted-epochs", type=int, default=0, help="epochs that go shortest batches first")
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--dims", default="{}", help="JSON overrides of model.DEFAULT_DIMS")
     ap.add_argument("--limit", type=int, default=0, help="use only the first N utterances")
@@ -150,7 +153,7 @@ def main():
     acc = {"loss": 0.0, "ce": 0.0, "ctc": 0.0, "n": 0}
     net.train()
     while step < a.steps:
-        for idx in make_batches(rows, a.batch_sec, rng):
+        for idx in make_batches(rows, a.batch_sec, rng, shuffle=epoch >= a.sorted_epochs):
             if step >= a.steps:
                 break
             wav, lens, inp, tgt, texts = collate(rows, idx, prompt)

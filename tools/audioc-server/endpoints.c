@@ -276,17 +276,25 @@ static void run_transcription(job *j)
     ac_asr_result_free(&res);
 }
 
-int endpoint_transcription_prepare(const form *f, job *j, reply *r)
+/* J's task with its model and upload; NULL (the error in R) when they are missing. */
+static task *new_task(const form *f, job *j, void (*run)(job *), model_task kind, reply *r)
 {
     task *t = calloc(1, sizeof *t);
     if (!t) {
         reply_error(r, 500, NULL, "out of memory");
-        return -1;
+        return NULL;
     }
     j->ctx = t;
-    j->run = run_transcription;
+    j->run = run;
     ac_asr_options_default(&t->asr);
-    if (common_fields(f, TASK_TRANSCRIPTION, t, r)) return -1;
+    ac_vad_options_default(&t->vad);
+    return common_fields(f, kind, t, r) ? NULL : t;
+}
+
+int endpoint_transcription_prepare(const form *f, job *j, reply *r)
+{
+    task *t = new_task(f, j, run_transcription, TASK_TRANSCRIPTION, r);
+    if (!t) return -1;
     const char *v = text_field(f, "response_format");
     static const char *const names[] = {"json", "text", "srt", "vtt", "verbose_json"};
     t->fmt = FMT_JSON;
@@ -365,15 +373,8 @@ static void run_vad(job *j)
 
 int endpoint_vad_prepare(const form *f, job *j, reply *r)
 {
-    task *t = calloc(1, sizeof *t);
-    if (!t) {
-        reply_error(r, 500, NULL, "out of memory");
-        return -1;
-    }
-    j->ctx = t;
-    j->run = run_vad;
-    ac_vad_options_default(&t->vad);
-    if (common_fields(f, TASK_VAD, t, r)) return -1;
+    task *t = new_task(f, j, run_vad, TASK_VAD, r);
+    if (!t) return -1;
     double th = t->vad.threshold, speech = t->vad.min_speech_ms, silence = t->vad.min_silence_ms,
            pad = t->vad.speech_pad_ms;
     if (number_field(f, "threshold", 0, 1, 0, &th, r) || number_field(f, "min_speech_ms", 0, 86400000, 1, &speech, r) ||
