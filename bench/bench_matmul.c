@@ -11,6 +11,7 @@
 
 #include "audioc.h"
 #include "base/f16.h"
+#include "base/mem.h"
 #include "tensor/kernels.h"
 #include "tensor/mat.h"
 
@@ -97,6 +98,42 @@ static void stored_types(void)
     }
 }
 
+typedef struct {
+    ac_mat *w;
+    int n;
+    float *x, *y;
+} chain_job;
+
+static void run_chain(void *p)
+{
+    chain_job *j = p;
+    for (int i = 0; i < j->n; i++) ac_matmul_w(j->x, &j->w[i], NULL, j->y, 1);
+}
+
+/* One decoding step's pattern: many F16 matrices read once each, far more
+ * than the caches hold (on huge pages, as the decoder keeps them). */
+static void decode_stream(void)
+{
+    enum { NM = 64, N = 4096, K = 1024 };
+    size_t bytes = (size_t)N * K * 2;
+    ac_mat w[NM];
+    for (int i = 0; i < NM; i++) {
+        unsigned char *d = ac_alloc_aligned(bytes);
+        for (size_t k = 0; k < bytes; k++) d[k] = (unsigned char)(k * 7 % 61);
+        w[i] = (ac_mat){d, AC_DTYPE_F16, N, K};
+    }
+    chain_job j = {w, NM, calloc(K, sizeof(float)), calloc(N, sizeof(float))};
+    printf("\n| decode pattern: %d F16 matrices %dx%d (%.0f MB) | threads | ms | weight GB/s |\n|---|---|---|---|\n",
+           NM, N, K, NM * bytes / 1e6);
+    for (int th = 1; th <= 2; th++) {
+        ac_set_threads(th);
+        double s = time_it(run_chain, &j);
+        printf("| | %d | %.2f | %.1f |\n", th, 1e3 * s, NM * bytes / s / 1e9);
+    }
+    for (int i = 0; i < NM; i++) ac_free_aligned((void *)w[i].data);
+    free(j.x), free(j.y);
+}
+
 int main(int argc, char **argv)
 {
     int def[][3] = {{1, 512, 128}, {128, 258, 256}, {128, 128, 387}, {1024, 64, 64}, {1, 4096, 1024},
@@ -130,5 +167,6 @@ int main(int argc, char **argv)
         free(j.x), free(j.w), free(j.y), free(h);
     }
     if (argc == 1) stored_types();
+    if (argc == 1) decode_stream();
     return 0;
 }
