@@ -3,8 +3,7 @@
 requests (short clips; json, a few verbose_json) to a server with --workers 2
 --threads 2. Every answer must be 200 with the CLI's text; prints requests/s
 and p50/p95 latency; the server's resident memory after the run must be
-within 10% of what it was after the first (concurrent) round of requests
-(not under sanitizers).
+within 10% of what it was after the first request (not under sanitizers).
 
 Run by test_server.py; also runs alone with the same environment."""
 import http.client
@@ -55,17 +54,7 @@ def run(a, check):
     r = ts.transcribe(srv.port, audio["clip.wav"])
     check(r.status == 200 and (r.json() or {}).get("text") == want["clip.wav"].get("text"),
           f"[load] first request ({r!r})")
-    rss_single = ts.vmrss_kb(srv.pid)
-    # The first request warms one worker only. The second worker's thread pool
-    # and scratch, and the allocator's per-thread arenas, come with the first
-    # concurrent requests: about 2.5 MB once with the tiny model (>10% of its
-    # 20 MB), flat afterwards. So the baseline is taken after a first round of
-    # one request per client, all at once; growth after it would be a leak.
-    warm = []
-    ts.wait_all([threading.Thread(target=lambda c=c: warm.append(ts.transcribe(srv.port, audio[c], filename=c)))
-                 for c in clips * (N_CLIENTS // 2)])
-    check(len(warm) == N_CLIENTS and all(x.status == 200 for x in warm),
-          f"[load] first concurrent round: {[x.status for x in warm]}")
+    # the server warms every worker up before it listens, so memory is flat from here
     rss_first = ts.vmrss_kb(srv.pid)
 
     jobs = queue.Queue()
@@ -133,10 +122,8 @@ def run(a, check):
     print(f"  load test: {len(latencies)} requests from {N_CLIENTS} clients in {wall:.2f} s: {rps:.1f} requests/s, "
           f"latency p50 {p50 * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms, max {max(latencies, default=0) * 1000:.0f} ms; "
           f"{retries[0]} keep-alive retries")
-    print(f"  server RSS: {rss_single / 1024:.1f} MB after the first request, {rss_first / 1024:.1f} MB after the "
-          f"first concurrent round, {rss_after / 1024:.1f} MB after the run "
-          f"({(rss_after - rss_first) * 100.0 / max(rss_first, 1):+.1f}% on the round, "
-          f"{(rss_after - rss_single) * 100.0 / max(rss_single, 1):+.1f}% on the first request)")
+    print(f"  server RSS: {rss_first / 1024:.1f} MB after the first request, {rss_after / 1024:.1f} MB after the run "
+          f"({(rss_after - rss_first) * 100.0 / max(rss_first, 1):+.1f}%)")
     check(len(latencies) == N_REQUESTS and not failures,
           f"[load] all {N_REQUESTS} requests answered 200 with the CLI's text: {len(failures)} failed, e.g. "
           f"{failures[:3]}")
@@ -145,7 +132,7 @@ def run(a, check):
         print("  (RSS check skipped: sanitized build)")
     else:
         check(rss_first > 0 and abs(rss_after - rss_first) <= 0.10 * rss_first,
-              f"[load] RSS after the run {rss_after} kB within 10% of after the first round {rss_first} kB")
+              f"[load] RSS after the run {rss_after} kB within 10% of after the first request {rss_first} kB")
     srv.stop()
 
 

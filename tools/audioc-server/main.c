@@ -2,6 +2,7 @@
  * voice activity detection. Models are loaded once and shared read-only;
  * requests run on a few workers that split the thread budget. */
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +105,27 @@ static int load_model(served_model *m)
     return 0;
 }
 
+/* Each worker runs every model once on a moment of silence before the first
+ * request: the weights are paged in and the worker's scratch and thread pool
+ * exist, so the first requests are not slower and memory stays flat after. */
+static void warm_up(void)
+{
+    static const float silence[8000];
+    for (int i = 0; i < g_cfg.n_models; i++) {
+        served_model *m = &g_cfg.models[i];
+        if (m->asr) {
+            ac_asr_options o;
+            ac_asr_options_default(&o);
+            o.max_new_tokens = 4;
+            ac_asr_result r;
+            if (ac_asr_transcribe_pcm(m->asr, silence, 8000, 1, 16000, &o, &r) == AC_OK) ac_asr_result_free(&r);
+        } else {
+            ac_vad_result r;
+            if (ac_vad_run_pcm(m->vad, silence, 8000, 1, 16000, NULL, &r) == AC_OK) ac_vad_result_free(&r);
+        }
+    }
+}
+
 /* Settings from the environment first; the command line overrides them. */
 static int set_option(const char *opt, const char *v, int *threads)
 {
@@ -184,6 +206,9 @@ int main(int argc, char **argv)
 {
     arg_program = "audioc-server";
     ac_set_progress(0);   /* no progress bars from the workers */
+    /* every connection thread would get its own malloc arena and keep what it
+     * freed there: two arenas keep the memory flat under load */
+    mallopt(M_ARENA_MAX, 2);
     g_cfg = (server_config){.host = "127.0.0.1", .port = 8080, .max_queue = 16, .max_upload_mb = 25};
     int threads = ac_get_threads();
     if (parse(argc, argv, &threads)) return 2;
@@ -201,7 +226,7 @@ int main(int argc, char **argv)
     int rc = 1;
     for (int i = 0; i < g_cfg.n_models; i++)
         if (load_model(&g_cfg.models[i])) goto out;
-    if (queue_start(g_cfg.workers, each, g_cfg.max_queue)) {
+    if (queue_start(g_cfg.workers, each, g_cfg.max_queue, warm_up)) {
         fprintf(stderr, "audioc-server: cannot start %d workers\n", g_cfg.workers);
         goto out;
     }

@@ -17,7 +17,8 @@ static struct {
     int cap, head, count;
     int stop;
     pthread_t *tid;
-    int n_workers, threads_each;
+    int n_workers, threads_each, warm;
+    void (*warm_up)(void);
 } q = {.mu = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER};
 
 static void deadline(struct timespec *ts, double seconds)
@@ -41,7 +42,10 @@ static void *worker(void *arg)
 {
     (void)arg;
     ac_set_local_threads(q.threads_each);
+    if (q.warm_up) q.warm_up();
     pthread_mutex_lock(&q.mu);
+    q.warm++;
+    pthread_cond_broadcast(&q.changed);
     for (;;) {
         while (!q.count && !q.stop) pthread_cond_wait(&q.changed, &q.mu);
         if (!q.count) break;   /* stopping, and nothing left */
@@ -58,8 +62,9 @@ static void *worker(void *arg)
     return NULL;
 }
 
-int queue_start(int workers, int threads_per_worker, int max_queue)
+int queue_start(int workers, int threads_per_worker, int max_queue, void (*warm_up)(void))
 {
+    q.warm_up = warm_up;
     q.cap = max_queue > 0 ? max_queue : 1;
     q.ring = calloc((size_t)q.cap, sizeof *q.ring);
     q.tid = calloc((size_t)workers, sizeof *q.tid);
@@ -67,6 +72,9 @@ int queue_start(int workers, int threads_per_worker, int max_queue)
     q.threads_each = threads_per_worker;
     for (; q.n_workers < workers; q.n_workers++)
         if (pthread_create(&q.tid[q.n_workers], NULL, worker, NULL) != 0) return -1;
+    pthread_mutex_lock(&q.mu);
+    while (q.warm < q.n_workers) pthread_cond_wait(&q.changed, &q.mu);
+    pthread_mutex_unlock(&q.mu);
     return 0;
 }
 

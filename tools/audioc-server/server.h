@@ -96,7 +96,9 @@ struct job {
 };
 enum { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
 
-int queue_start(int workers, int threads_per_worker, int max_queue);
+/* Starts the workers; each first runs WARM_UP (may be NULL), and this
+ * returns when all have. */
+int queue_start(int workers, int threads_per_worker, int max_queue, void (*warm_up)(void));
 /* 0, or -1 when the queue is full. */
 int queue_submit(job *j);
 /* Waits until J's state is at least WANT (or, with EVENTS, until it has
