@@ -173,17 +173,17 @@ static enum MHD_Result run_job(request *q)
         return send_reply(q, &r);
     }
     q->submitted = 1;
-    int stream = q->job.stream;
+    int has_events = 0;
     for (;;) {
-        int state = queue_wait(&q->job, JOB_DONE, stream, 0.1);
-        if (state == JOB_DONE || (stream && q->job.events.len)) break;
+        int state = queue_wait(&q->job, JOB_DONE, q->job.stream ? &has_events : NULL, 0.1);
+        if (state == JOB_DONE || has_events) break;
         if (!atomic_load(&q->job.cancelled) && client_gone(q->conn)) atomic_store(&q->job.cancelled, 1);
     }
     if (atomic_load(&q->job.cancelled)) {
         log_request(q, 499);
         return MHD_NO;   /* nobody to answer; the job is waited for when the request is freed */
     }
-    if (stream && q->job.events.len) return start_stream(q);
+    if (has_events) return start_stream(q);
     if (!q->job.result.status) reply_error(&q->job.result, 503, NULL, "the server is shutting down");
     return send_reply(q, &q->job.result);
 }
@@ -235,7 +235,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
     if (!q) return;
     if (q->submitted) {
         atomic_store(&q->job.cancelled, 1);
-        while (queue_wait(&q->job, JOB_DONE, 0, 1.0) != JOB_DONE) {
+        while (queue_wait(&q->job, JOB_DONE, NULL, 1.0) != JOB_DONE) {
         }
     }
     form_free(q->form);

@@ -1,7 +1,6 @@
 /* audioc-server: an OpenAI-compatible HTTP server for transcription and
  * voice activity detection. Models are loaded once and shared read-only;
  * requests run on a few workers that split the thread budget. */
-#include <errno.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdlib.h>

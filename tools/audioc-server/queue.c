@@ -92,14 +92,16 @@ int queue_submit(job *j)
     return ok ? 0 : -1;
 }
 
-int queue_wait(job *j, int want, int events, double timeout)
+int queue_wait(job *j, int want, int *events, double timeout)
 {
     struct timespec ts;
     deadline(&ts, timeout);
     pthread_mutex_lock(&q.mu);
     int rc = 0;
-    while (j->state < want && !(events && j->events.len) && rc != ETIMEDOUT) rc = pthread_cond_timedwait(&q.changed, &q.mu, &ts);
+    while (j->state < want && !(events && j->events.len) && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&q.changed, &q.mu, &ts);
     int state = j->state;
+    if (events) *events = j->events.len > 0;
     pthread_mutex_unlock(&q.mu);
     return state;
 }

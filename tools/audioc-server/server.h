@@ -102,8 +102,9 @@ int queue_start(int workers, int threads_per_worker, int max_queue, void (*warm_
 /* 0, or -1 when the queue is full. */
 int queue_submit(job *j);
 /* Waits until J's state is at least WANT (or, with EVENTS, until it has
- * events), or the timeout (seconds) passes; returns the state. */
-int queue_wait(job *j, int want, int events, double timeout);
+ * events: *EVENTS says whether it has), or the timeout (seconds) passes;
+ * returns the state. */
+int queue_wait(job *j, int want, int *events, double timeout);
 /* Appends to J's event stream and wakes its reader. */
 void queue_push_event(job *j, const char *data, size_t n);
 /* Copies up to MAX bytes of events from offset POS, waiting up to TIMEOUT
