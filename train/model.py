@@ -23,10 +23,10 @@ from cohere_ref import hann_symmetric, slaney_mel  # noqa: E402  (read-only reus
 N_MELS, N_FFT, WIN, HOP, PREEMPH, LOG_GUARD = 128, 512, 400, 160, 0.97, 2.0 ** -24
 EXPORT_SKIP = ("aux_ctc.",)
 
-# Proposed shipped size (~6.3 M parameters: 12.6 MB in F16). See train/README.md.
-DEFAULT_DIMS = dict(d_model=160, n_layers=8, n_heads=4, ff_mult=4, conv_kernel=9, sub_channels=96,
+# The shipped size (4.86 M exported parameters: about 10 MB in F16). See train/README.md.
+DEFAULT_DIMS = dict(d_model=144, n_layers=6, n_heads=4, ff_mult=4, conv_kernel=9, sub_channels=64,
                     dec_hidden=192, dec_layers=2, dec_heads=4, dec_inner=768, dec_max_len=192,
-                    vocab=1024, dropout=0.1)
+                    vocab=1024, dropout=0.05)
 
 
 def conv_len(n):
