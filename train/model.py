@@ -26,7 +26,7 @@ EXPORT_SKIP = ("aux_ctc.",)
 # The shipped size (4.86 M exported parameters: about 10 MB in F16). See train/README.md.
 DEFAULT_DIMS = dict(d_model=144, n_layers=6, n_heads=4, ff_mult=4, conv_kernel=9, sub_channels=64,
                     dec_hidden=192, dec_layers=2, dec_heads=4, dec_inner=768, dec_max_len=192,
-                    vocab=1024, dropout=0.05)
+                    vocab=1024, dropout=0.0)
 
 
 def conv_len(n):

@@ -17,10 +17,13 @@ gradients (torch.distributed, gloo). On small matrices this is about twice as fa
 process with two threads.
 """
 import argparse
+import ctypes
 import json
 import math
 import os
 import random
+import signal
+import socket
 import sys
 import time
 import wave
@@ -121,6 +124,9 @@ def main():
     ap.add_argument("--procs", type=int, default=2, help="data-parallel processes (one thread each)")
     a = ap.parse_args()
     if a.procs > 1:
+        with socket.socket() as s:   # a free port for the processes to meet on
+            s.bind(("127.0.0.1", 0))
+            os.environ["MASTER_PORT"] = str(s.getsockname()[1])
         mp.spawn(run, args=(a,), nprocs=a.procs)
     else:
         run(0, a)
@@ -140,8 +146,8 @@ def average_gradients(params, n):
 
 def run(rank, a):
     if a.procs > 1:
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG: end with the launcher
         os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-        os.environ.setdefault("MASTER_PORT", str(29500 + a.seed % 1000))
         dist.init_process_group("gloo", rank=rank, world_size=a.procs)
     torch.set_num_threads(1 if a.procs > 1 else 2)
     torch.manual_seed(a.seed)
@@ -159,13 +165,13 @@ def run(rank, a):
     dims = dict(M.DEFAULT_DIMS, **json.loads(a.dims), vocab=sp.get_piece_size())
     net = M.CohereAsr(dims)
     opt = torch.optim.AdamW(net.parameters(), lr=a.lr, betas=(0.9, 0.98), weight_decay=a.weight_decay)
-    step, epoch = 0, 0
+    step, epoch, done_in_epoch = 0, 0, 0
     if a.resume:
         ck = torch.load(a.resume, map_location="cpu")
         net.load_state_dict(ck["model"])
         opt.load_state_dict(ck["opt"])
-        step, epoch = ck["step"], ck["epoch"]
-        rng.setstate(ck["rng"])
+        step, epoch, done_in_epoch = ck["step"], ck["epoch"], ck.get("done_in_epoch", 0)
+        rng.setstate(ck["rng"])   # as the epoch began: its batches are made again, the done ones skipped
         torch.set_rng_state(ck["torch_rng"])
     if a.procs > 1:   # the same weights everywhere, different augmentation and dropout per process
         torch.manual_seed(a.seed + 1 + rank + 7919 * step)
@@ -173,7 +179,7 @@ def run(rank, a):
 
     def save(tag):
         ck = {"dims": dims, "model": net.state_dict(), "opt": opt.state_dict(), "step": step, "epoch": epoch,
-              "tokenizer": os.path.abspath(a.tokenizer), "rng": rng.getstate(), "torch_rng": torch.get_rng_state(),
+              "done_in_epoch": done_in_epoch, "tokenizer": os.path.abspath(a.tokenizer), "rng": epoch_rng, "torch_rng": torch.get_rng_state(),
               "args": vars(a)}
         torch.save(ck, os.path.join(a.out, f"{tag}.pt.tmp"))
         os.replace(os.path.join(a.out, f"{tag}.pt.tmp"), os.path.join(a.out, f"{tag}.pt"))
@@ -184,9 +190,12 @@ def run(rank, a):
     acc = {"loss": 0.0, "ce": 0.0, "ctc": 0.0, "n": 0}
     net.train()
     while step < a.steps:
-        for idx in make_batches(rows, a.batch_sec, rng, shuffle=epoch >= a.sorted_epochs):
+        epoch_rng = rng.getstate()
+        batches = make_batches(rows, a.batch_sec, rng, shuffle=epoch >= a.sorted_epochs)
+        for idx in batches[done_in_epoch:]:
             if step >= a.steps:
                 break
+            done_in_epoch += 1
             if len(idx) < a.procs:
                 continue
             whole, idx = idx, idx[rank::a.procs]
@@ -242,7 +251,9 @@ def run(rank, a):
                 say(f"time budget reached at step {step}", flush=True)
                 a.steps = step
                 break
-        epoch += 1
+        else:   # the whole epoch was done
+            epoch += 1
+            done_in_epoch = 0
     net.eval()
     if rank == 0:
         save("last")

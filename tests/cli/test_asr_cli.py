@@ -47,8 +47,16 @@ def test_help(model, clip):
     for opt in ("--model", "--language", "--beam-size", "--temperature", "--top-k", "--top-p", "--seed",
                 "--no-punctuation", "--max-new-tokens", "--format", "--threads", "--timings", "--tokens"):
         check(opt in out, f"transcribe --help documents {opt}")
-    rc, _, err = audioc("transcribe", clip)
-    check(rc == 2 and "--model" in err, f"no model: exit 2 and says --model ({rc})")
+    bundled = os.path.join(HERE, "../../models/hviske-tiny-da")
+    rc, out, err = audioc("transcribe", clip)
+    if os.path.exists(os.path.join(bundled, "config.json")):
+        want = transcribe(bundled, clip)
+        check(rc == 0 and (rc, out) == want[:2], f"no --model: the bundled model's answer ({rc}, {err[-200:]})")
+    else:
+        check(rc == 2 and "--model" in err, f"no model: exit 2 and says --model ({rc})")
+    env = dict(os.environ, AUDIOC_ASR_MODEL=os.path.join(WORK, "no-such-model"))
+    rc, _, err = audioc("transcribe", clip, env=env)
+    clean_failure(check, "$AUDIOC_ASR_MODEL names a missing folder", rc, err, "no-such-model")
     rc, _, err = transcribe(model, "--beam-size", "2", "--temperature", "0.5", clip)
     check(rc == 2 and "beam-size 1" in err, "sampling with beams: usage error")
 

@@ -9,6 +9,7 @@ with the curl tool, and a load test (load_test.py).
 Expected texts and segments come from the audioc CLI on the same files: a
 tiny random-weight Hviske package (tests/ref/cohere_asr/make_tiny.py with the
 real tokenizer) gives arbitrary but deterministic text. Python stdlib only."""
+import glob
 import http.client
 import json
 import os
@@ -33,7 +34,8 @@ SLOW = 10 if SANITIZED else 1          # sanitizers make everything slower
 HTTP_TIMEOUT = 120 * SLOW
 START_TIMEOUT = 60 * (3 if SANITIZED else 1)
 SERVER_ENV = ("AUDIOC_HOST", "AUDIOC_PORT", "AUDIOC_MODELS", "AUDIOC_THREADS", "AUDIOC_WORKERS",
-              "AUDIOC_MAX_UPLOAD_MB", "AUDIOC_MAX_QUEUE", "AUDIOC_API_KEY", "AUDIOC_CORS")
+              "AUDIOC_MAX_UPLOAD_MB", "AUDIOC_MAX_QUEUE", "AUDIOC_API_KEY", "AUDIOC_CORS",
+              "AUDIOC_ASR_MODEL")
 FLAGS = ("--host", "--port", "--model", "--threads", "--workers", "--max-upload-mb", "--max-queue",
          "--api-key", "--cors", "--help")
 ORIGIN = "https://example.com"
@@ -1060,6 +1062,26 @@ def test_gguf(a):
     srv.stop()
 
 
+def test_bundled_model(a):
+    """No --model: the bundled Danish model serves as hviske-tiny-da and transcribes its samples right."""
+    bundled = os.path.join(HERE, "../../models/hviske-tiny-da")
+    samples = sorted(glob.glob(os.path.join(HERE, "../../samples/*.flac")))
+    if not os.path.exists(os.path.join(bundled, "config.json")) or not samples:
+        print("  (no bundled model in this tree)")
+        return
+    srv = Server("bundled", ["--workers", "1", "--threads", "2"])
+    if srv.ok:
+        r = request(srv.port, "GET", "/v1/models")
+        ids = [m.get("id") for m in (r.json() or {}).get("data") or []]
+        check(r.status == 200 and ids == ["hviske-tiny-da"], f"[bundled] /v1/models lists hviske-tiny-da: {ids}")
+        for f in samples:
+            rc, out, err = audioc("transcribe", "-m", bundled, f)
+            with open(f, "rb") as fh:
+                check_text(srv, transcribe(srv.port, fh.read(), filename=os.path.basename(f)), out.strip(),
+                           f"[bundled] {os.path.basename(f)}")
+    srv.stop()
+
+
 def test_main_server(a):
     srv = Server("main", ["--model", f"silero={SILERO}", "--model", f"tiny={a.tiny}", "--model", f"tiny2={a.tiny2}",
                           "--workers", "2", "--threads", "1", "--cors", ORIGIN])
@@ -1100,7 +1122,7 @@ def main():
     sys.path.insert(0, HERE)
     import load_test  # noqa: E402
     for part in (test_cli, test_main_server, test_auth, test_upload_limit, test_queue, test_env, test_gguf,
-                 lambda a: load_test.run(a, check)):
+                 test_bundled_model, lambda a: load_test.run(a, check)):
         t0 = time.time()
         try:
             part(a)
