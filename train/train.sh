@@ -4,7 +4,7 @@
 #
 #   train/train.sh [OUT]            (default OUT = train/out/full)
 # Environment overrides (defaults in brackets):
-#   SEED [1234] N_TRAIN [30000] N_EVAL [300] STEPS [17000] BUDGET_MIN [120] BATCH_SEC [30]
+#   SEED [1234] N_TRAIN [30000] N_EVAL [300] STEPS [17000] BUDGET_MIN [150] BATCH_SEC [30]
 #   LR [2e-3] WARMUP [500] CTC_WEIGHT [0.5] SORTED_EPOCHS [1] SPECAUG [0] PROCS [2]
 #   DIMS ['{}', overrides of model.DEFAULT_DIMS] DTYPE [f16] AUDIOC [build/audioc]
 # Outputs: OUT/{train,eval}/ (wavs + manifest.jsonl), OUT/tokenizer.model, OUT/run/ (checkpoints,
@@ -15,7 +15,7 @@ ROOT="$(dirname "$HERE")"
 OUT="${1:-$HERE/out/full}"
 PY=/usr/bin/python3                      # Debian's: torch 1.13, numpy, sentencepiece
 SEED="${SEED:-1234}"; N_TRAIN="${N_TRAIN:-30000}"; N_EVAL="${N_EVAL:-300}"
-STEPS="${STEPS:-17000}"; BUDGET_MIN="${BUDGET_MIN:-120}"; BATCH_SEC="${BATCH_SEC:-30}"
+STEPS="${STEPS:-17000}"; BUDGET_MIN="${BUDGET_MIN:-150}"; BATCH_SEC="${BATCH_SEC:-30}"
 LR="${LR:-2e-3}"; WARMUP="${WARMUP:-500}"; CTC_WEIGHT="${CTC_WEIGHT:-0.5}"
 SORTED_EPOCHS="${SORTED_EPOCHS:-1}"; SPECAUG="${SPECAUG:-0}"; PROCS="${PROCS:-2}"; DIMS="${DIMS:-{\}}"; DTYPE="${DTYPE:-f16}"
 AUDIOC="${AUDIOC:-$ROOT/build/audioc}"
@@ -42,7 +42,7 @@ RESUME=(); [ -f "$OUT/run/last.pt" ] && RESUME=(--resume "$OUT/run/last.pt")
 $PY "$HERE/train.py" --data "$OUT/train" --tokenizer "$OUT/tokenizer.model" --out "$OUT/run" \
   --steps "$STEPS" --budget-min "$BUDGET_MIN" --batch-sec "$BATCH_SEC" --lr "$LR" --warmup "$WARMUP" \
   --ctc-weight "$CTC_WEIGHT" --sorted-epochs "$SORTED_EPOCHS" --specaug "$SPECAUG" --procs "$PROCS" \
-  --seed "$SEED" --dims "$DIMS" "${RESUME[@]}" 2>&1 | tee -a "$OUT/train.log"
+  --seed "$SEED" --dims "$DIMS" --save-every 500 "${RESUME[@]}" 2>&1 | tee -a "$OUT/train.log"
 
 stamp "export"
 $PY "$HERE/export.py" "$OUT/run/last.pt" "$OUT/package" --dtype "$DTYPE"
