@@ -26,7 +26,20 @@ AUDIOC = os.environ["AUDIOC"]
 MODEL = os.environ.get("TINY_DA_MODEL", os.path.join(ROOT, "models", "hviske-tiny-da"))
 WORK = os.path.join(os.environ["TEST_WORK"], "tiny_da")
 N, SEED, MAX_WER = 20, 777, 15.0
+TIE = 1e-3   # log-prob gap under which PyTorch's own choice is a coin toss (as in test_hviske_parity)
 check = Checker()
+
+
+def tie_gap(net, pcm, prompt, c_ids, t_ids):
+    """At the first step where the engine and PyTorch choose differently, how much
+    PyTorch prefers its token over the engine's (teacher-forced on the shared prefix)."""
+    i = next((k for k, (a, b) in enumerate(zip(c_ids, t_ids)) if a != b), min(len(c_ids), len(t_ids)))
+    with torch.no_grad():
+        feat, tv = net.preprocessor.featurizer(pcm[None], torch.tensor([len(pcm)]))
+        _, mem, n3 = net.encode(feat, tv)
+        lp = net.decode(torch.tensor([prompt + t_ids[:i]]), mem, n3)[0, -1]
+    c_next = c_ids[i] if i < len(c_ids) else EOS
+    return float(lp.max() - lp[c_next])
 
 
 def main():
@@ -64,8 +77,13 @@ def main():
         ids = net.greedy(pcm[None], torch.tensor([len(pcm)]), prompt, EOS,
                          max_new=net.dims["dec_max_len"] - len(prompt))[0]
         text = sp.decode(ids).strip()
-        ok = check(text == out.get(f, ("", []))[0], f"{os.path.basename(f)}: PyTorch '{text}' == C '{out.get(f)}'")
-        same += ok
+        c_text, c_ids = out.get(f, ("", []))
+        if text != c_text:
+            gap = tie_gap(net, pcm, prompt, c_ids, ids)
+            if gap < TIE:
+                print(f"note: {os.path.basename(f)}: PyTorch and C part at a near-tie (gap {gap:.1e})")
+                continue
+        same += check(text == c_text, f"{os.path.basename(f)}: PyTorch '{text}' == C '{c_text}'")
     print(f"PyTorch and C greedy transcripts equal on {same}/{len(files)} clips")
     return check.finish()
 
