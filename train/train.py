@@ -251,9 +251,10 @@ def run(rank, a):
                 say(f"time budget reached at step {step}", flush=True)
                 a.steps = step
                 break
-        else:   # the whole epoch was done
+        else:   # the whole epoch was done; a save from here on resumes at the next one
             epoch += 1
             done_in_epoch = 0
+            epoch_rng = rng.getstate()
     net.eval()
     if rank == 0:
         save("last")
