@@ -131,8 +131,7 @@ def main():
             same += ok
             if greedy_lp[k] is not None:  # engine avg_logprob = mean log-prob of tokens + eos
                 with torch.no_grad():
-                    feat, tv = net.preprocessor.featurizer(torch.from_numpy(pcm)[None], torch.tensor([len(pcm)]))
-                    _, mem, n3 = net.encode(feat, tv)
+                    mem, n3 = net.memory(torch.from_numpy(pcm)[None], torch.tensor([len(pcm)]))
                     seq = prompt + greedy_ids[k] + [3]
                     lp = net.decode(torch.tensor([seq[:-1]]), mem, n3)[0, len(prompt) - 1:]
                     mean = float(lp.gather(1, torch.tensor(seq[len(prompt):])[:, None]).mean())

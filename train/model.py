@@ -339,10 +339,16 @@ class CohereAsr(nn.Module):
         return {k: v for k, v in self.state_dict().items() if not k.startswith(EXPORT_SKIP)}
 
     @torch.no_grad()
-    def greedy(self, wav, lengths, prompt, eos, max_new=64):
-        """Batched greedy decoding (full recompute per step); returns lists of ids."""
+    def memory(self, wav, lengths):
+        """Waveforms [B, L] -> what the decoder attends to: (mem [B, T, dec_hidden], valid frames n3)."""
         feat, tv = self.preprocessor.featurizer(wav, lengths)
         _, mem, n3 = self.encode(feat, tv)
+        return mem, n3
+
+    @torch.no_grad()
+    def greedy(self, wav, lengths, prompt, eos, max_new=64):
+        """Batched greedy decoding (full recompute per step); returns lists of ids."""
+        mem, n3 = self.memory(wav, lengths)
         B = wav.shape[0]
         ids = torch.tensor([prompt] * B)
         done = torch.zeros(B, dtype=torch.bool)

@@ -35,8 +35,7 @@ def tie_gap(net, pcm, prompt, c_ids, t_ids):
     PyTorch prefers its token over the engine's (teacher-forced on the shared prefix)."""
     i = next((k for k, (a, b) in enumerate(zip(c_ids, t_ids)) if a != b), min(len(c_ids), len(t_ids)))
     with torch.no_grad():
-        feat, tv = net.preprocessor.featurizer(pcm[None], torch.tensor([len(pcm)]))
-        _, mem, n3 = net.encode(feat, tv)
+        mem, n3 = net.memory(pcm[None], torch.tensor([len(pcm)]))
         lp = net.decode(torch.tensor([prompt + t_ids[:i]]), mem, n3)[0, -1]
     c_next = c_ids[i] if i < len(c_ids) else EOS
     return float(lp.max() - lp[c_next])

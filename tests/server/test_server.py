@@ -1076,6 +1076,7 @@ def test_bundled_model(a):
         check(r.status == 200 and ids == ["hviske-tiny-da"], f"[bundled] /v1/models lists hviske-tiny-da: {ids}")
         for f in samples:
             rc, out, err = audioc("transcribe", "-m", bundled, f)
+            check(rc == 0 and out.strip(), f"[bundled] the CLI transcribes {os.path.basename(f)} ({rc}: {err[-200:]})")
             with open(f, "rb") as fh:
                 check_text(srv, transcribe(srv.port, fh.read(), filename=os.path.basename(f)), out.strip(),
                            f"[bundled] {os.path.basename(f)}")
