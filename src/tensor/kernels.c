@@ -73,6 +73,21 @@ typedef struct {
     size_t ldx, ldw, ldy, M, K;
 } blas_job;
 
+/* A multi-threaded OpenBLAS (Debian's default build) starts a worker per
+ * core when it is loaded, and each spins in sched_yield for its first
+ * ~0.1 s: in a short run those spinners take the cores from our pool
+ * (decoding 20x slower on 2 threads). Its loader reads only the
+ * environment, before any code of ours runs, so as soon as we run we set
+ * one thread and stop its workers with the call OpenBLAS's own fork
+ * handler makes (weak: other BLAS builds lack it and have no workers). */
+extern void blas_thread_shutdown_(void) __attribute__((weak));
+
+__attribute__((constructor)) static void openblas_single_threaded(void)
+{
+    openblas_set_num_threads(1);
+    if (blas_thread_shutdown_) blas_thread_shutdown_();
+}
+
 static void blas_range(void *ctx, size_t n0, size_t n1)
 {
     const blas_job *j = ctx;
@@ -86,7 +101,6 @@ static void blas_range(void *ctx, size_t n0, size_t n1)
 static void blas_matmul(const float *x, size_t ldx, const float *w, size_t ldw, const float *bias, float *y,
                         size_t ldy, size_t M, size_t N, size_t K)
 {
-    if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
     blas_job j = {x, w, bias, y, ldx, ldw, ldy, M, K};
     ac_parallel_for(N, 64, blas_range, &j);
 }
@@ -204,7 +218,6 @@ void ac_gemv_t(const float *A, size_t lda, const float *x, float *y, size_t M, s
         ac_gemv_t_ref(A, lda, x, y, M, N);
         return;
     }
-    if (openblas_get_num_threads() != 1) openblas_set_num_threads(1); /* callers are pool threads */
     cblas_sgemv(CblasRowMajor, CblasTrans, (int)M, (int)N, 1.0f, A, (int)lda, x, 1, 0.0f, y, 1);
 }
 

@@ -1,4 +1,5 @@
 /* Every kernel against its scalar twin, at odd sizes, with 1 and 2 threads. */
+#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -300,9 +301,37 @@ static void test_lstm(void)
     free(gx), free(w), free(h1), free(c1);
 }
 
+/* The threads of this process (Linux): a BLAS library's own workers would
+ * show here and spin against our pool. */
+static int thread_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d) return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* Runs first: before our pool starts, the process has one thread; a large
+ * product on 2 threads adds only our pool's worker. */
+static void test_no_blas_workers(void)
+{
+    int before = thread_count();
+    CHECK(before == 1, "%d threads before any parallel loop (a BLAS library started workers?)", before);
+    size_t M = 64, N = 256, K = 256;
+    float *x = rnd(M * K, -1, 1), *w = rnd(N * K, -1, 1), *y = malloc(M * N * sizeof *y);
+    ac_set_threads(2);
+    ac_linear(x, w, NULL, y, M, N, K);
+    int after = thread_count();
+    CHECK(after == 2, "%d threads after a product on 2 threads (expected ours: 2)", after);
+    free(x), free(w), free(y);
+}
+
 int main(int argc, char **argv)
 {
     test_init(argc, argv);
+    RUN(test_no_blas_workers);
     for (int simd = 1; simd >= 0; simd--) {
         ac_kernels_set_simd(simd);
         fprintf(stderr, "-- kernels with simd=%d (active: %d)\n", simd, ac_kernels_simd());
