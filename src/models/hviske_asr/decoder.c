@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/f16.h"
 #include "base/threadpool.h"
 #include "tensor/kernels.h"
 #include "tensor/mat.h"
@@ -17,13 +18,48 @@ struct hviske_decoder {
     int64_t T, T_valid;
     size_t D, F, V;
     float *kc, *vc;          /* self-attention cache [layer][beam][cap][D] */
-    float *ck, *cv;          /* cross-attention K and V [layer][T][D] */
+    ac_mat *ck, *cv;         /* cross-attention per [layer][head]: K [T][dk], V [dk][T] */
     float *h, *a, *q, *k, *v, *ctx, *ff, *scores, *tmp;
 };
 
 static float *cache_row(const hviske_decoder *d, float *c, int layer, int beam, int pos)
 {
     return c + (((size_t)layer * d->beams + beam) * d->cap + pos) * d->D;
+}
+
+/* Cross-attention keys and values depend only on the audio: computed once
+ * per chunk and stored per head, K as [T][dk] and V transposed, [dk][T],
+ * so that both products of a step are matrix-vector products over
+ * contiguous rows. In F16 when the weights are 16-bit or narrower: every
+ * step reads them all, and F16 halves those bytes (F32 weights keep f32
+ * for exact parity). */
+static ac_status cross_kv(hviske_decoder *d, const float *enc, ac_arena *a)
+{
+    const hviske_model *m = d->m;
+    size_t L = (size_t)m->cfg.dec_layers, H = (size_t)m->cfg.dec_heads, D = d->D, dk = D / H, t = (size_t)d->T;
+    ac_dtype kv = m->dec[0].ck_w.dtype == AC_DTYPE_F32 ? AC_DTYPE_F32 : AC_DTYPE_F16;
+    size_t esz = kv == AC_DTYPE_F32 ? 4 : 2;
+    float *tmp = ac_arena_floats(a, t * D);
+    unsigned char *store = ac_arena_alloc(a, 2 * L * t * D * esz);
+    if (!tmp || !store) return AC_ERR_NOMEM;
+    for (size_t l = 0; l < L; l++)
+        for (int is_v = 0; is_v < 2; is_v++) {
+            const hviske_dec_layer *Ly = &m->dec[l];
+            ac_matmul_w(enc, is_v ? &Ly->cv_w : &Ly->ck_w, is_v ? Ly->cv_b : Ly->ck_b, tmp, t);
+            for (size_t h = 0; h < H; h++) {
+                unsigned char *dst = store + ((2 * l + (size_t)is_v) * H + h) * t * dk * esz;
+                if (is_v) d->cv[l * H + h] = (ac_mat){dst, kv, dk, t};
+                else d->ck[l * H + h] = (ac_mat){dst, kv, t, dk};
+                for (size_t r = 0; r < t; r++)
+                    for (size_t e = 0; e < dk; e++) {
+                        size_t at = is_v ? e * t + r : r * dk + e;
+                        float v = tmp[r * D + h * dk + e];
+                        if (kv == AC_DTYPE_F32) ((float *)dst)[at] = v;
+                        else ((uint16_t *)dst)[at] = ac_f32_to_f16(v);
+                    }
+            }
+        }
+    return AC_OK;
 }
 
 ac_status hviske_decoder_new(const hviske_model *m, const float *enc, int64_t T, int64_t T_valid, int beams,
@@ -43,8 +79,8 @@ ac_status hviske_decoder_new(const hviske_model *m, const float *enc, int64_t T,
     size_t keys = (size_t)cap > t ? (size_t)cap : t;
     d->kc = ac_arena_floats(a, L * beams * cap * D);
     d->vc = ac_arena_floats(a, L * beams * cap * D);
-    d->ck = ac_arena_floats(a, L * t * D);
-    d->cv = ac_arena_floats(a, L * t * D);
+    d->ck = ac_arena_alloc(a, L * (size_t)c->dec_heads * sizeof *d->ck);
+    d->cv = ac_arena_alloc(a, L * (size_t)c->dec_heads * sizeof *d->cv);
     float **bufs[] = {&d->h, &d->a, &d->q, &d->k, &d->v, &d->ctx};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (!(*bufs[i] = ac_arena_floats(a, R * D))) return AC_ERR_NOMEM;
@@ -52,14 +88,9 @@ ac_status hviske_decoder_new(const hviske_model *m, const float *enc, int64_t T,
     d->scores = ac_arena_floats(a, keys * (size_t)c->dec_heads);
     d->tmp = ac_arena_floats(a, (size_t)beams * cap * D);
     if (!d->kc || !d->vc || !d->ck || !d->cv || !d->ff || !d->scores || !d->tmp) return AC_ERR_NOMEM;
-    /* cross-attention keys and values depend only on the audio */
-    for (size_t l = 0; l < L; l++) {
-        const hviske_dec_layer *Ly = &m->dec[l];
-        ac_matmul_w(enc, &Ly->ck_w, Ly->ck_b, d->ck + l * t * D, t);
-        ac_matmul_w(enc, &Ly->cv_w, Ly->cv_b, d->cv + l * t * D, t);
-    }
-    *out = d;
-    return AC_OK;
+    ac_status st = cross_kv(d, enc, a);
+    if (st == AC_OK) *out = d;
+    return st;
 }
 
 /* Attention of one query row over N keys (rows of K and V with stride D;
@@ -68,7 +99,8 @@ ac_status hviske_decoder_new(const hviske_model *m, const float *enc, int64_t T,
  * attention and K and V are streamed once. Short self-attention runs inline. */
 typedef struct {
     hviske_decoder *d;
-    const float *q, *K, *V;
+    const float *q, *K, *V;     /* self-attention: f32 rows with stride D */
+    const ac_mat *Km, *Vm;      /* cross-attention: per head, K and V transposed */
     size_t n, n_valid;
     float *ctx;
 } attn_job;
@@ -80,21 +112,21 @@ static void heads_range(void *ctx, size_t h0, size_t h1)
     float scale = 1.0f / sqrtf((float)dk);
     for (size_t h = h0; h < h1; h++) {
         float *s = j->d->scores + h * j->n;
-        ac_matmul_nt(j->q + h * dk, dk, j->K + h * dk, D, NULL, s, j->n, 1, j->n, dk);
+        if (j->Km) ac_matmul_w(j->q + h * dk, &j->Km[h], NULL, s, 1);
+        else ac_matmul_nt(j->q + h * dk, dk, j->K + h * dk, D, NULL, s, j->n, 1, j->n, dk);
         for (size_t k = 0; k < j->n; k++) s[k] = k < j->n_valid ? s[k] * scale : MASKED;
         ac_softmax_rows(s, 1, j->n);
-        ac_gemv_t(j->V + h * dk, D, s, j->ctx + h * dk, j->n, dk);
+        if (j->Vm) ac_matmul_w(s, &j->Vm[h], NULL, j->ctx + h * dk, 1);
+        else ac_gemv_t(j->V + h * dk, D, s, j->ctx + h * dk, j->n, dk);
     }
 }
 
-static void attend(hviske_decoder *d, const float *q, const float *K, const float *V, size_t n, size_t n_valid,
-                   float *ctx)
+static void attend(const attn_job *j)
 {
     enum { INLINE_FLOATS = 16384 };   /* K and V below 128 KB: a dispatch costs more than it saves */
-    attn_job j = {d, q, K, V, n, n_valid, ctx};
-    size_t H = (size_t)d->m->cfg.dec_heads;
-    if (n * d->D < INLINE_FLOATS) heads_range(&j, 0, H);
-    else ac_parallel_for(H, 1, heads_range, &j);
+    size_t H = (size_t)j->d->m->cfg.dec_heads;
+    if (j->n * j->d->D < INLINE_FLOATS) heads_range((void *)j, 0, H);
+    else ac_parallel_for(H, 1, heads_range, (void *)j);
 }
 
 ac_status hviske_decoder_forward(hviske_decoder *d, const int *tokens, const int *beam, const int *pos,
@@ -129,8 +161,8 @@ ac_status hviske_decoder_forward(hviske_decoder *d, const int *tokens, const int
         }
         for (int r = 0; r < rows; r++) {
             size_t n = (size_t)pos[r] + 1;
-            attend(d, d->q + r * D, cache_row(d, d->kc, l, beam[r], 0), cache_row(d, d->vc, l, beam[r], 0), n, n,
-                   d->ctx + r * D);
+            attend(&(attn_job){.d = d, .q = d->q + r * D, .K = cache_row(d, d->kc, l, beam[r], 0),
+                               .V = cache_row(d, d->vc, l, beam[r], 0), .n = n, .n_valid = n, .ctx = d->ctx + r * D});
         }
         ac_matmul_w(d->ctx, &L->so_w, L->so_b, d->a, R);
         ac_axpy(d->h, d->a, 1.0f, R * D);
@@ -138,9 +170,10 @@ ac_status hviske_decoder_forward(hviske_decoder *d, const int *tokens, const int
         /* cross-attention over the valid encoder frames */
         ac_layernorm(d->h, d->a, R, D, L->ln2_w, L->ln2_b, LN_EPS);
         ac_matmul_w(d->a, &L->cq_w, L->cq_b, d->q, R);
+        size_t H = (size_t)c->dec_heads;
         for (int r = 0; r < rows; r++)
-            attend(d, d->q + r * D, d->ck + (size_t)l * t * D, d->cv + (size_t)l * t * D, t, (size_t)d->T_valid,
-                   d->ctx + r * D);
+            attend(&(attn_job){.d = d, .q = d->q + r * D, .Km = d->ck + l * H, .Vm = d->cv + l * H, .n = t,
+                               .n_valid = (size_t)d->T_valid, .ctx = d->ctx + r * D});
         ac_matmul_w(d->ctx, &L->co_w, L->co_b, d->a, R);
         ac_axpy(d->h, d->a, 1.0f, R * D);
 
