@@ -75,7 +75,7 @@ static void row16_quad(const float *x, size_t K, const unsigned char *w, size_t 
     const unsigned char *w1 = w + stride, *w2 = w1 + stride, *w3 = w2 + stride;
     /* the next four rows follow these in memory: fetch them one cache line
      * per step, so DRAM streams while this block computes */
-    const char *next = (const char *)w + 8 * stride;
+    const char *next = (const char *)w + 4 * stride;
     size_t k = 0;
     for (; k + 8 <= K; k += 8) {
         _mm_prefetch(next + 8 * k, _MM_HINT_T0);
