@@ -1,5 +1,6 @@
 #include "audio/reader.h"
 
+#include <errno.h>
 #include <sndfile.h>
 #include <soxr.h>
 #include <stdio.h>
@@ -129,7 +130,7 @@ ac_status ac_audio_open_file(const char *path, int target_rate, ac_audio_reader 
     FILE *probe = fopen(path, "rb");
     ac_status s;
     if (!probe) {
-        s = ac_error(AC_ERR_IO, "%s: cannot open", path);
+        s = ac_error(AC_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
     } else {
         fclose(probe);
         r->sf = sf_open(path, SFM_READ, &si);

@@ -26,6 +26,8 @@ ac_status ac_error_prefix(ac_status status, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(prefix, sizeof prefix, fmt, ap);
     va_end(ap);
+    size_t n = strlen(prefix);
+    if (strncmp(last_error, prefix, n) == 0 && last_error[n] == ':') return status; /* already named */
     memcpy(old, last_error, sizeof old);
     snprintf(last_error, sizeof last_error, "%s: %s", prefix, old);
     return status;

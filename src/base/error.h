@@ -13,7 +13,8 @@
 /* Sets the message of the last error and returns STATUS. */
 ac_status ac_error(ac_status status, const char *fmt, ...) AC_PRINTF(2, 3);
 
-/* Puts "PREFIX: " in front of the current message (adds context). */
+/* Puts "PREFIX: " in front of the current message (adds context), unless
+ * the message already starts with it. */
 ac_status ac_error_prefix(ac_status status, const char *fmt, ...) AC_PRINTF(2, 3);
 
 void ac_error_clear(void);

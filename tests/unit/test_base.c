@@ -309,6 +309,12 @@ static void test_errors(void)
     CHECK(ac_error_prefix(AC_ERR_FORMAT, "model.safetensors") == AC_ERR_FORMAT, "prefix returns the status");
     CHECK(strcmp(ac_last_error(), "model.safetensors: cannot read x.wav (5)") == 0, "prefixed: %s",
           ac_last_error());
+    ac_error_prefix(AC_ERR_FORMAT, "model.safetensors"); /* already named: not twice */
+    CHECK(strcmp(ac_last_error(), "model.safetensors: cannot read x.wav (5)") == 0, "named once: %s",
+          ac_last_error());
+    ac_error_prefix(AC_ERR_FORMAT, "model");
+    CHECK(strcmp(ac_last_error(), "model: model.safetensors: cannot read x.wav (5)") == 0, "a shorter name: %s",
+          ac_last_error());
     /* the message is thread-local */
     pthread_t t;
     pthread_create(&t, NULL, other_thread, NULL);
