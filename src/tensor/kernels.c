@@ -101,6 +101,7 @@ static void blas_range(void *ctx, size_t n0, size_t n1)
 static void blas_matmul(const float *x, size_t ldx, const float *w, size_t ldw, const float *bias, float *y,
                         size_t ldy, size_t M, size_t N, size_t K)
 {
+    if (openblas_get_num_threads() != 1) openblas_set_num_threads(1); /* a caller may have changed it */
     blas_job j = {x, w, bias, y, ldx, ldw, ldy, M, K};
     ac_parallel_for(N, 64, blas_range, &j);
 }
@@ -218,6 +219,7 @@ void ac_gemv_t(const float *A, size_t lda, const float *x, float *y, size_t M, s
         ac_gemv_t_ref(A, lda, x, y, M, N);
         return;
     }
+    if (openblas_get_num_threads() != 1) openblas_set_num_threads(1); /* callers are pool threads */
     cblas_sgemv(CblasRowMajor, CblasTrans, (int)M, (int)N, 1.0f, A, (int)lda, x, 1, 0.0f, y, 1);
 }
 
