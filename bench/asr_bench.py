@@ -70,7 +70,8 @@ def main():
             runs.append((time.time() - t0, p.stderr))
         num = lambda pat, err: float(re.search(pat, err).group(1))  # noqa: E731
         wall, err = min(runs)
-        load, enc, pre = num(r"load .*?: ([\d.]+) ms", err), num(r"encoder ([\d.]+) ms", err), num(r"prefill ([\d.]+) ms", err)
+        load, enc = num(r"load .*?: ([\d.]+) ms", err), num(r"encoder ([\d.]+) ms", err)
+        pre = num(r"prefill ([\d.]+) ms", err)
         rss = num(r"peak RSS ([\d.]+) MB", err) / 1000
         # the step is compared with the best of several bandwidth readings: take its best run too
         tok = min(num(r"\(([\d.]+) ms/token\)", e) for _, e in runs)

@@ -82,9 +82,16 @@ typedef struct {
  * handler makes (weak: other BLAS builds lack it and have no workers). */
 extern void blas_thread_shutdown_(void) __attribute__((weak));
 
+/* Before each call: our callers are pool threads, and another caller (a
+ * benchmark's baseline) may have given OpenBLAS more. */
+static void blas_one_thread(void)
+{
+    if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
+}
+
 __attribute__((constructor)) static void openblas_single_threaded(void)
 {
-    openblas_set_num_threads(1);
+    blas_one_thread();
     if (blas_thread_shutdown_) blas_thread_shutdown_();
 }
 
@@ -101,7 +108,7 @@ static void blas_range(void *ctx, size_t n0, size_t n1)
 static void blas_matmul(const float *x, size_t ldx, const float *w, size_t ldw, const float *bias, float *y,
                         size_t ldy, size_t M, size_t N, size_t K)
 {
-    if (openblas_get_num_threads() != 1) openblas_set_num_threads(1); /* a caller may have changed it */
+    blas_one_thread();
     blas_job j = {x, w, bias, y, ldx, ldw, ldy, M, K};
     ac_parallel_for(N, 64, blas_range, &j);
 }
@@ -219,7 +226,7 @@ void ac_gemv_t(const float *A, size_t lda, const float *x, float *y, size_t M, s
         ac_gemv_t_ref(A, lda, x, y, M, N);
         return;
     }
-    if (openblas_get_num_threads() != 1) openblas_set_num_threads(1); /* callers are pool threads */
+    blas_one_thread();
     cblas_sgemv(CblasRowMajor, CblasTrans, (int)M, (int)N, 1.0f, A, (int)lda, x, 1, 0.0f, y, 1);
 }
 

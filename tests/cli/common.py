@@ -1,4 +1,5 @@
 """Shared helpers of the CLI tests: running audioc, checking results."""
+import glob
 import json
 import os
 import struct
@@ -14,6 +15,9 @@ SILERO = os.path.join(SILERO_DIR, "silero_vad_16k.safetensors")
 MARBLE_DIR = os.path.join(DATA, "framework/models/marblenet_vad")
 LIBRI = os.path.join(DATA, "asr_validation/librispeech")
 CLIP = os.path.join(LIBRI, "librispeech_test_other_7902-96591-0000.wav")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUNDLED_MODEL = os.path.join(ROOT, "models", "hviske-tiny-da")  # ships in the repository: the default model
+SAMPLES = sorted(glob.glob(os.path.join(ROOT, "samples", "*.flac")))
 
 
 class Checker:

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import SILERO, SKIP, Checker, audioc, clean_failure, read_st, write_st  # noqa: E402
+from common import BUNDLED_MODEL, SILERO, SKIP, Checker, audioc, clean_failure, read_st, write_st  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.environ.get("AUDIOC_DATA", "")
@@ -47,13 +47,9 @@ def test_help(model, clip):
     for opt in ("--model", "--language", "--beam-size", "--temperature", "--top-k", "--top-p", "--seed",
                 "--no-punctuation", "--max-new-tokens", "--format", "--threads", "--timings", "--tokens"):
         check(opt in out, f"transcribe --help documents {opt}")
-    bundled = os.path.join(HERE, "../../models/hviske-tiny-da")
     rc, out, err = audioc("transcribe", clip)
-    if os.path.exists(os.path.join(bundled, "config.json")):
-        want = transcribe(bundled, clip)
-        check(rc == 0 and (rc, out) == want[:2], f"no --model: the bundled model's answer ({rc}, {err[-200:]})")
-    else:
-        check(rc == 2 and "--model" in err, f"no model: exit 2 and says --model ({rc})")
+    want = transcribe(BUNDLED_MODEL, clip)
+    check(rc == 0 and (rc, out) == want[:2], f"no --model: the bundled model's answer ({rc}, {err[-200:]})")
     env = dict(os.environ, AUDIOC_ASR_MODEL=os.path.join(WORK, "no-such-model"))
     rc, _, err = audioc("transcribe", clip, env=env)
     clean_failure(check, "$AUDIOC_ASR_MODEL names a missing folder", rc, err, "no-such-model")

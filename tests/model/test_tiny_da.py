@@ -18,12 +18,12 @@ sys.path.insert(0, os.path.join(ROOT, "train"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "cli"))
 import export as X  # noqa: E402
 import sentencepiece as spm  # noqa: E402
-from common import Checker  # noqa: E402
+from common import BUNDLED_MODEL, Checker  # noqa: E402
 from evaluate import normalize, score  # noqa: E402
 from train import EOS, PROMPT_TEXT, read_wav  # noqa: E402
 
 AUDIOC = os.environ["AUDIOC"]
-MODEL = os.environ.get("TINY_DA_MODEL", os.path.join(ROOT, "models", "hviske-tiny-da"))
+MODEL = os.environ.get("TINY_DA_MODEL", BUNDLED_MODEL)
 WORK = os.path.join(os.environ["TEST_WORK"], "tiny_da")
 N, SEED, MAX_WER = 20, 777, 15.0
 TIE = 1e-3   # log-prob gap under which PyTorch's own choice is a coin toss (as in test_hviske_parity)

@@ -9,7 +9,6 @@ with the curl tool, and a load test (load_test.py).
 Expected texts and segments come from the audioc CLI on the same files: a
 tiny random-weight Hviske package (tests/ref/cohere_asr/make_tiny.py with the
 real tokenizer) gives arbitrary but deterministic text. Python stdlib only."""
-import glob
 import http.client
 import json
 import os
@@ -24,7 +23,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "../cli"))
-from common import SANITIZED, SILERO, SKIP, Checker, audioc  # noqa: E402
+from common import BUNDLED_MODEL, SAMPLES, SANITIZED, SILERO, SKIP, Checker, audioc  # noqa: E402
 
 DATA = os.environ.get("AUDIOC_DATA", "")
 TOKENIZER = os.path.join(DATA, "cohere_asr_base/tokenizer.model")
@@ -1064,18 +1063,14 @@ def test_gguf(a):
 
 def test_bundled_model(a):
     """No --model: the bundled Danish model serves as hviske-tiny-da and transcribes its samples right."""
-    bundled = os.path.join(HERE, "../../models/hviske-tiny-da")
-    samples = sorted(glob.glob(os.path.join(HERE, "../../samples/*.flac")))
-    if not os.path.exists(os.path.join(bundled, "config.json")) or not samples:
-        print("  (no bundled model in this tree)")
-        return
+    check(SAMPLES, "[bundled] the sample clips are in samples/")
     srv = Server("bundled", ["--workers", "1", "--threads", "2"])
     if srv.ok:
         r = request(srv.port, "GET", "/v1/models")
         ids = [m.get("id") for m in (r.json() or {}).get("data") or []]
         check(r.status == 200 and ids == ["hviske-tiny-da"], f"[bundled] /v1/models lists hviske-tiny-da: {ids}")
-        for f in samples:
-            rc, out, err = audioc("transcribe", "-m", bundled, f)
+        for f in SAMPLES:
+            rc, out, err = audioc("transcribe", "-m", BUNDLED_MODEL, f)
             check(rc == 0 and out.strip(), f"[bundled] the CLI transcribes {os.path.basename(f)} ({rc}: {err[-200:]})")
             with open(f, "rb") as fh:
                 check_text(srv, transcribe(srv.port, fh.read(), filename=os.path.basename(f)), out.strip(),
