@@ -8,14 +8,14 @@
 #include "server.h"
 
 #define MAX_FIELDS 32
-#define MAX_TEXT_FIELD (64u << 10) /* non-file fields are short */
 
 struct form {
     struct MHD_PostProcessor *pp;
     form_field fields[MAX_FIELDS];
     int n;
     size_t total, max;
-    int too_large;
+    int too_large;          /* FORM_BODY_TOO_LARGE or FORM_FIELD_TOO_LARGE */
+    char long_field[64];    /* the text field over FORM_MAX_TEXT_FIELD */
 };
 
 int buffer_add(buffer *b, const void *p, size_t n)
@@ -48,7 +48,15 @@ static enum MHD_Result field_data(void *cls, enum MHD_ValueKind kind, const char
     form *f = cls;
     if (!key) return MHD_NO;
     form_field *fl = f->n ? &f->fields[f->n - 1] : NULL;
-    if (off == 0 || !fl || strcmp(fl->name, key) != 0) {   /* a new field */
+    /* A part may come in several calls (the parser can report a short field
+     * first with no bytes, then with its bytes, both at offset 0): a call
+     * continues the last field when its name and file name match and its
+     * offset is the bytes received so far. So an empty field followed by one
+     * of the same name reads as one field. */
+    int continues = fl && strcmp(fl->name, key) == 0 && (filename != NULL) == fl->is_file &&
+                    (!filename || strncmp(fl->filename, filename, sizeof fl->filename - 1) == 0) &&
+                    off == fl->value.len;
+    if (!continues) {   /* a new field */
         if (f->n == MAX_FIELDS || strlen(key) >= sizeof fl->name) return MHD_NO;
         fl = &f->fields[f->n++];
         snprintf(fl->name, sizeof fl->name, "%s", key);
@@ -56,8 +64,13 @@ static enum MHD_Result field_data(void *cls, enum MHD_ValueKind kind, const char
         if (filename) snprintf(fl->filename, sizeof fl->filename, "%s", filename);
     }
     f->total += size;
-    if (f->total > f->max || (!fl->is_file && fl->value.len + size > MAX_TEXT_FIELD)) {
-        f->too_large = 1;
+    if (f->total > f->max) {
+        f->too_large = FORM_BODY_TOO_LARGE;
+        return MHD_NO;
+    }
+    if (!fl->is_file && fl->value.len + size > FORM_MAX_TEXT_FIELD) {
+        f->too_large = FORM_FIELD_TOO_LARGE;
+        snprintf(f->long_field, sizeof f->long_field, "%s", fl->name);
         return MHD_NO;
     }
     return buffer_add(&fl->value, data, size) ? MHD_NO : MHD_YES;
@@ -88,7 +101,11 @@ int form_finish(form *f)
     return ok ? 0 : -1;
 }
 
-int form_too_large(const form *f) { return f->too_large; }
+int form_too_large(const form *f, const char **field)
+{
+    if (field) *field = f->long_field;
+    return f->too_large;
+}
 
 const form_field *form_get(const form *f, const char *name)
 {
@@ -96,6 +113,10 @@ const form_field *form_get(const form *f, const char *name)
         if (strcmp(f->fields[i].name, name) == 0) return &f->fields[i];
     return NULL;
 }
+
+int form_count(const form *f) { return f->n; }
+
+const form_field *form_at(const form *f, int i) { return i >= 0 && i < f->n ? &f->fields[i] : NULL; }
 
 void form_free(form *f)
 {

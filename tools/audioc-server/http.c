@@ -156,8 +156,17 @@ static enum MHD_Result start_stream(request *q)
 static enum MHD_Result run_job(request *q)
 {
     reply r = {0};
-    if (form_too_large(q->form)) {
+    const char *field;
+    int too_large = form_too_large(q->form, &field);
+    if (too_large == FORM_BODY_TOO_LARGE) {
         reply_error(&r, 413, "file", "the upload is larger than the limit of %ld MB", g_cfg.max_upload_mb);
+        return send_reply(q, &r);
+    }
+    if (too_large == FORM_FIELD_TOO_LARGE) {
+        if (strcmp(field, "file") == 0)
+            reply_error(&r, 400, field, "the 'file' part has no filename, so it is a text field, and text fields are "
+                        "limited to %u KB: send the audio as a file upload (with a filename)", FORM_MAX_TEXT_FIELD >> 10);
+        else reply_error(&r, 400, field, "the form field '%s' is longer than %u KB", field, FORM_MAX_TEXT_FIELD >> 10);
         return send_reply(q, &r);
     }
     int finished = form_finish(q->form) == 0;

@@ -65,8 +65,16 @@ form *form_new(void *connection, size_t max_bytes);
 int form_feed(form *f, const char *data, size_t n);
 /* Ends the body; -1 when it was incomplete. */
 int form_finish(form *f);
-int form_too_large(const form *f);
+/* 0, or why the body was refused: over the byte budget, or a text field
+ * (named in *FIELD) over FORM_MAX_TEXT_FIELD bytes. */
+enum { FORM_BODY_TOO_LARGE = 1, FORM_FIELD_TOO_LARGE = 2 };
+#define FORM_MAX_TEXT_FIELD (64u << 10) /* non-file fields are short */
+int form_too_large(const form *f, const char **field);
+/* The first field called NAME, or NULL. */
 const form_field *form_get(const form *f, const char *name);
+/* Fields in body order (repeated names, as `timestamp_granularities[]`, each once). */
+int form_count(const form *f);
+const form_field *form_at(const form *f, int i);
 void form_free(form *f);
 
 /* ---- responses -------------------------------------------------------- */
