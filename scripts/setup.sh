@@ -9,8 +9,10 @@ packages=(
   # libraries (see DESIGN.md "Dependencies")
   libsndfile1-dev libsoxr-dev libkissfft-dev libopenblas-dev libcjson-dev
   libpcre2-dev libutf8proc-dev libmicrohttpd-dev
-  # tests: independent PyTorch references, tokenizer oracle, speech to test with
-  python3 python3-torch python3-numpy python3-sentencepiece espeak-ng sox
+  # tests: independent PyTorch references, tokenizer and resampler oracles, speech to test with
+  python3 python3-torch python3-numpy python3-scipy python3-torchaudio python3-sentencepiece espeak-ng sox
+  # tests: Node.js for the npm clients and oracles below
+  nodejs
   # fuzzing (libFuzzer) and sanitizer runtimes for clang
   libclang-rt-14-dev
 )
@@ -20,13 +22,27 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "setup: all ${#packages[@]} packages already installed"
-  exit 0
-fi
-
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-echo "setup: installing ${missing[*]}"
-$SUDO apt-get update
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages already installed"
+else
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+# Debian's nodejs comes without npm; other builds of nodejs bring their own
+if ! command -v npm >/dev/null; then
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends npm
+fi
+
+# npm: the official OpenAI SDK (a real client of audioc-server) and the
+# Hugging Face tokenizers library (the BPE oracle), at the versions of
+# tests/node/package-lock.json, into tests/node/node_modules
+cd "$(dirname "$0")/../tests/node"
+if [ -d node_modules/openai ] && [ -d node_modules/@anush008/tokenizers ]; then
+  echo "setup: npm test clients already installed"
+else
+  echo "setup: installing the npm test clients (tests/node)"
+  npm ci --no-audit --no-fund --loglevel=error
+fi

@@ -94,6 +94,15 @@ void endpoint_health(reply *r)
     r->content_type = "application/json";
 }
 
+/* A model object as OpenAI's /v1/models lists it, plus family and task. */
+static void write_model(FILE *f, const served_model *m)
+{
+    fputs("{\"id\":", f);
+    json_string(f, m->id);
+    fprintf(f, ",\"object\":\"model\",\"created\":0,\"owned_by\":\"audio.c\",\"family\":\"%s\",\"task\":\"%s\"}",
+            m->family, m->task == TASK_VAD ? "vad" : "transcription");
+}
+
 void endpoint_models(reply *r)
 {
     body b;
@@ -101,14 +110,26 @@ void endpoint_models(reply *r)
     if (!f) return;
     fputs("{\"object\":\"list\",\"data\":[", f);
     for (int i = 0; i < g_cfg.n_models; i++) {
-        const served_model *m = &g_cfg.models[i];
-        fprintf(f, "%s{\"id\":", i ? "," : "");
-        json_string(f, m->id);
-        fprintf(f, ",\"object\":\"model\",\"created\":0,\"owned_by\":\"audio.c\",\"family\":\"%s\",\"task\":\"%s\"}",
-                m->family, m->task == TASK_VAD ? "vad" : "transcription");
+        if (i) fputc(',', f);
+        write_model(f, &g_cfg.models[i]);
     }
     fputs("]}\n", f);
     body_close(&b, r, 200, "application/json");
+}
+
+void endpoint_model(reply *r, const char *id)
+{
+    for (int i = 0; i < g_cfg.n_models; i++) {
+        if (strcmp(g_cfg.models[i].id, id) != 0) continue;
+        body b;
+        FILE *f = body_open(&b, r);
+        if (!f) return;
+        write_model(f, &g_cfg.models[i]);
+        fputc('\n', f);
+        body_close(&b, r, 200, "application/json");
+        return;
+    }
+    reply_error(r, 404, "model", "no model '%s' (see GET /v1/models)", id);
 }
 
 /* ---- form fields -------------------------------------------------------- */

@@ -14,7 +14,7 @@
 
 #include "server.h"
 
-typedef enum { R_NONE, R_HEALTH, R_MODELS, R_TRANSCRIPTION, R_VAD, R_OPTIONS } route;
+typedef enum { R_NONE, R_HEALTH, R_MODELS, R_MODEL, R_TRANSCRIPTION, R_VAD, R_OPTIONS } route;
 
 typedef struct {
     route route;
@@ -50,8 +50,7 @@ static enum MHD_Result send_reply(request *q, reply *r)
         MHD_create_response_from_buffer(r->body.len, r->body.data ? r->body.data : (void *)"", MHD_RESPMEM_MUST_COPY);
     if (!resp) return MHD_NO;
     add_common_headers(resp, r->content_type);
-    if (r->status == 405) MHD_add_response_header(resp, "Allow", q->route == R_HEALTH || q->route == R_MODELS
-                                                                     ? "GET, OPTIONS" : "POST, OPTIONS");
+    if (r->status == 405) MHD_add_response_header(resp, "Allow", q->route <= R_MODEL ? "GET, OPTIONS" : "POST, OPTIONS");
     if (q->route == R_OPTIONS) {
         MHD_add_response_header(resp, "Access-Control-Allow-Methods", "GET, POST, OPTIONS");
         MHD_add_response_header(resp, "Access-Control-Allow-Headers", "Authorization, Content-Type");
@@ -90,17 +89,18 @@ static void admit(request *q, const char *url, const char *method)
     int known = -1;
     for (int i = 0; i < 4; i++)
         if (strcmp(url, routes[i].path) == 0) known = i;
-    if (strcmp(method, "OPTIONS") == 0) {
-        q->route = R_OPTIONS;
-        q->early.status = 204;
-        return;
-    }
+    if (known < 0 && strncmp(url, "/v1/models/", 11) == 0 && url[11]) known = 1;   /* /v1/models/ID */
     if (known < 0) {
         reply_error(&q->early, 404, NULL, "no such endpoint: %s %s", method, url);
         return;
     }
-    q->route = routes[known].r;
-    if (strcmp(method, routes[known].method) != 0 && !(q->route <= R_MODELS && strcmp(method, "HEAD") == 0)) {
+    if (strcmp(method, "OPTIONS") == 0) {   /* a CORS preflight, on a real route only */
+        q->route = R_OPTIONS;
+        q->early.status = 204;
+        return;
+    }
+    q->route = known == 1 && url[10] ? R_MODEL : routes[known].r;
+    if (strcmp(method, routes[known].method) != 0 && !(q->route <= R_MODEL && strcmp(method, "HEAD") == 0)) {
         reply_error(&q->early, 405, NULL, "%s %s: use %s", method, url, routes[known].method);
         return;
     }
@@ -232,6 +232,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         return send_reply(q, &r);
     case R_MODELS:
         endpoint_models(&r);
+        return send_reply(q, &r);
+    case R_MODEL:
+        endpoint_model(&r, q->url + 11);
         return send_reply(q, &r);
     default:
         return run_job(q);

@@ -126,6 +126,8 @@ void queue_stop(void);
 
 void endpoint_health(reply *r);
 void endpoint_models(reply *r);
+/* GET /v1/models/ID: one model, or 404. */
+void endpoint_model(reply *r, const char *id);
 /* Checks the form and prepares J (400/404 into R when it cannot run). */
 int endpoint_transcription_prepare(const form *f, job *j, reply *r);
 int endpoint_vad_prepare(const form *f, job *j, reply *r);

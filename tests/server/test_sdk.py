@@ -1,0 +1,193 @@
+#!/usr/bin/python3
+"""audioc-server through the official OpenAI Node SDK (npm `openai`,
+installed into tests/node by scripts/setup.sh), as its users call it:
+audio.transcriptions.create with streamed (fs.createReadStream: chunked) and
+buffered (toFile) uploads, every response_format, language, temperature,
+timestamp_granularities, stream: true; models.list and models.retrieve; and
+the errors the SDK maps to its exception classes. Expected answers come from
+the audioc CLI on the same files, as in test_server.py."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import test_server as ts  # noqa: E402
+from test_server import SILERO, SKIP, Assets, Server, check  # noqa: E402
+
+NODE_DIR = os.path.join(HERE, "..", "node")
+CLIENT = os.path.join(NODE_DIR, "sdk_client.js")
+ts.WORK = os.path.join(os.environ["TEST_WORK"], "server_sdk")   # apart from test_server's files
+
+
+def sdk(port, calls, api_key="none"):
+    """Runs CALLS through the SDK; one {ok, value | error} per call."""
+    spec = {"base": f"http://127.0.0.1:{port}/v1", "apiKey": api_key, "calls": calls,
+            "timeoutMs": 1000 * ts.HTTP_TIMEOUT}
+    p = subprocess.run(["node", CLIENT], input=json.dumps(spec), capture_output=True, text=True,
+                       timeout=ts.HTTP_TIMEOUT * max(1, len(calls)))
+    if p.returncode != 0:
+        check(False, f"the SDK client ran (exit {p.returncode}): {p.stderr[-1000:]}")
+        return [{"ok": False, "error": {"class": "none", "status": None, "message": "client failed"}}] * len(calls)
+    return json.loads(p.stdout)
+
+
+def transcribe_call(a, name, upload="stream", **params):
+    params.setdefault("model", "tiny")
+    return {"kind": "transcribe", "file": a.path(name), "filename": name, "upload": upload, "params": params}
+
+
+def value(res, what):
+    check(res["ok"], f"SDK {what}: succeeds ({res.get('error')})")
+    return res.get("value")
+
+
+def test_formats(srv, a):
+    clip_json = a.asr("clip.wav")
+    gap_json = a.asr("gap.wav")
+    calls, expect = [], []
+    for upload in ("stream", "buffer"):
+        for fmt in ("json", "text", "srt", "vtt", "verbose_json"):
+            calls.append(transcribe_call(a, "gap.wav", upload, response_format=fmt))
+            expect.append((f"{upload} upload, response_format={fmt}", fmt))
+    for (what, fmt), res in zip(expect, sdk(srv.port, calls)):
+        got = value(res, what)
+        if fmt == "json":
+            check(got == {"text": gap_json.get("text")}, f"SDK {what}: {got!r} (want the CLI's text)")
+        elif fmt == "verbose_json":
+            j = got or {}
+            check(j.get("text") == gap_json.get("text") and j.get("language") == "da"
+                  and abs(j.get("duration", -9) - gap_json["duration"]) < 2e-3
+                  and [s.get("text") for s in j.get("segments", [])] == [s["text"] for s in gap_json["segments"]],
+                  f"SDK {what}: {str(j)[:300]} (want the CLI's segments)")
+        else:
+            cli = a.asr_format("gap.wav", fmt)
+            check(isinstance(got, str) and got.strip() == cli.strip() and got.strip() != "",
+                  f"SDK {what}: {str(got)[:200]!r} (want audioc --format {fmt}: {cli[:200]!r})")
+
+    # the short fields that were once lost from streamed uploads
+    res = sdk(srv.port, [transcribe_call(a, "clip.wav", language="en"),
+                         transcribe_call(a, "gap.wav", temperature=0.7),
+                         transcribe_call(a, "clip.wav", response_format="verbose_json",
+                                         timestamp_granularities=["segment"]),
+                         transcribe_call(a, "clip.wav", response_format="verbose_json", temperature=0.7),
+                         transcribe_call(a, "clip.wav", model="tiny2")])
+    check((value(res[0], "language=en") or {}).get("text") == a.asr_text("clip.wav", "--language", "en"),
+          f"SDK language=en: {res[0]} (want the CLI's --language en text)")
+    check((value(res[1], "temperature=0.7") or {}).get("text") == a.asr_text("gap.wav", "--temperature", "0.7"),
+          f"SDK temperature=0.7: {res[1]} (want the CLI's --temperature 0.7 text)")
+    segs = (value(res[2], "timestamp_granularities=[segment]") or {}).get("segments") or []
+    check([s.get("text") for s in segs] == [s["text"] for s in clip_json["segments"]]
+          and all(isinstance(s.get("start"), (int, float)) and isinstance(s.get("end"), (int, float)) for s in segs),
+          f"SDK timestamp_granularities=[segment]: segments with times ({segs})")
+    segs = (value(res[3], "verbose_json, temperature=0.7") or {}).get("segments") or [{}]
+    check(abs(segs[0].get("temperature", -1) - 0.7) < 1e-6, f"SDK verbose_json reports temperature 0.7 ({segs})")
+    check((value(res[4], "model=tiny2") or {}).get("text") == a.asr_text("clip.wav", model=a.tiny2),
+          f"SDK model=tiny2: {res[4]}")
+
+
+def test_stream(srv, a):
+    gw = a.asr("gap.wav")
+    for upload in ("stream", "buffer"):
+        res = sdk(srv.port, [transcribe_call(a, "gap.wav", upload, stream=True)])[0]
+        events = value(res, f"stream=true ({upload} upload)") or []
+        deltas = [e for e in events if e.get("type") == "transcript.text.delta"]
+        done = [e for e in events if e.get("type") == "transcript.text.done"]
+        check(len(done) == 1 and done[0].get("text") == gw.get("text") and events[-1] is not None
+              and events[-1].get("type") == "transcript.text.done",
+              f"SDK stream=true ({upload}): ends with one done event with the CLI's text ({events})")
+        check(len(deltas) >= 2 and "".join(e.get("delta", "") for e in deltas) == gw.get("text"),
+              f"SDK stream=true ({upload}): deltas, one per segment, join to the text ({deltas})")
+
+
+def test_models(srv, a):
+    res = sdk(srv.port, [{"kind": "models.list"}, {"kind": "models.retrieve", "id": "tiny"},
+                         {"kind": "models.retrieve", "id": "silero"}, {"kind": "models.retrieve", "id": "nope"}])
+    models = value(res[0], "models.list") or []
+    check([m.get("id") for m in models] == ["tiny", "tiny2", "silero"]
+          and all(m.get("object") == "model" and m.get("owned_by") == "audio.c" for m in models),
+          f"SDK models.list: {models}")
+    m = value(res[1], "models.retrieve('tiny')") or {}
+    check(m.get("id") == "tiny" and m.get("object") == "model" and m.get("task") == "transcription",
+          f"SDK models.retrieve('tiny'): {m}")
+    m = value(res[2], "models.retrieve('silero')") or {}
+    check(m.get("id") == "silero" and m.get("task") == "vad", f"SDK models.retrieve('silero'): {m}")
+    e = res[3].get("error") or {}
+    check(not res[3]["ok"] and e.get("class") == "NotFoundError" and e.get("status") == 404,
+          f"SDK models.retrieve('nope'): NotFoundError 404 ({res[3]})")
+
+
+def expect_error(res, cls, status, what):
+    e = res.get("error") or {}
+    check(not res["ok"] and e.get("class") == cls and e.get("status") == status,
+          f"SDK {what}: {cls} with status {status} (got {res})")
+
+
+def test_errors(srv, a):
+    res = sdk(srv.port, [transcribe_call(a, "clip.wav", model="nope"),
+                         transcribe_call(a, "text.wav"),
+                         transcribe_call(a, "clip.wav", language="xx"),
+                         transcribe_call(a, "clip.wav", response_format="mp3"),
+                         transcribe_call(a, "clip.wav", model="silero")])
+    expect_error(res[0], "NotFoundError", 404, "unknown model")
+    expect_error(res[1], "BadRequestError", 400, "non-audio bytes")
+    expect_error(res[2], "BadRequestError", 400, "language=xx")
+    expect_error(res[3], "BadRequestError", 400, "response_format=mp3")
+    expect_error(res[4], "NotFoundError", 404, "a VAD model asked to transcribe")
+    srv.survived("the SDK's bad requests")
+
+
+def test_auth_and_limits(a):
+    srv = Server("sdk_auth", ["--model", f"tiny={a.tiny}", "--api-key", "sekret", "--max-upload-mb", "1",
+                              "--threads", "2"])
+    if srv.ok:
+        res = sdk(srv.port, [transcribe_call(a, "clip.wav", apiKey="sekret"),
+                             {**transcribe_call(a, "clip.wav"), "apiKey": "wrong"},
+                             {"kind": "models.list", "apiKey": "wrong"},
+                             {**transcribe_call(a, "long.wav"), "apiKey": "sekret"},
+                             {**transcribe_call(a, "long.wav", upload="buffer"), "apiKey": "sekret"}],
+                  api_key="sekret")
+        check((value(res[0], "with the right API key") or {}).get("text") == a.asr_text("clip.wav"),
+              f"SDK with the API key: {res[0]}")
+        expect_error(res[1], "AuthenticationError", 401, "transcription with a wrong API key")
+        expect_error(res[2], "AuthenticationError", 401, "models.list with a wrong API key")
+        expect_error(res[3], "APIError", 413, "a streamed upload over --max-upload-mb")
+        expect_error(res[4], "APIError", 413, "a buffered upload over --max-upload-mb")
+        srv.survived("the SDK's refused requests")
+    srv.stop()
+
+
+def main():
+    if not os.path.exists(ts.TOKENIZER) or not os.path.exists(SILERO):
+        print("skipped: data not found")
+        return SKIP
+    have_sdk = shutil.which("node") and os.path.isdir(os.path.join(NODE_DIR, "node_modules", "openai"))
+    if not have_sdk:
+        msg = "the OpenAI SDK is not installed (node and tests/node/node_modules/openai: run scripts/setup.sh)"
+        if os.environ.get("CI"):
+            print("FAIL", msg)
+            return 1
+        print("skipped:", msg)
+        return SKIP
+    os.makedirs(ts.WORK, exist_ok=True)
+    a = Assets()
+    a.build()
+    srv = Server("sdk", ["--model", f"tiny={a.tiny}", "--model", f"tiny2={a.tiny2}", "--model", f"silero={SILERO}",
+                         "--threads", "2"])
+    if srv.ok:
+        for part in (test_formats, test_stream, test_models, test_errors):
+            try:
+                part(srv, a)
+            except Exception as e:   # a failed part is a failed check, the others still run
+                import traceback
+                traceback.print_exc()
+                check(False, f"{part.__name__} raised {e!r}")
+    srv.stop()
+    test_auth_and_limits(a)
+    return check.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
