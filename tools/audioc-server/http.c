@@ -22,7 +22,7 @@ typedef struct {
     const char *method, *url;
     double t0;
     form *form;
-    int bad_body;
+    int bad_body, has_body;
     reply early;        /* an answer decided before the body was read */
     job job;
     int submitted;
@@ -50,6 +50,8 @@ static enum MHD_Result send_reply(request *q, reply *r)
         MHD_create_response_from_buffer(r->body.len, r->body.data ? r->body.data : (void *)"", MHD_RESPMEM_MUST_COPY);
     if (!resp) return MHD_NO;
     add_common_headers(resp, r->content_type);
+    /* an answer before the body was read: the rest of the body is not read, so the connection cannot go on */
+    if (q->has_body && r == &q->early) MHD_add_response_header(resp, "Connection", "close");
     if (r->status == 405) MHD_add_response_header(resp, "Allow", q->route <= R_MODEL ? "GET, OPTIONS" : "POST, OPTIONS");
     if (q->route == R_OPTIONS) {
         MHD_add_response_header(resp, "Access-Control-Allow-Methods", "GET, POST, OPTIONS");
@@ -210,21 +212,21 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         q->url = url;
         q->t0 = ac_now();
         admit(q, url, method);
-        const char *expect = header(c, "Expect");
         const char *len = header(c, "Content-Length");
-        int no_body = (!len || strtoull(len, NULL, 10) == 0) && !header(c, "Transfer-Encoding");
-        /* refuse now when the client waits for 100-continue or sends nothing;
-         * otherwise read (and drop) the body first so the client sees the answer */
-        if (q->early.status && (no_body || (expect && strcasecmp(expect, "100-continue") == 0)))
-            return send_reply(q, &q->early);
+        q->has_body = (len && strtoull(len, NULL, 10) > 0) || header(c, "Transfer-Encoding");
+        /* a refusal is answered at once, before any body is read: the
+         * connection is closed after it (see send_reply) */
+        if (q->early.status) return send_reply(q, &q->early);
+        guard_phase(c, q->has_body ? CONN_BODY : CONN_WORK);
         return MHD_YES;
     }
     if (*upload_size) {
-        if (!q->early.status && q->form && !q->bad_body && form_feed(q->form, upload, *upload_size)) q->bad_body = 1;
+        guard_body(c, *upload_size);
+        if (q->form && !q->bad_body && form_feed(q->form, upload, *upload_size)) q->bad_body = 1;
         *upload_size = 0;
         return MHD_YES;
     }
-    if (q->early.status) return send_reply(q, &q->early);
+    guard_phase(c, CONN_WORK);
     reply r = {0};
     switch (q->route) {
     case R_HEALTH:
@@ -258,6 +260,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
     free(q);
     *con_cls = NULL;
     atomic_fetch_sub(&in_flight, 1);
+    guard_phase(c, CONN_HEAD);   /* kept alive: the next head is due within the timeout */
 }
 
 static struct MHD_Daemon *daemon_;
@@ -282,10 +285,19 @@ int http_start(const char *host, int port, int *bound_port)
     daemon_ = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, handle, NULL,
                                MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
                                MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-                               MHD_OPTION_CONNECTION_LIMIT, (unsigned)(g_cfg.max_queue + g_cfg.workers + 64),
+                               MHD_OPTION_NOTIFY_CONNECTION, guard_notify, NULL,
+                               /* the guard keeps max_connections by dropping; this hard limit only has to
+                                * leave room for newcomers while dropped connections are still closing */
+                               MHD_OPTION_CONNECTION_LIMIT, (unsigned)(2 * g_cfg.max_connections + 64),
+                               MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)g_cfg.max_per_client,
                                MHD_OPTION_CONNECTION_TIMEOUT, 120u,
                                MHD_OPTION_END);
     if (!daemon_) return -2;
+    if (guard_start()) {
+        MHD_stop_daemon(daemon_);
+        daemon_ = NULL;
+        return -2;
+    }
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT);
     *bound_port = di ? di->port : port;
     return 0;
@@ -304,6 +316,7 @@ void http_stop(void)
 {
     if (daemon_) MHD_stop_daemon(daemon_);
     daemon_ = NULL;
+    guard_stop();
     if (listen_fd != MHD_INVALID_SOCKET) close(listen_fd);   /* ours after quiescing, closed after the stop */
     listen_fd = MHD_INVALID_SOCKET;
 }

@@ -37,6 +37,18 @@ static void usage(FILE *f)
         "                       get 503 (16)\n"
         "                       [AUDIOC_MAX_QUEUE]\n"
         "  --max-upload-mb N    largest upload; larger get 413 (25) [AUDIOC_MAX_UPLOAD_MB]\n"
+        "  --max-connections N  open connections in all (256); when all are taken, a\n"
+        "                       new client replaces the one waiting longest for its\n"
+        "                       request head [AUDIOC_MAX_CONNECTIONS]\n"
+        "  --max-connections-per-client N\n"
+        "                       open connections from one address (32)\n"
+        "                       [AUDIOC_MAX_CONNECTIONS_PER_CLIENT]\n"
+        "  --header-timeout S   seconds a client has to send a request head, after\n"
+        "                       connecting or after its previous answer (10)\n"
+        "                       [AUDIOC_HEADER_TIMEOUT]\n"
+        "  --min-upload-rate KB an upload must average KB kilobytes per second after\n"
+        "                       the header timeout's grace, or it is dropped (16)\n"
+        "                       [AUDIOC_MIN_UPLOAD_RATE]\n"
         "  --api-key KEY        require 'Authorization: Bearer KEY' on /v1/ [AUDIOC_API_KEY]\n"
         "  --cors ORIGIN        allow browser calls from ORIGIN (or *) [AUDIOC_CORS]\n"
         "  -q, --quiet          no request log on stderr\n"
@@ -140,6 +152,17 @@ static int set_option(const char *opt, const char *v, int *threads)
     } else if (!strcmp(opt, "--api-key")) g_cfg.api_key = *v ? v : NULL;
     else if (!strcmp(opt, "--cors")) g_cfg.cors = *v ? v : NULL;
     else if (!strcmp(opt, "--model")) return add_model(v);
+    else if (!strcmp(opt, "--max-connections")) return arg_int(opt, v, 1, 100000, &g_cfg.max_connections);
+    else if (!strcmp(opt, "--max-connections-per-client")) return arg_int(opt, v, 1, 100000, &g_cfg.max_per_client);
+    else if (!strcmp(opt, "--header-timeout")) {
+        int s;
+        if (arg_int(opt, v, 1, 3600, &s)) return -1;
+        g_cfg.header_timeout = s;
+    } else if (!strcmp(opt, "--min-upload-rate")) {
+        int kb;
+        if (arg_int(opt, v, 0, 1 << 20, &kb)) return -1;
+        g_cfg.min_upload_rate = kb * 1024.0;
+    }
     else return 1;
     return 0;
 }
@@ -149,7 +172,11 @@ static const struct {
 } env_options[] = {{"AUDIOC_HOST", "--host"},         {"AUDIOC_PORT", "--port"},
                    {"AUDIOC_THREADS", "--threads"},   {"AUDIOC_WORKERS", "--workers"},
                    {"AUDIOC_MAX_QUEUE", "--max-queue"}, {"AUDIOC_MAX_UPLOAD_MB", "--max-upload-mb"},
-                   {"AUDIOC_API_KEY", "--api-key"},   {"AUDIOC_CORS", "--cors"}};
+                   {"AUDIOC_API_KEY", "--api-key"},   {"AUDIOC_CORS", "--cors"},
+                   {"AUDIOC_MAX_CONNECTIONS", "--max-connections"},
+                   {"AUDIOC_MAX_CONNECTIONS_PER_CLIENT", "--max-connections-per-client"},
+                   {"AUDIOC_HEADER_TIMEOUT", "--header-timeout"},
+                   {"AUDIOC_MIN_UPLOAD_RATE", "--min-upload-rate"}};
 
 static int parse(int argc, char **argv, int *threads)
 {
@@ -208,7 +235,9 @@ int main(int argc, char **argv)
     /* every connection thread would get its own malloc arena and keep what it
      * freed there: two arenas keep the memory flat under load */
     mallopt(M_ARENA_MAX, 2);
-    g_cfg = (server_config){.host = "127.0.0.1", .port = 8080, .max_queue = 16, .max_upload_mb = 25};
+    g_cfg = (server_config){.host = "127.0.0.1", .port = 8080, .max_queue = 16, .max_upload_mb = 25,
+                            .max_connections = 256, .max_per_client = 32, .header_timeout = 10,
+                            .min_upload_rate = 16 * 1024.0};
     int threads = ac_get_threads();
     if (parse(argc, argv, &threads)) return 2;
     if (!g_cfg.workers) g_cfg.workers = threads / 2 > 1 ? threads / 2 : 1;

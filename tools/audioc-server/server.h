@@ -3,6 +3,7 @@
 #ifndef AUDIOC_SERVER_H
 #define AUDIOC_SERVER_H
 
+#include <microhttpd.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -30,6 +31,9 @@ typedef struct {
     long max_upload_mb;
     const char *api_key, *cors;
     int quiet;
+    int max_connections, max_per_client;   /* open connections in all, and from one address */
+    double header_timeout;                 /* seconds for a request head (and the body's grace) */
+    double min_upload_rate;                /* bytes per second a body must average after that */
     served_model *models;
     int n_models;
 } server_config;
@@ -132,6 +136,20 @@ void endpoint_model(reply *r, const char *id);
 int endpoint_transcription_prepare(const form *f, job *j, reply *r);
 int endpoint_vad_prepare(const form *f, job *j, reply *r);
 void endpoint_free(job *j);
+
+/* ---- the connection guard (guard.c) -------------------------------------- */
+
+/* What a connection is doing: waiting for a request head (connected, or
+ * kept alive after an answer), receiving a body, or being answered. */
+enum { CONN_HEAD, CONN_BODY, CONN_WORK };
+/* libmicrohttpd's MHD_OPTION_NOTIFY_CONNECTION callback. */
+void guard_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+                  enum MHD_ConnectionNotificationCode code);
+void guard_phase(struct MHD_Connection *c, int phase);
+void guard_body(struct MHD_Connection *c, size_t n);   /* body bytes received */
+long guard_dropped(void);                               /* connections dropped so far */
+int guard_start(void);
+void guard_stop(void);
 
 /* ---- the HTTP daemon ---------------------------------------------------- */
 

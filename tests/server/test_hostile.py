@@ -1,0 +1,242 @@
+#!/usr/bin/python3
+"""audioc-server against hostile clients (loopback only, bounded in time):
+hundreds of idle, slow-header and slow-body connections from several
+addresses while a normal client keeps getting its answers in its usual time;
+the per-address connection limit; refusals answered before the body is
+read. Python stdlib only."""
+import os
+import selectors
+import socket
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import test_server as ts  # noqa: E402
+from test_server import SKIP, Assets, Server, check, request, transcribe  # noqa: E402
+
+ts.WORK = os.path.join(os.environ["TEST_WORK"], "server_hostile")
+SLOW = ts.SLOW
+
+
+class Attack:
+    """N connections of each kind (idle, slow head, slow body) from the
+    addresses 127.0.0.2 .. 127.0.0.(1+ADDRS), reopened 0.2 s after the server
+    drops them, until stopped. Counts the drops and how long each dropped
+    connection had lived."""
+
+    KINDS = ("idle", "slow_head", "slow_body")
+
+    def __init__(self, port, per_kind, addrs):
+        self.port, self.per_kind, self.addrs = port, per_kind, addrs
+        self.sel = selectors.DefaultSelector()
+        self.lives = {k: [] for k in self.KINDS}   # seconds each dropped connection lived
+        self.refused = 0
+        self.reopen = []   # (when, kind, index) of dropped connections, in time order
+        self.stop_flag = False
+        self.open_max = 0
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def open(self, kind, i):
+        s = socket.socket()
+        s.bind((f"127.0.0.{2 + i % self.addrs}", 0))
+        s.setblocking(False)
+        try:
+            s.connect(("127.0.0.1", self.port))
+        except BlockingIOError:
+            pass
+        except OSError:
+            self.refused += 1
+            s.close()
+            return
+        st = {"kind": kind, "i": i, "t0": time.time(), "next": time.time() + 0.2, "sent_head": False}
+        self.sel.register(s, selectors.EVENT_READ, st)
+
+    def tick(self, s, st, now):
+        """The next slow byte or line, when due."""
+        if st["kind"] == "idle" or now < st["next"]:
+            return
+        st["next"] = now + 1.0
+        try:
+            if st["kind"] == "slow_head":
+                s.send(b"POST /v1/audio/transcriptions HTTP/1.1\r\n" if not st["sent_head"] else b"X-Slow: 1\r\n")
+            elif not st["sent_head"]:
+                s.send(b"POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n"
+                       b"Content-Type: multipart/form-data; boundary=b\r\n\r\n--b\r\n")
+            else:
+                s.send(b"x")
+            st["sent_head"] = True
+        except OSError:
+            pass
+
+    def run(self):
+        for kind in self.KINDS:
+            for i in range(self.per_kind):
+                self.open(kind, i)
+        while not self.stop_flag:
+            now = time.time()
+            for key, _ in self.sel.select(timeout=0.1):
+                s, st = key.fileobj, key.data
+                try:
+                    data = s.recv(4096)
+                except (BlockingIOError, InterruptedError):
+                    continue
+                except OSError:
+                    data = b""
+                if data:
+                    continue   # an answer (e.g. a 408): the close follows
+                self.sel.unregister(s)
+                s.close()
+                self.lives[st["kind"]].append(time.time() - st["t0"])
+                # back again soon: holding connections, not a flood of connects
+                self.reopen.append((time.time() + 0.2, st["kind"], st["i"]))
+            while self.reopen and self.reopen[0][0] <= now:
+                _, kind, i = self.reopen.pop(0)
+                self.open(kind, i)
+            for key in list(self.sel.get_map().values()):
+                self.tick(key.fileobj, key.data, now)
+            self.open_max = max(self.open_max, len(self.sel.get_map()))
+        for key in list(self.sel.get_map().values()):
+            key.fileobj.close()
+
+    def start(self):
+        self.thread.start()
+
+    def stop(self):
+        self.stop_flag = True
+        self.thread.join()
+
+
+def normal_client(a, port, seconds):
+    """Health checks and transcriptions for SECONDS: (statuses, worst latency
+    of each kind)."""
+    clip = a.bytes("clip.wav")
+    want = a.asr_text("clip.wav")
+    statuses, worst = [], {"health": 0.0, "transcribe": 0.0}
+    t_end = time.time() + seconds
+    while time.time() < t_end:
+        t = time.time()
+        r = request(port, "GET", "/health", timeout=30 * SLOW)
+        worst["health"] = max(worst["health"], time.time() - t)
+        statuses.append(("health", r.status, r.error))
+        t = time.time()
+        r = transcribe(port, clip)
+        worst["transcribe"] = max(worst["transcribe"], time.time() - t)
+        ok = r.status == 200 and (r.json() or {}).get("text") == want
+        statuses.append(("transcribe", 200 if ok else r.status, r.error))
+        time.sleep(0.2)
+    return statuses, worst
+
+
+def test_slow_clients(a, name, args, per_kind, addrs, header_timeout):
+    srv = Server(name, ["--model", f"tiny={a.tiny}", "--threads", "2", *args])
+    if not srv.ok:
+        return
+    _, base = normal_client(a, srv.port, 2)                       # the usual time, unloaded
+    attack = Attack(srv.port, per_kind, addrs)
+    attack.start()
+    time.sleep(1.0)
+    statuses, worst = normal_client(a, srv.port, header_timeout + 5)
+    attack.stop()
+    bad = [s for s in statuses if s[1] != 200]
+    check(not bad and len(statuses) >= 4,
+          f"[{name}] {3 * per_kind} slow/idle connections: every normal request answered 200 "
+          f"({len(statuses)} requests, not 200: {bad[:5]})")
+    for kind in ("health", "transcribe"):
+        limit = max(2.0 * SLOW, 3 * base[kind] + 1.0 * SLOW)   # unprotected, they took 30-120 s
+        check(worst[kind] <= limit, f"[{name}] under attack, the slowest {kind} took {worst[kind]:.2f} s "
+                                    f"(usual {base[kind]:.2f} s, limit {limit:.2f} s)")
+    for kind in ("idle", "slow_head", "slow_body"):
+        lives = attack.lives[kind]
+        check(len(lives) >= per_kind // 2, f"[{name}] {kind} connections are dropped ({len(lives)} of {per_kind})")
+        # dropped at the deadline (or earlier, to make room), never much later
+        late = [t for t in lives if t > header_timeout + 2.0 * SLOW]
+        check(not late, f"[{name}] {kind} connections live at most ~{header_timeout} s: {sorted(late)[-3:]}")
+    srv.survived(f"{3 * per_kind} slow and idle connections")
+    srv.stop()
+
+
+def test_per_client_limit(a):
+    srv = Server("per_client", ["--model", f"tiny={a.tiny}", "--max-connections-per-client", "8",
+                                "--header-timeout", "30"])
+    if not srv.ok:
+        return
+    socks = []
+    for _ in range(20):
+        s = socket.socket()
+        s.bind(("127.0.0.60", 0))
+        s.connect(("127.0.0.1", srv.port))
+        s.settimeout(0.5)
+        socks.append(s)
+    time.sleep(0.5)
+    closed = 0
+    for s in socks:
+        try:
+            closed += s.recv(1) == b""
+        except socket.timeout:
+            pass
+        except OSError:
+            closed += 1
+    check(closed == 12, f"[per_client] 20 connections from one address, limit 8: {closed} closed at once (want 12)")
+    r = request(srv.port, "GET", "/health")   # another address (127.0.0.1) is not affected
+    check(r.status == 200, f"[per_client] other addresses are served meanwhile ({r!r})")
+    for s in socks:
+        s.close()
+    srv.stop()
+
+
+def test_early_answers(a):
+    """Refusals known from the head are answered at once, with the body unread."""
+    srv = Server("early", ["--model", f"tiny={a.tiny}", "--api-key", "k", "--max-upload-mb", "1"])
+    if not srv.ok:
+        return
+    heads = {
+        "404 unknown path": (b"POST /v1/nope HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000000\r\n\r\n", 404),
+        "401 no API key": (b"POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000000\r\n"
+                           b"Content-Type: multipart/form-data; boundary=b\r\n\r\n", 401),
+        "413 over the limit": (b"POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n"
+                               b"Content-Length: 2000000000\r\nContent-Type: multipart/form-data; boundary=b\r\n\r\n",
+                               413),
+        "400 not multipart": (b"POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n"
+                              b"Content-Length: 100000\r\nContent-Type: application/json\r\n\r\n", 400),
+    }
+    for what, (head, status) in heads.items():
+        s = socket.create_connection(("127.0.0.1", srv.port))
+        s.settimeout(5 * SLOW)
+        t = time.time()
+        s.sendall(head + b"--b\r\n")   # a little of the body, never the rest
+        try:
+            got = s.recv(4096)
+        except socket.timeout:
+            got = b""
+        took = time.time() - t
+        line = got.split(b"\r\n", 1)[0].decode("latin-1")
+        check(line.startswith(f"HTTP/1.1 {status}") and took < 1.0 * SLOW,
+              f"[early] {what}: answered at once ({line!r} after {took:.2f} s)")
+        check(b"connection: close" in got.lower(), f"[early] {what}: with Connection: close ({got[:300]!r})")
+        s.close()
+    srv.survived("refusals before the body")
+    srv.stop()
+
+
+def main():
+    if not os.path.exists(ts.TOKENIZER):
+        print("skipped: data not found")
+        return SKIP
+    os.makedirs(ts.WORK, exist_ok=True)
+    a = Assets()
+    a.build()
+    # the defaults: 300 attackers from 10 addresses (30 each, within the per-address limit of 32)
+    # against 256 connections in all and a 10 s header timeout
+    test_slow_clients(a, "defaults", [], 100, 10, 10)
+    # tighter limits: 300 attackers from 30 addresses against 64 connections and a 3 s timeout
+    test_slow_clients(a, "tight", ["--max-connections", "64", "--max-connections-per-client", "8",
+                                   "--header-timeout", "3"], 100, 30, 3)
+    test_per_client_limit(a)
+    test_early_answers(a)
+    return check.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

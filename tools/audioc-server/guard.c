@@ -1,0 +1,226 @@
+/* The connection guard: every connection is watched from accept to close,
+ * so slow or idle clients cannot hold the server. A connection must send a
+ * whole request head within --header-timeout seconds (of connecting, or of
+ * its previous answer when kept alive), and a body at --min-upload-rate on
+ * average after that grace. When all --max-connections are taken, a new
+ * client takes the place of the connection that has waited longest for its
+ * head, or of the slowest upload below that rate. Dropping is a shutdown() of our own duplicate of the socket:
+ * libmicrohttpd's thread for it sees the end and closes it as usual, and the
+ * duplicate keeps the socket from being reused under us meanwhile.
+ *
+ * The duplicate also gives a lingering close: a client whose upload was
+ * refused from its head (401, 404, 413, ...) is still sending when the
+ * connection ends, and closing a socket with unread bytes resets it, which
+ * can destroy the answer before the client reads it. So a connection that
+ * was not dropped is half-closed (our FIN after the answer) and its
+ * incoming bytes are read and thrown away until the client closes too, for
+ * at most LINGER_S seconds. */
+#include <errno.h>
+#include <microhttpd.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "server.h"
+
+typedef struct watched watched;
+struct watched {
+    watched *prev, *next;
+    int fd;              /* our duplicate of the connection's socket */
+    int phase;           /* CONN_HEAD, CONN_BODY, CONN_WORK */
+    double since;        /* when the phase began */
+    unsigned long long body_bytes;
+    int dropped;
+};
+
+#define LINGER_S 2.0
+#define MAX_LINGER 64   /* more closing at once are closed at once */
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static watched *head;
+static int count, stopping, started;
+static struct {
+    int fd;
+    double until;
+} linger[MAX_LINGER];
+static int n_linger;   /* added under the lock; removed only by the watchdog */
+static pthread_t watchdog;
+static atomic_long dropped_total;
+
+static void drop(watched *w)
+{
+    if (w->dropped) return;
+    w->dropped = 1;
+    shutdown(w->fd, SHUT_RDWR);
+    atomic_fetch_add(&dropped_total, 1);
+}
+
+/* Whether W has outstayed its phase at time NOW. */
+static int overdue(const watched *w, double now)
+{
+    double t = now - w->since, grace = g_cfg.header_timeout;
+    if (w->phase == CONN_HEAD) return t > grace;
+    if (w->phase == CONN_BODY) return t > grace && (double)w->body_bytes < g_cfg.min_upload_rate * (t - grace);
+    return 0;
+}
+
+/* Reads and drops what a lingering socket has; whether it is finished
+ * (the client closed, or an error). */
+static int drain(int fd)
+{
+    char buf[16384];
+    for (;;) {
+        ssize_t n = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+        if (n > 0) continue;
+        return n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+    }
+}
+
+/* Every 0.2 s: drops the connections that outstayed their phase; in
+ * between, drains the lingering sockets. */
+static void *watch(void *arg)
+{
+    struct pollfd p[MAX_LINGER];
+    double next_check = 0;
+    for (;;) {
+        pthread_mutex_lock(&lock);
+        if (stopping) {
+            for (int i = 0; i < n_linger; i++) close(linger[i].fd);
+            n_linger = 0;
+            pthread_mutex_unlock(&lock);
+            return NULL;
+        }
+        double now = ac_now();
+        if (now >= next_check) {
+            for (watched *w = head; w; w = w->next)
+                if (!w->dropped && overdue(w, now)) drop(w);
+            next_check = now + 0.2;
+        }
+        int n = n_linger;
+        for (int i = 0; i < n; i++) p[i] = (struct pollfd){.fd = linger[i].fd, .events = POLLIN | POLLRDHUP};
+        pthread_mutex_unlock(&lock);
+        if (n) poll(p, (nfds_t)n, 50);
+        else usleep(50 * 1000);
+        now = ac_now();
+        pthread_mutex_lock(&lock);
+        for (int i = n - 1; i >= 0; i--) {   /* from the end: later entries stay in place */
+            int done = (p[i].revents & (POLLRDHUP | POLLHUP | POLLERR)) || now > linger[i].until;
+            if (p[i].revents & POLLIN) done |= drain(p[i].fd);
+            if (!done) continue;
+            close(linger[i].fd);
+            linger[i] = linger[--n_linger];
+        }
+        pthread_mutex_unlock(&lock);
+    }
+}
+
+/* A new connection over the limit: the one waiting longest for its head
+ * makes room, else the slowest upload that runs below the minimum rate
+ * (after its first second), else the newcomer itself. */
+static void make_room(watched *newcomer, double now)
+{
+    watched *oldest = NULL, *slowest = NULL;
+    double slowest_rate = 0;
+    for (watched *w = head; w; w = w->next) {
+        if (w == newcomer || w->dropped) continue;
+        double t = now - w->since;
+        if (w->phase == CONN_HEAD && (!oldest || w->since < oldest->since)) oldest = w;
+        if (w->phase == CONN_BODY && t >= 1.0) {
+            double rate = (double)w->body_bytes / t;
+            if (rate < g_cfg.min_upload_rate && (!slowest || rate < slowest_rate)) {
+                slowest = w;
+                slowest_rate = rate;
+            }
+        }
+    }
+    drop(oldest ? oldest : slowest ? slowest : newcomer);
+}
+
+void guard_notify(void *cls, struct MHD_Connection *c, void **socket_context, enum MHD_ConnectionNotificationCode code)
+{
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        watched *w = calloc(1, sizeof *w);
+        if (!w || !ci || (w->fd = dup(ci->connect_fd)) < 0) {   /* cannot watch it: do not keep it */
+            if (ci) shutdown(ci->connect_fd, SHUT_RDWR);
+            free(w);
+            *socket_context = NULL;
+            return;
+        }
+        w->phase = CONN_HEAD;
+        w->since = ac_now();
+        pthread_mutex_lock(&lock);
+        w->next = head;
+        if (head) head->prev = w;
+        head = w;
+        if (++count > g_cfg.max_connections) make_room(w, w->since);
+        pthread_mutex_unlock(&lock);
+        *socket_context = w;
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        watched *w = *socket_context;
+        if (!w) return;
+        pthread_mutex_lock(&lock);
+        if (w->prev) w->prev->next = w->next;
+        else head = w->next;
+        if (w->next) w->next->prev = w->prev;
+        count--;
+        int lingers = !w->dropped && n_linger < MAX_LINGER;
+        if (lingers) {
+            shutdown(w->fd, SHUT_WR);
+            linger[n_linger].fd = w->fd;
+            linger[n_linger++].until = ac_now() + LINGER_S;
+        }
+        pthread_mutex_unlock(&lock);
+        if (!lingers) close(w->fd);
+        free(w);
+        *socket_context = NULL;
+    }
+}
+
+static watched *watched_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+void guard_phase(struct MHD_Connection *c, int phase)
+{
+    watched *w = watched_of(c);
+    if (!w) return;
+    pthread_mutex_lock(&lock);
+    w->phase = phase;
+    w->since = ac_now();
+    w->body_bytes = 0;
+    pthread_mutex_unlock(&lock);
+}
+
+void guard_body(struct MHD_Connection *c, size_t n)
+{
+    watched *w = watched_of(c);
+    if (!w) return;
+    pthread_mutex_lock(&lock);
+    w->body_bytes += n;
+    pthread_mutex_unlock(&lock);
+}
+
+long guard_dropped(void) { return atomic_load(&dropped_total); }
+
+int guard_start(void)
+{
+    stopping = 0;
+    if (pthread_create(&watchdog, NULL, watch, NULL)) return -1;
+    started = 1;
+    return 0;
+}
+
+void guard_stop(void)
+{
+    if (!started) return;
+    pthread_mutex_lock(&lock);
+    stopping = 1;
+    pthread_mutex_unlock(&lock);
+    pthread_join(watchdog, NULL);
+    started = 0;
+}
