@@ -130,6 +130,11 @@ int64_t ac_istft_length(const ac_stft *s, int64_t frames)
     return s->p.n_fft + s->p.hop * (frames - 1) - 2 * (int64_t)s->pad_len;
 }
 
+/* Vocos's ISTFT (padding "same") overlap-adds without centring and drops
+ * (n_fft - hop)/2 samples at each end, giving T*hop samples for T frames;
+ * torch.istft(center=True) would drop n_fft/2 and give (T-1)*hop. So it is
+ * the layout AC_STFT_SAME here, not a length argument to the centred one:
+ * with it the forward transform is Vocos's too (reflect (n_fft-hop)/2). */
 ac_status ac_istft(ac_stft *s, const float *spec, int64_t frames, int64_t length, float *out)
 {
     if (frames < 1) return ac_error(AC_ERR_ARG, "ISTFT of %lld frames", (long long)frames);
