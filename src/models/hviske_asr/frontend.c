@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "audio/stft.h"
+#include "audio/logmel.h"
 #include "base/error.h"
 #include "models/hviske_asr/frontend.h"
 
@@ -37,11 +37,10 @@ ac_status hviske_features(const hviske_model *m, const float *x, int64_t n, ac_a
                           int64_t *n_frames, int64_t *n_valid)
 {
     const hviske_config *c = &m->cfg;
-    int M = c->n_mels, bins = c->n_fft / 2 + 1;
+    int M = c->n_mels;
     int64_t T = 1 + n / c->hop, Tf = hviske_feature_frames(c, n), Tv = n / c->hop;
-    float *y = ac_arena_floats(a, (size_t)n + 1), *power = ac_arena_floats(a, (size_t)bins);
-    float *feat = ac_arena_floats(a, (size_t)Tf * M);
-    if (!y || !power || !feat) return AC_ERR_NOMEM;
+    float *y = ac_arena_floats(a, (size_t)n + 1), *feat = ac_arena_floats(a, (size_t)Tf * M);
+    if (!y || !feat) return AC_ERR_NOMEM;
 
     /* dither (seeded by the length, as upstream, so a file always gives the
      * same features), then pre-emphasis */
@@ -49,15 +48,13 @@ ac_status hviske_features(const hviske_model *m, const float *x, int64_t n, ac_a
     for (int64_t i = 0; i < n; i++) y[i] = x[i] + (c->dither > 0 ? (float)(c->dither * gaussian(&seed)) : 0.0f);
     for (int64_t i = n - 1; i > 0; i--) y[i] -= PREEMPH * y[i - 1];
 
-    ac_stft stft;
-    AC_TRY(ac_stft_init(&stft, c->n_fft, c->hop, c->win, m->window));
-    for (int64_t t = 0; t < T; t++) {
-        float *f = feat + t * M;
-        ac_stft_power(&stft, y, 0, n, n, t, power);
-        ac_melbank_apply(&m->mel, power, f);
-        for (int i = 0; i < M; i++) f[i] = logf(f[i] + LOG_GUARD);
-    }
-    ac_stft_free(&stft);
+    ac_logmel lm;
+    ac_stft_params sp = {c->n_fft, c->hop, c->win, m->window, AC_STFT_CENTER, AC_PAD_ZERO};
+    AC_TRY(ac_logmel_init(&lm, &sp, &m->mel, AC_LOG_ADD, LOG_GUARD));
+    ac_status st = AC_OK;
+    for (int64_t t = 0; t < T && !st; t++) st = ac_logmel_frame(&lm, y, 0, n, n, t, feat + t * M);
+    ac_logmel_free(&lm);
+    AC_TRY(st);
 
     /* per-feature normalization over the valid frames (n - 1 in the
      * variance, 1e-5 added to the deviation); other frames become 0 */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "audio/stft.h"
+#include "audio/logmel.h"
 #include "base/arena.h"
 #include "base/error.h"
 #include "models/marblenet_vad/model.h"
@@ -16,7 +16,7 @@
 
 struct ac_marblenet_stream {
     const ac_marblenet *m;
-    ac_stft stft;
+    ac_logmel logmel;
     /* samples: index 0 of buf is absolute sample buf_base */
     float *buf;
     size_t buf_n, buf_cap;
@@ -29,7 +29,7 @@ struct ac_marblenet_stream {
     int64_t next_out;            /* next output frame to produce */
     /* per-window scratch */
     ac_arena arena;
-    float *power, *x, *y, *res, *tmp, *cols, *logits;
+    float *x, *y, *res, *tmp, *cols, *logits;
     size_t max_rows;
 };
 
@@ -39,7 +39,8 @@ ac_status ac_marblenet_stream_new(const ac_marblenet *m, ac_marblenet_stream **o
     ac_marblenet_stream *s = ac_calloc(1, sizeof *s);
     if (!s) return AC_ERR_NOMEM;
     s->m = m;
-    ac_status st = ac_stft_init(&s->stft, m->n_fft, m->hop, m->win, m->window);
+    ac_stft_params sp = {m->n_fft, m->hop, m->win, m->window, AC_STFT_CENTER, AC_PAD_ZERO};
+    ac_status st = ac_logmel_init(&s->logmel, &sp, &m->mel, AC_LOG_ADD, LOG_GUARD);
     if (st) {
         free(s);
         return st;
@@ -54,14 +55,13 @@ ac_status ac_marblenet_stream_new(const ac_marblenet *m, ac_marblenet_stream **o
     ac_arena *a = &s->arena;
     s->buf = ac_arena_floats(a, s->buf_cap);
     s->feat = ac_arena_floats(a, s->feat_cap * (size_t)m->n_mels);
-    s->power = ac_arena_floats(a, (size_t)m->n_fft / 2 + 1);
     s->x = ac_arena_floats(a, s->max_rows * C);
     s->y = ac_arena_floats(a, s->max_rows * C);
     s->res = ac_arena_floats(a, s->max_rows * C);
     s->tmp = ac_arena_floats(a, s->max_rows * C);
     s->cols = ac_arena_floats(a, s->max_rows * C * K);
     s->logits = ac_arena_floats(a, s->max_rows * (size_t)m->n_classes);
-    if (!s->buf || !s->feat || !s->power || !s->x || !s->y || !s->res || !s->tmp ||
+    if (!s->buf || !s->feat || !s->x || !s->y || !s->res || !s->tmp ||
         !s->cols || !s->logits) {
         ac_marblenet_stream_free(s);
         return AC_ERR_NOMEM;
@@ -73,7 +73,7 @@ ac_status ac_marblenet_stream_new(const ac_marblenet *m, ac_marblenet_stream **o
 void ac_marblenet_stream_free(ac_marblenet_stream *s)
 {
     if (!s) return;
-    ac_stft_free(&s->stft);
+    ac_logmel_free(&s->logmel);
     ac_arena_free(&s->arena);
     free(s);
 }
@@ -93,11 +93,8 @@ static ac_status push_feature(ac_marblenet_stream *s, const float *f)
 /* Log-mel features of STFT frame T. */
 static ac_status compute_frame(ac_marblenet_stream *s, int64_t t)
 {
-    const ac_marblenet *m = s->m;
-    ac_stft_power(&s->stft, s->buf, s->buf_base, (int64_t)s->buf_n, s->n_samples, t, s->power);
     float mel[1024];
-    ac_melbank_apply(&m->mel, s->power, mel);
-    for (int i = 0; i < m->n_mels; i++) mel[i] = logf(mel[i] + LOG_GUARD);
+    AC_TRY(ac_logmel_frame(&s->logmel, s->buf, s->buf_base, (int64_t)s->buf_n, s->n_samples, t, mel));
     return push_feature(s, mel);
 }
 
@@ -204,7 +201,7 @@ static ac_status run_windows(ac_marblenet_stream *s, int64_t total_out, int fina
 /* Computes every STFT frame whose samples have all arrived. */
 static ac_status compute_frames(ac_marblenet_stream *s, ac_floatvec *probs)
 {
-    while (ac_stft_frame_end(&s->stft, s->next_frame) <= s->n_samples) {
+    while (ac_stft_frame_end(&s->logmel.stft, s->next_frame) <= s->n_samples) {
         AC_TRY(compute_frame(s, s->next_frame++));
         if (s->feat_n == s->feat_cap) AC_TRY(run_windows(s, 0, 0, probs));
     }
@@ -215,7 +212,7 @@ ac_status ac_marblenet_stream_feed(ac_marblenet_stream *s, const float *pcm, siz
 {
     while (n > 0) {
         /* keep only the samples that a future frame still reads */
-        int64_t keep_from = ac_stft_frame_begin(&s->stft, s->next_frame);
+        int64_t keep_from = ac_stft_frame_begin(&s->logmel.stft, s->next_frame);
         if (keep_from > s->buf_base) {
             size_t drop = (size_t)(keep_from - s->buf_base);
             if (drop > s->buf_n) drop = s->buf_n;
