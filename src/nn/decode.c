@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "base/mem.h"
+#include "base/rng.h"
 
 void ac_decode_result_free(ac_decode_result *r)
 {
@@ -62,33 +63,9 @@ void ac_sampling_probs(const float *logprobs, int vocab, float temperature, int 
     for (int i = 0; i < keep; i++) probs[r[i].i] = (float)(exp(r[i].v / temperature - mx) / kept);
 }
 
-/* xoshiro256** seeded through splitmix64: a fixed seed gives fixed samples. */
-typedef struct {
-    uint64_t s[4];
-} rng;
-
-static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-static void rng_seed(rng *r, uint64_t seed)
+static int sample(const float *probs, int vocab, ac_rng *r)
 {
-    for (int i = 0; i < 4; i++) {
-        uint64_t z = (seed += 0x9e3779b97f4a7c15ull);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        r->s[i] = z ^ (z >> 31);
-    }
-}
-
-static double rng_uniform(rng *r)
-{
-    uint64_t *s = r->s, out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-    s[2] ^= s[0], s[3] ^= s[1], s[1] ^= s[2], s[0] ^= s[3], s[2] ^= t, s[3] = rotl(s[3], 45);
-    return (double)(out >> 11) / 9007199254740992.0;
-}
-
-static int sample(const float *probs, int vocab, rng *r)
-{
-    double u = rng_uniform(r), cum = 0;
+    double u = ac_rng_uniform(r), cum = 0;
     int last = 0;
     for (int i = 0; i < vocab; i++) {
         if (probs[i] <= 0) continue;
@@ -114,8 +91,8 @@ static ac_status decode_single(const ac_decode_model *m, const ac_decode_options
         scratch = ac_malloc((size_t)V * AC_SAMPLING_SCRATCH);
     }
     ac_status s = lp && toks && (!sampling || (probs && scratch)) ? AC_OK : AC_ERR_NOMEM;
-    rng r;
-    rng_seed(&r, o->seed);
+    ac_rng r;
+    ac_rng_seed(&r, o->seed);
     if (!s) memcpy(lp, first, (size_t)V * sizeof *lp);
     int n = 0;
     double total = 0;
