@@ -227,10 +227,13 @@ static ac_status transcribe(ac_asr *a, const source *src, const ac_asr_options *
     const hviske_config *c = &a->model->cfg;
     ac_audio_reader *r;
     AC_TRY(source_open(src, c->sample_rate, &r));
+    ac_decode_options d = ac_decode_defaults();
+    d.max_new_tokens = opt->max_new_tokens, d.min_new_tokens = opt->min_new_tokens;
+    d.beam_size = opt->beam_size, d.length_penalty = opt->length_penalty;
+    d.temperature = opt->temperature, d.top_k = opt->top_k, d.top_p = opt->top_p, d.seed = opt->seed;
     job j = {.m = a->model, .o = opt, .out = out,
-             .ho = {opt->language, opt->punctuation, opt->prompt_prefix,
-                    {opt->max_new_tokens, opt->min_new_tokens, opt->beam_size, opt->length_penalty,
-                     opt->temperature, opt->top_k, opt->top_p, opt->seed}}};
+             .ho = {.language = opt->language, .punctuation = opt->punctuation, .dummy_prefix = opt->prompt_prefix,
+                    .decode = d}};
     j.cap = (int64_t)(c->max_clip_s * c->sample_rate + 0.5) + 1;
     ac_status s = (j.buf = ac_malloc((size_t)j.cap * sizeof *j.buf)) ? AC_OK : AC_ERR_NOMEM;
     ac_arena_init(&j.arena, 16u << 20);

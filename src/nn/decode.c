@@ -6,6 +6,21 @@
 
 #include "base/error.h"
 #include "base/mem.h"
+#include "nn/sampler.h"
+
+ac_decode_options ac_decode_defaults(void)
+{
+    return (ac_decode_options){
+        .max_new_tokens = 256,
+        .min_new_tokens = 0,
+        .beam_size = 1,
+        .length_penalty = 1.0f,
+        .temperature = 0,
+        .top_k = 0,
+        .top_p = 1.0f,
+        .seed = 0,
+    };
+}
 
 void ac_decode_result_free(ac_decode_result *r)
 {
@@ -13,121 +28,37 @@ void ac_decode_result_free(ac_decode_result *r)
     memset(r, 0, sizeof *r);
 }
 
-static int argmax(const float *x, int n)
-{
-    int best = 0;
-    for (int i = 1; i < n; i++)
-        if (x[i] > x[best]) best = i;
-    return best;
-}
-
-/* ---- sampling ------------------------------------------------------------- */
-
-typedef struct {
-    float v;
-    int i;
-} ranked;
-_Static_assert(sizeof(ranked) <= AC_SAMPLING_SCRATCH, "sampling scratch");
-
-/* Descending by value; ties by lower index, so the order is total. */
-static int by_value_desc(const void *a, const void *b)
-{
-    const ranked *x = a, *y = b;
-    if (x->v != y->v) return x->v > y->v ? -1 : 1;
-    return x->i - y->i;
-}
-
-void ac_sampling_probs(const float *logprobs, int vocab, float temperature, int top_k, float top_p,
-                       float *probs, void *scratch)
-{
-    ranked *r = scratch;
-    for (int i = 0; i < vocab; i++) r[i] = (ranked){logprobs[i], i};
-    qsort(r, (size_t)vocab, sizeof *r, by_value_desc);
-    int k = top_k > 0 && top_k < vocab ? top_k : vocab;
-    double sum = 0, mx = r[0].v / temperature;
-    memset(probs, 0, (size_t)vocab * sizeof *probs);
-    for (int i = 0; i < k; i++) sum += exp(r[i].v / temperature - mx);
-    /* sorted by logit is sorted by probability: the top-p prefix follows */
-    int keep = k;
-    if (top_p < 1) {
-        double cum = 0;
-        for (keep = 0; keep < k;) {
-            cum += exp(r[keep].v / temperature - mx) / sum;
-            keep++;
-            if (cum >= top_p) break;
-        }
-    }
-    double kept = 0;
-    for (int i = 0; i < keep; i++) kept += exp(r[i].v / temperature - mx);
-    for (int i = 0; i < keep; i++) probs[r[i].i] = (float)(exp(r[i].v / temperature - mx) / kept);
-}
-
-/* xoshiro256** seeded through splitmix64: a fixed seed gives fixed samples. */
-typedef struct {
-    uint64_t s[4];
-} rng;
-
-static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-static void rng_seed(rng *r, uint64_t seed)
-{
-    for (int i = 0; i < 4; i++) {
-        uint64_t z = (seed += 0x9e3779b97f4a7c15ull);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        r->s[i] = z ^ (z >> 31);
-    }
-}
-
-static double rng_uniform(rng *r)
-{
-    uint64_t *s = r->s, out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-    s[2] ^= s[0], s[3] ^= s[1], s[1] ^= s[2], s[0] ^= s[3], s[2] ^= t, s[3] = rotl(s[3], 45);
-    return (double)(out >> 11) / 9007199254740992.0;
-}
-
-static int sample(const float *probs, int vocab, rng *r)
-{
-    double u = rng_uniform(r), cum = 0;
-    int last = 0;
-    for (int i = 0; i < vocab; i++) {
-        if (probs[i] <= 0) continue;
-        cum += probs[i];
-        last = i;
-        if (u < cum) return i;
-    }
-    return last; /* rounding left u above the total */
-}
-
 /* ---- greedy and sampling: one beam ------------------------------------------ */
+
+/* The search's options as the sampler takes them (no repetition penalty:
+ * the search does not see the prompt's ids). */
+static ac_sampler_options sampler_options(const ac_decode_options *o, int eos)
+{
+    ac_sampler_options so = ac_sampler_defaults();
+    so.min_new_tokens = o->min_new_tokens;
+    so.eos = eos;
+    so.temperature = o->temperature;
+    so.top_k = o->top_k;
+    so.top_p = o->top_p;
+    return so;
+}
 
 static ac_status decode_single(const ac_decode_model *m, const ac_decode_options *o, const float *first, int pos0,
                                ac_decode_result *out)
 {
     int V = m->vocab;
-    float *lp = ac_malloc((size_t)V * sizeof *lp), *probs = NULL;
-    void *scratch = NULL;
+    ac_sampler_options so = sampler_options(o, m->eos);
+    ac_sampler smp;
+    AC_TRY(ac_sampler_init(&smp, V, o->seed));
+    float *lp = ac_malloc((size_t)V * sizeof *lp);
     int *toks = ac_malloc(((size_t)o->max_new_tokens + 1) * sizeof *toks);
-    int sampling = o->temperature > 0;
-    if (sampling) {
-        probs = ac_malloc((size_t)V * sizeof *probs);
-        scratch = ac_malloc((size_t)V * AC_SAMPLING_SCRATCH);
-    }
-    ac_status s = lp && toks && (!sampling || (probs && scratch)) ? AC_OK : AC_ERR_NOMEM;
-    rng r;
-    rng_seed(&r, o->seed);
+    ac_status s = lp && toks ? AC_OK : AC_ERR_NOMEM;
     if (!s) memcpy(lp, first, (size_t)V * sizeof *lp);
     int n = 0;
     double total = 0;
     while (!s) {
         int tok;
-        if (n < o->min_new_tokens) lp[m->eos] = -INFINITY;
-        if (sampling) {
-            ac_sampling_probs(lp, V, o->temperature, o->top_k, o->top_p, probs, scratch);
-            tok = sample(probs, V, &r);
-        } else {
-            tok = argmax(lp, V);
-        }
+        if ((s = ac_sample(&smp, &so, lp, toks, n, n, &tok, NULL))) break;
         total += lp[tok];
         if (tok == m->eos || n == o->max_new_tokens) break;
         toks[n++] = tok;
@@ -136,8 +67,7 @@ static ac_status decode_single(const ac_decode_model *m, const ac_decode_options
         out->steps++;
     }
     free(lp);
-    free(probs);
-    free(scratch);
+    ac_sampler_free(&smp);
     if (s) {
         free(toks);
         return s;
@@ -237,7 +167,7 @@ static ac_status decode_beam(const ac_decode_model *m, const ac_decode_options *
         int nc = 0;
         for (int b = 0; b < n_act; b++) {
             float *row = lp + (size_t)b * V;
-            if (len < o->min_new_tokens) row[m->eos] = -INFINITY;
+            ac_bar_eos(row, m->eos, len, o->min_new_tokens);
             int n_top = top_tokens(row, V, K, top);
             for (int i = 0; i < n_top; i++) cands[nc++] = (cand){act[b].score + row[top[i]], b, top[i]};
         }
@@ -325,7 +255,7 @@ ac_status ac_decode(const ac_decode_model *m, const ac_decode_options *o, const 
         return ac_error(AC_ERR_ARG, "min_new_tokens must be in 0..max_new_tokens");
     if (o->beam_size < 1 || o->beam_size > 64) return ac_error(AC_ERR_ARG, "beam size %d is out of range 1..64", o->beam_size);
     if (o->beam_size > 1 && o->temperature > 0) return ac_error(AC_ERR_ARG, "sampling works with beam size 1 only");
-    if (o->temperature < 0 || !(o->top_p > 0 && o->top_p <= 1) || o->top_k < 0)
-        return ac_error(AC_ERR_ARG, "temperature must be >= 0, top-p in (0, 1], top-k >= 0");
+    ac_sampler_options so = sampler_options(o, m->eos);
+    AC_TRY(ac_sampler_check(&so, m->vocab));
     return o->beam_size > 1 ? decode_beam(m, o, first, pos0, out) : decode_single(m, o, first, pos0, out);
 }

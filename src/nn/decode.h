@@ -1,6 +1,7 @@
 /* Token search over any autoregressive model: greedy, sampling
- * (temperature, top-k, top-p, seed) and beam search with a length penalty
- * and early stop. The model is reached through two callbacks. */
+ * (temperature, top-k, top-p, seed; one token at a time by nn/sampler) and
+ * beam search with a length penalty and early stop. The model is reached
+ * through two callbacks. */
 #ifndef AC_NN_DECODE_H
 #define AC_NN_DECODE_H
 
@@ -25,10 +26,13 @@ typedef struct ac_decode_options {
     int beam_size;           /* > 1: beam search */
     float length_penalty;    /* beam search: score / length^penalty */
     float temperature;       /* > 0 (with beam_size 1): sampling */
-    int top_k;               /* 0: all */
+    int top_k;               /* 0: all; ties with the k-th stay (nn/sampler.h) */
     float top_p;             /* 1: all */
-    uint64_t seed;
+    uint64_t seed;           /* sampling draws are xoshiro256** from this seed */
 } ac_decode_options;
+
+/* Greedy, 256 tokens at most, length penalty 1: set what differs after this. */
+ac_decode_options ac_decode_defaults(void);
 
 typedef struct ac_decode_result {
     int *tokens;             /* without the end token */
@@ -42,12 +46,5 @@ typedef struct ac_decode_result {
 ac_status ac_decode(const ac_decode_model *m, const ac_decode_options *o, const float *first, int pos0,
                     ac_decode_result *out);
 void ac_decode_result_free(ac_decode_result *r);
-
-/* The distribution sampling draws from: top-k of LOGPROBS, softmax at
- * TEMPERATURE, then the smallest top-p prefix; written to PROBS[vocab]
- * (zeros elsewhere). SCRATCH holds vocab * AC_SAMPLING_SCRATCH bytes. */
-#define AC_SAMPLING_SCRATCH 8
-void ac_sampling_probs(const float *logprobs, int vocab, float temperature, int top_k, float top_p,
-                       float *probs, void *scratch);
 
 #endif

@@ -1,4 +1,4 @@
-/* src/base: half/bfloat16 conversions, arena, thread pool, errors, floatvec. */
+/* src/base: half/bfloat16 conversions, arena, thread pool, errors, floatvec, random numbers. */
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "base/f16.h"
 #include "base/mem.h"
+#include "base/rng.h"
 #include "base/threadpool.h"
 #include "test_util.h"
 
@@ -352,6 +353,57 @@ static void test_floatvec(void)
     ac_floatvec_free(&v);
 }
 
+/* SplitMix64 from seed 0 (the published first outputs); xoshiro256** seeded
+ * with 42 (its four words from SplitMix64(42)), computed independently. */
+static void test_rng_known(void)
+{
+    static const uint64_t split0[] = {0xe220a8397b1dcdafull, 0x6e789e6aa1b965f4ull, 0x06c45d188009454full};
+    static const uint64_t xo42[] = {0x15780b2e0c2ec716ull, 0x6104d9866d113a7eull, 0xae17533239e499a1ull,
+                                    0xecb8ad4703b360a1ull};
+    uint64_t st = 0;
+    for (int i = 0; i < 3; i++) {
+        uint64_t v = ac_splitmix64(&st);
+        CHECK(v == split0[i], "splitmix64 output %d = %016llx", i, (unsigned long long)v);
+    }
+    ac_rng r;
+    ac_rng_seed(&r, 42);
+    for (int i = 0; i < 4; i++) {
+        uint64_t v = ac_rng_next(&r);
+        CHECK(v == xo42[i], "xoshiro256** output %d = %016llx", i, (unsigned long long)v);
+    }
+    /* the uniforms are the top bits of the next output */
+    ac_rng a, b;
+    ac_rng_seed(&a, 7), ac_rng_seed(&b, 7);
+    CHECK(ac_rng_uniform(&a) == (double)(ac_rng_next(&b) >> 11) * 0x1p-53, "uniform: top 53 bits");
+    CHECK(ac_rng_uniformf(&a) == (float)(ac_rng_next(&b) >> 40) * 0x1p-24f, "uniformf: top 24 bits");
+}
+
+/* Ranges and moments: uniforms in [0, 1) with mean 1/2 and variance 1/12,
+ * normals with mean 0 and variance 1 (200,000 draws: 5 standard errors). */
+static void test_rng_moments(void)
+{
+    enum { N = 200000 };
+    ac_rng r;
+    ac_rng_seed(&r, 1);
+    double su = 0, suu = 0, sf = 0, sg = 0, sgg = 0, sh = 0, shh = 0;
+    int in_range = 1;
+    uint64_t st = 3;
+    for (int i = 0; i < N; i++) {
+        double u = ac_rng_uniform(&r), g = ac_rng_gaussian(&r), h = ac_splitmix_gaussian(&st);
+        float f = ac_rng_uniformf(&r);
+        in_range &= u >= 0 && u < 1 && f >= 0 && f < 1 && isfinite(g) && isfinite(h);
+        su += u, suu += u * u, sf += f, sg += g, sgg += g * g, sh += h, shh += h * h;
+    }
+    CHECK(in_range, "uniforms in [0, 1), normals finite");
+    double se_u = sqrt(1.0 / 12 / N), se_g = sqrt(1.0 / N), se_var = sqrt(2.0 / N);
+    CHECK(fabs(su / N - 0.5) < 5 * se_u && fabs(sf / N - 0.5) < 5 * se_u, "uniform means %.5f %.5f", su / N, sf / N);
+    CHECK(fabs(suu / N - su / N * (su / N) - 1.0 / 12) < 0.002, "uniform variance %.5f", suu / N - su / N * (su / N));
+    CHECK(fabs(sg / N) < 5 * se_g && fabs(sgg / N - 1) < 5 * se_var, "xoshiro normal: mean %.4f, variance %.4f",
+          sg / N, sgg / N);
+    CHECK(fabs(sh / N) < 5 * se_g && fabs(shh / N - 1) < 5 * se_var, "splitmix normal: mean %.4f, variance %.4f",
+          sh / N, shh / N);
+}
+
 int main(int argc, char **argv)
 {
     test_init(argc, argv);
@@ -364,5 +416,7 @@ int main(int argc, char **argv)
     RUN(test_parallel_nested);
     RUN(test_errors);
     RUN(test_floatvec);
+    RUN(test_rng_known);
+    RUN(test_rng_moments);
     return test_finish();
 }

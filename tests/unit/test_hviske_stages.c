@@ -14,6 +14,7 @@
 #include "models/hviske_asr/frontend.h"
 #include "models/hviske_asr/transcribe.h"
 #include "nn/decode.h"
+#include "nn/sampler.h"
 #include "test_util.h"
 
 static const char *golden_dir;
@@ -148,13 +149,18 @@ int main(int argc, char **argv)
     hviske_decoder *d;
     int beam[16] = {0}, pos[16];
     for (int i = 0; i < np; i++) pos[i] = i;
-    float *lp = malloc((size_t)m->cfg.vocab * sizeof *lp), *probs = malloc((size_t)m->cfg.vocab * sizeof *probs);
-    void *scratch = malloc((size_t)m->cfg.vocab * AC_SAMPLING_SCRATCH);
+    float *lp = malloc((size_t)m->cfg.vocab * sizeof *lp);
     CHECK(hviske_decoder_new(m, e.proj, e.T, e.T_valid, 1, 128, np, &a, &d) == AC_OK, "decoder");
     CHECK(hviske_decoder_forward(d, prompt, beam, pos, np, 1, lp) == AC_OK, "prefill");
     compare("prefill_logprobs.npy", lp, (size_t)m->cfg.vocab, 1e-4);
     /* the sampling distribution golden.py dumps: T 0.8, top-k 20, top-p 0.9 */
-    ac_sampling_probs(lp, m->cfg.vocab, 0.8f, 20, 0.9f, probs, scratch);
+    ac_sampler smp;
+    ac_sampler_options so = ac_sampler_defaults();
+    so.temperature = 0.8f, so.top_k = 20, so.top_p = 0.9f;
+    int n_kept = 0;
+    CHECK(ac_sampler_init(&smp, m->cfg.vocab, 0) == AC_OK && ac_sampler_probs(&smp, &so, lp, NULL, 0, 0, &n_kept) == AC_OK,
+          "sampling distribution: %s", ac_last_error());
+    const float *probs = smp.probs;
     size_t gn = 0;
     float *gp = load_npy("sampling_probs.npy", &gn);
     if (gp && gn == (size_t)m->cfg.vocab) {
@@ -168,9 +174,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "  %-22s max abs difference %.2e, same support %d\n", "sampling_probs.npy", dmax, support);
     }
     free(gp);
+    ac_sampler_free(&smp);
 
     /* KV cache: greedy with the cache equals recomputing the prefix */
-    hviske_options o = {"da", 1, 1, {24, 0, 1, 1.0f, 0, 0, 1.0f, 0}};
+    hviske_options o = {.language = "da", .punctuation = 1, .dummy_prefix = 1, .decode = ac_decode_defaults()};
+    o.decode.max_new_tokens = 24;
     hviske_chunk_result cr;
     CHECK(hviske_transcribe_chunk(m, x, end, &o, &a, &cr) == AC_OK, "transcribe: %s", ac_last_error());
     int ids[64];
@@ -180,7 +188,7 @@ int main(int argc, char **argv)
     fprintf(stderr, "  kv cache vs recompute: %d ids, %s\n", nr, nr == cr.n_tokens ? "same" : "DIFFERENT");
     hviske_chunk_result_free(&cr);
 
-    free(lp), free(probs), free(scratch), free(x);
+    free(lp), free(x);
     ac_arena_free(&a);
     hviske_free(m);
     return test_finish();

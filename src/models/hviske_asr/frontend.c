@@ -6,26 +6,11 @@
 
 #include "audio/logmel.h"
 #include "base/error.h"
+#include "base/rng.h"
 #include "models/hviske_asr/frontend.h"
 
 #define PREEMPH 0.97f
 #define LOG_GUARD 5.960464477539063e-8f /* 2^-24 */
-
-/* A standard normal from a 64-bit generator (Box-Muller), for dither. */
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static double gaussian(uint64_t *s)
-{
-    double u1 = ((double)(splitmix(s) >> 11) + 0.5) / 9007199254740992.0;
-    double u2 = (double)(splitmix(s) >> 11) / 9007199254740992.0;
-    return sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2);
-}
 
 int64_t hviske_feature_frames(const hviske_config *c, int64_t n_samples)
 {
@@ -45,7 +30,7 @@ ac_status hviske_features(const hviske_model *m, const float *x, int64_t n, ac_a
     /* dither (seeded by the length, as upstream, so a file always gives the
      * same features), then pre-emphasis */
     uint64_t seed = (uint64_t)n;
-    for (int64_t i = 0; i < n; i++) y[i] = x[i] + (c->dither > 0 ? (float)(c->dither * gaussian(&seed)) : 0.0f);
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] + (c->dither > 0 ? (float)(c->dither * ac_splitmix_gaussian(&seed)) : 0.0f);
     for (int64_t i = n - 1; i > 0; i--) y[i] -= PREEMPH * y[i - 1];
 
     ac_logmel lm;
