@@ -3,7 +3,7 @@
 hundreds of idle, slow-header and slow-body connections from several
 addresses while a normal client keeps getting its answers in its usual time;
 the per-address connection limit; refusals answered before the body is
-read. Python stdlib only."""
+read; no forged log lines; the API key's scheme. Python stdlib only."""
 import os
 import selectors
 import socket
@@ -220,6 +220,32 @@ def test_early_answers(a):
     srv.stop()
 
 
+def test_log_and_key(a):
+    """Request paths cannot forge log lines; the API key's scheme is case-insensitive."""
+    srv = Server("hygiene", ["--model", f"tiny={a.tiny}", "--api-key", "s3cret"])
+    if not srv.ok:
+        return
+    forged = "GET /v1/admin 200 1.000 s"
+    r = request(srv.port, "GET", "/health%0A" + forged.replace(" ", "%20"))
+    check(r.status == 404, f"[hygiene] a path with an encoded newline: 404 ({r!r})")
+    raw = socket.create_connection(("127.0.0.1", srv.port))
+    raw.sendall(b"GET /health\x1b[2J\x07 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    raw.recv(4096)
+    raw.close()
+    time.sleep(0.2)
+    log = srv.stderr().splitlines()
+    check(forged not in log and not any(line.startswith("GET /v1/admin") for line in log),
+          f"[hygiene] no forged log line: {log[-4:]}")
+    check(not any("\x1b" in line or "\x07" in line for line in log),
+          f"[hygiene] control bytes are escaped in the log: {[l for l in log if 'health' in l]}")
+    for scheme, key, status in (("Bearer", "s3cret", 200), ("bearer", "s3cret", 200), ("BEARER", "s3cret", 200),
+                                ("Bearer", "s3cre", 401), ("Bearer", "s3cret0", 401), ("Bearer", "", 401),
+                                ("Basic", "s3cret", 401)):
+        r = request(srv.port, "GET", "/v1/models", headers={"Authorization": f"{scheme} {key}"})
+        check(r.status == status, f"[hygiene] Authorization: {scheme} {key!r}: {r.status} (want {status})")
+    srv.stop()
+
+
 def main():
     if not os.path.exists(ts.TOKENIZER):
         print("skipped: data not found")
@@ -235,6 +261,7 @@ def main():
                                    "--header-timeout", "3"], 100, 30, 3)
     test_per_client_limit(a)
     test_early_answers(a)
+    test_log_and_key(a)
     return check.finish()
 
 

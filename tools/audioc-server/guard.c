@@ -3,8 +3,7 @@
  * whole request head within --header-timeout seconds (of connecting, or of
  * its previous answer when kept alive), and a body at --min-upload-rate on
  * average after that grace. When all --max-connections are taken, a new
- * client takes the place of the connection that has waited longest for its
- * head, or of the slowest upload below that rate. Dropping is a shutdown() of our own duplicate of the socket:
+ * client takes the place of the slowest sender (see make_room). Dropping is a shutdown() of our own duplicate of the socket:
  * libmicrohttpd's thread for it sees the end and closes it as usual, and the
  * duplicate keeps the socket from being reused under us meanwhile.
  *
@@ -16,10 +15,13 @@
  * incoming bytes are read and thrown away until the client closes too, for
  * at most LINGER_S seconds. */
 #include <errno.h>
+#include <linux/tcp.h>   /* struct tcp_info with tcpi_bytes_received */
 #include <microhttpd.h>
 #include <poll.h>
 #include <pthread.h>
+#include <netinet/in.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -32,6 +34,7 @@ struct watched {
     int phase;           /* CONN_HEAD, CONN_BODY, CONN_WORK */
     double since;        /* when the phase began */
     unsigned long long body_bytes;
+    unsigned long long bytes_at_phase;   /* the TCP byte count when the phase began */
     int dropped;
 };
 
@@ -116,26 +119,42 @@ static void *watch(void *arg)
     }
 }
 
-/* A new connection over the limit: the one waiting longest for its head
- * makes room, else the slowest upload that runs below the minimum rate
- * (after its first second), else the newcomer itself. */
+/* Bytes the peer has sent on FD so far, from the kernel's TCP counters
+ * (libmicrohttpd reads the request head before we see anything of it). */
+static unsigned long long bytes_received(int fd)
+{
+    struct tcp_info ti;
+    socklen_t n = sizeof ti;
+    memset(&ti, 0, sizeof ti);
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &n) != 0) return 0;
+    return ti.tcpi_bytes_received;
+}
+
+/* A new connection over the limit: the slowest sender makes room. Of the
+ * connections waiting for a head or receiving a body for at least
+ * ROOM_GRACE_S, the one receiving the fewest bytes per second goes (an
+ * upload only when below the minimum rate); a legitimate client sends its
+ * head at once, so idle and trickling ones go first. Failing that, the one
+ * waiting longest for its head; failing that, the newcomer itself. */
+#define ROOM_GRACE_S 0.5
+
 static void make_room(watched *newcomer, double now)
 {
-    watched *oldest = NULL, *slowest = NULL;
+    watched *slowest = NULL, *oldest = NULL;
     double slowest_rate = 0;
     for (watched *w = head; w; w = w->next) {
-        if (w == newcomer || w->dropped) continue;
-        double t = now - w->since;
+        if (w == newcomer || w->dropped || w->phase == CONN_WORK) continue;
         if (w->phase == CONN_HEAD && (!oldest || w->since < oldest->since)) oldest = w;
-        if (w->phase == CONN_BODY && t >= 1.0) {
-            double rate = (double)w->body_bytes / t;
-            if (rate < g_cfg.min_upload_rate && (!slowest || rate < slowest_rate)) {
-                slowest = w;
-                slowest_rate = rate;
-            }
+        double t = now - w->since;
+        if (t < ROOM_GRACE_S) continue;
+        double rate = (double)(bytes_received(w->fd) - w->bytes_at_phase) / t;
+        if (w->phase == CONN_BODY && rate >= g_cfg.min_upload_rate) continue;
+        if (!slowest || rate < slowest_rate) {
+            slowest = w;
+            slowest_rate = rate;
         }
     }
-    drop(oldest ? oldest : slowest ? slowest : newcomer);
+    drop(slowest ? slowest : oldest ? oldest : newcomer);
 }
 
 void guard_notify(void *cls, struct MHD_Connection *c, void **socket_context, enum MHD_ConnectionNotificationCode code)
@@ -193,6 +212,7 @@ void guard_phase(struct MHD_Connection *c, int phase)
     w->phase = phase;
     w->since = ac_now();
     w->body_bytes = 0;
+    w->bytes_at_phase = bytes_received(w->fd);
     pthread_mutex_unlock(&lock);
 }
 

@@ -30,9 +30,26 @@ typedef struct {
 
 static atomic_int in_flight;   /* requests begun and not yet completed */
 
+/* S for a log line: bytes outside printable ASCII (a newline that would
+ * forge a line, escape sequences) and backslashes as \xHH, cut to N-1. */
+static const char *log_safe(const char *s, char *out, size_t n)
+{
+    size_t k = 0;
+    for (; *s && k + 5 < n; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c >= 0x20 && c < 0x7f && c != '\\') out[k++] = (char)c;
+        else k += (size_t)snprintf(out + k, n - k, "\\x%02x", c);
+    }
+    out[k] = 0;
+    return out;
+}
+
 static void log_request(const request *q, int status)
 {
-    if (!g_cfg.quiet) fprintf(stderr, "%s %s %d %.3f s\n", q->method, q->url, status, ac_now() - q->t0);
+    char method[64], url[512];
+    if (!g_cfg.quiet)
+        fprintf(stderr, "%s %s %d %.3f s\n", log_safe(q->method, method, sizeof method),
+                log_safe(q->url, url, sizeof url), status, ac_now() - q->t0);
 }
 
 static void add_common_headers(struct MHD_Response *resp, const char *type)
@@ -70,11 +87,25 @@ static const char *header(struct MHD_Connection *c, const char *name)
     return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
 }
 
+/* Whether A equals B, in a time that depends on their lengths only, not on
+ * where they first differ (no guessing the key a byte at a time). */
+static int equal_secret(const char *a, const char *b)
+{
+    size_t na = strlen(a), nb = strlen(b);
+    unsigned char diff = na != nb;
+    for (size_t i = 0; i < na; i++) diff |= (unsigned char)(a[i] ^ b[i % (nb ? nb : 1)]);
+    return diff == 0 && nb > 0;
+}
+
+/* 'Authorization: Bearer KEY'; the scheme is case-insensitive (RFC 7235). */
 static int authorized(struct MHD_Connection *c)
 {
     if (!g_cfg.api_key) return 1;
     const char *h = header(c, "Authorization");
-    return h && strncmp(h, "Bearer ", 7) == 0 && strcmp(h + 7, g_cfg.api_key) == 0;
+    if (!h || strncasecmp(h, "Bearer ", 7) != 0) return 0;
+    h += 7;
+    while (*h == ' ') h++;
+    return equal_secret(h, g_cfg.api_key);
 }
 
 /* First sight of a request: where it goes, and whether it is refused
