@@ -8,7 +8,8 @@
 
 #include "json_out.h"
 #include "server.h"
-#include "subtitles.h"
+#include "transcript_out.h"
+#include "vad_out.h"
 
 typedef enum { FMT_JSON, FMT_TEXT, FMT_SRT, FMT_VTT, FMT_VERBOSE_JSON } format;
 
@@ -214,24 +215,6 @@ static int on_segment(const ac_asr_segment *g, void *user)
     return 0;
 }
 
-static void write_verbose(FILE *f, const task *t, const ac_asr_result *res)
-{
-    fputs("{\"task\":\"transcribe\",\"language\":", f);
-    json_string(f, t->language);
-    fprintf(f, ",\"duration\":%.3f,\"text\":", res->duration);
-    json_string(f, res->text);
-    fputs(",\"segments\":[", f);
-    for (size_t i = 0; i < res->n_segments; i++) {
-        const ac_asr_segment *g = &res->segments[i];
-        fprintf(f, "%s{\"id\":%zu,\"seek\":0,\"start\":%.3f,\"end\":%.3f,\"text\":", i ? "," : "", i, g->start, g->end);
-        json_string(f, g->text);
-        fputs(",\"tokens\":[", f);
-        for (int k = 0; k < g->n_tokens; k++) fprintf(f, "%s%d", k ? "," : "", g->tokens[k]);
-        fprintf(f, "],\"temperature\":%g,\"avg_logprob\":%.6f}", t->asr.temperature, g->avg_logprob);
-    }
-    fputs("]}\n", f);
-}
-
 static void run_transcription(job *j)
 {
     task *t = j->ctx;
@@ -250,26 +233,14 @@ static void run_transcription(job *j)
     body b;
     FILE *f = body_open(&b, &j->result);
     if (f) {
-        const char *type = "application/json";
-        switch (t->fmt) {
-        case FMT_JSON:
-            fputs("{\"text\":", f);
-            json_string(f, res.text);
-            fputs("}\n", f);
-            break;
-        case FMT_VERBOSE_JSON:
-            write_verbose(f, t, &res);
-            break;
-        case FMT_TEXT:
-            fprintf(f, "%s\n", res.text);
-            type = "text/plain; charset=utf-8";
-            break;
-        case FMT_SRT:
-        case FMT_VTT:
-            subtitles_write(f, &res, t->fmt == FMT_VTT);
-            type = t->fmt == FMT_VTT ? "text/vtt; charset=utf-8" : "application/x-subrip; charset=utf-8";
-            break;
-        }
+        static const transcript_format as[] = {TRANSCRIPT_JSON, TRANSCRIPT_TEXT, TRANSCRIPT_SRT, TRANSCRIPT_VTT,
+                                               TRANSCRIPT_VERBOSE_JSON};
+        static const char *const types[] = {"application/json", "text/plain; charset=utf-8",
+                                            "application/x-subrip; charset=utf-8", "text/vtt; charset=utf-8",
+                                            "application/json"};
+        transcript_meta m = {NULL, t->language, t->asr.temperature, 1};
+        transcript_write(f, as[t->fmt], &res, &m);
+        const char *type = types[t->fmt];
         body_close(&b, &j->result, 200, type);
     }
     if (t->stream) push_event(j, "transcript.text.done", "text", res.text);
@@ -348,24 +319,7 @@ static void run_vad(job *j)
     body b;
     FILE *f = body_open(&b, &j->result);
     if (f) {
-        double rate = res.sample_rate ? res.sample_rate : 1;
-        fputs("{\"model\":", f);
-        json_string(f, t->model->id);
-        fprintf(f, ",\"family\":\"%s\",\"sample_rate\":%d,\"channels\":%d,\"duration\":%.3f,\"segments\":[",
-                t->model->family, res.sample_rate, res.channels, res.n_samples / rate);
-        for (size_t i = 0; i < res.n_segments; i++) {
-            const ac_vad_segment *g = &res.segments[i];
-            fprintf(f, "%s{\"start\":%.3f,\"end\":%.3f,\"start_sample\":%lld,\"end_sample\":%lld,\"confidence\":%.4f}",
-                    i ? "," : "", g->start / rate, g->end / rate, (long long)g->start, (long long)g->end,
-                    g->confidence);
-        }
-        fputs("]", f);
-        if (t->probs) {
-            fprintf(f, ",\"hop_seconds\":%.6g,\"probs\":[", res.hop_seconds);
-            for (size_t i = 0; i < res.n_probs; i++) fprintf(f, "%s%.6g", i ? "," : "", res.probs[i]);
-            fputs("]", f);
-        }
-        fputs("}\n", f);
+        vad_write_json(f, "model", t->model->id, t->model->family, &res, t->probs);
         body_close(&b, &j->result, 200, "application/json");
     }
     ac_vad_result_free(&res);

@@ -7,9 +7,7 @@
 #include "audioc.h"
 #include "commands.h"
 #include "default_model.h"
-#include "json_out.h"
-#include "output.h"
-#include "subtitles.h"
+#include "transcript_out.h"
 
 static void usage(FILE *f)
 {
@@ -144,38 +142,10 @@ static int parse(int argc, char **argv, asr_args *a, int *first)
 
 static void print_result(const asr_args *a, const char *file, const ac_asr_result *r, int several)
 {
-    switch (a->format) {
-    case FMT_TEXT:
-        if (several) printf("%s:\n", file);
-        printf("%s\n", r->text);
-        break;
-    case FMT_JSON:
-        printf("{\"file\":");
-        json_string(stdout, file);
-        printf(",\"language\":");
-        json_string(stdout, a->opt.language);
-        printf(",\"duration\":%.3f,\"text\":", r->duration);
-        json_string(stdout, r->text);
-        printf(",\"segments\":[");
-        for (size_t i = 0; i < r->n_segments; i++) {
-            const ac_asr_segment *g = &r->segments[i];
-            printf("%s{\"id\":%zu,\"start\":%.3f,\"end\":%.3f,\"text\":", i ? "," : "", i, g->start, g->end);
-            json_string(stdout, g->text);
-            printf(",\"avg_logprob\":%.6f", g->avg_logprob);
-            if (a->tokens) {
-                printf(",\"tokens\":[");
-                for (int k = 0; k < g->n_tokens; k++) printf("%s%d", k ? "," : "", g->tokens[k]);
-                printf("]");
-            }
-            printf("}");
-        }
-        printf("]}\n");
-        break;
-    case FMT_SRT:
-    case FMT_VTT:
-        subtitles_write(stdout, r, a->format == FMT_VTT);
-        break;
-    }
+    static const transcript_format as[] = {TRANSCRIPT_TEXT, TRANSCRIPT_VERBOSE_JSON, TRANSCRIPT_SRT, TRANSCRIPT_VTT};
+    if (a->format == FMT_TEXT && several) printf("%s:\n", file);
+    transcript_meta m = {file, a->opt.language, a->opt.temperature, a->tokens};
+    transcript_write(stdout, as[a->format], r, &m);
     fflush(stdout);
 }
 
