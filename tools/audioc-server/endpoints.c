@@ -106,7 +106,7 @@ void endpoint_models(reply *r)
         fprintf(f, "%s{\"id\":", i ? "," : "");
         json_string(f, m->id);
         fprintf(f, ",\"object\":\"model\",\"created\":0,\"owned_by\":\"audio.c\",\"family\":\"%s\",\"task\":\"%s\"}",
-                m->family, m->task == TASK_VAD ? "vad" : "transcription");
+                m->family, ac_task_name(m->task));
     }
     fputs("]}\n", f);
     body_close(&b, r, 200, "application/json");
@@ -150,14 +150,14 @@ static int number_field(const form *f, const char *name, double lo, double hi, i
 }
 
 /* The audio upload and the model; fills T or R. */
-static int common_fields(const form *f, model_task kind, task *t, reply *r)
+static int common_fields(const form *f, ac_task kind, task *t, reply *r)
 {
     const char *id = text_field(f, "model");
     t->model = find_model(id && *id ? id : NULL, kind);
     if (!t->model) {
         if (id && *id) reply_error(r, 404, "model", "no %s model '%s' (see GET /v1/models)",
-                                   kind == TASK_VAD ? "VAD" : "transcription", id);
-        else reply_error(r, 400, "model", "no %s model is loaded", kind == TASK_VAD ? "VAD" : "transcription");
+                                   kind == AC_TASK_VAD ? "VAD" : "transcription", id);
+        else reply_error(r, 400, "model", "no %s model is loaded", kind == AC_TASK_VAD ? "VAD" : "transcription");
         return -1;
     }
     t->file = form_get(f, "file");
@@ -221,8 +221,9 @@ static void run_transcription(job *j)
     ac_asr_options o = t->asr;
     o.on_segment = on_segment;
     o.user = j;
-    ac_asr_result res;
-    ac_status s = ac_asr_transcribe_memory(t->model->asr, t->file->value.data, t->file->value.len, &o, &res);
+    ac_asr_result *res;
+    ac_audio_input in = ac_input_memory(t->file->value.data, t->file->value.len, NULL);
+    ac_status s = ac_asr_transcribe(t->model->model, &in, &o, &res);
     if (s == AC_ERR_CANCELLED) return;
     if (s) {
         library_error(&j->result, s, t->file->filename);
@@ -239,16 +240,16 @@ static void run_transcription(job *j)
                                             "application/x-subrip; charset=utf-8", "text/vtt; charset=utf-8",
                                             "application/json"};
         transcript_meta m = {NULL, t->language, t->asr.temperature, 1};
-        transcript_write(f, as[t->fmt], &res, &m);
+        transcript_write(f, as[t->fmt], res, &m);
         const char *type = types[t->fmt];
         body_close(&b, &j->result, 200, type);
     }
-    if (t->stream) push_event(j, "transcript.text.done", "text", res.text);
-    ac_asr_result_free(&res);
+    if (t->stream) push_event(j, "transcript.text.done", "text", res->text);
+    ac_asr_result_free(res);
 }
 
 /* J's task with its model and upload; NULL (the error in R) when they are missing. */
-static task *new_task(const form *f, job *j, void (*run)(job *), model_task kind, reply *r)
+static task *new_task(const form *f, job *j, void (*run)(job *), ac_task kind, reply *r)
 {
     task *t = calloc(1, sizeof *t);
     if (!t) {
@@ -264,7 +265,7 @@ static task *new_task(const form *f, job *j, void (*run)(job *), model_task kind
 
 int endpoint_transcription_prepare(const form *f, job *j, reply *r)
 {
-    task *t = new_task(f, j, run_transcription, TASK_TRANSCRIPTION, r);
+    task *t = new_task(f, j, run_transcription, AC_TASK_ASR, r);
     if (!t) return -1;
     const char *v = text_field(f, "response_format");
     static const char *const names[] = {"json", "text", "srt", "vtt", "verbose_json"};
@@ -295,12 +296,12 @@ int endpoint_transcription_prepare(const form *f, job *j, reply *r)
     t->asr.temperature = (float)temp;
     t->asr.beam_size = (int)beams;
     if (vad) {
-        const served_model *m = find_model(NULL, TASK_VAD);
+        const served_model *m = find_model(NULL, AC_TASK_VAD);
         if (!m) {
             reply_error(r, 400, "vad", "vad=true needs a VAD model: start the server with --model ID=VAD_WEIGHTS");
             return -1;
         }
-        t->asr.vad = m->vad;
+        t->asr.vad = m->model;
     }
     return 0;
 }
@@ -310,8 +311,9 @@ int endpoint_transcription_prepare(const form *f, job *j, reply *r)
 static void run_vad(job *j)
 {
     task *t = j->ctx;
-    ac_vad_result res;
-    ac_status s = ac_vad_run_memory(t->model->vad, t->file->value.data, t->file->value.len, &t->vad, &res);
+    ac_vad_result *res;
+    ac_audio_input in = ac_input_memory(t->file->value.data, t->file->value.len, NULL);
+    ac_status s = ac_vad_run(t->model->model, &in, &t->vad, &res);
     if (s) {
         library_error(&j->result, s, t->file->filename);
         return;
@@ -319,15 +321,15 @@ static void run_vad(job *j)
     body b;
     FILE *f = body_open(&b, &j->result);
     if (f) {
-        vad_write_json(f, "model", t->model->id, t->model->family, &res, t->probs);
+        vad_write_json(f, "model", t->model->id, t->model->family, res, t->probs);
         body_close(&b, &j->result, 200, "application/json");
     }
-    ac_vad_result_free(&res);
+    ac_vad_result_free(res);
 }
 
 int endpoint_vad_prepare(const form *f, job *j, reply *r)
 {
-    task *t = new_task(f, j, run_vad, TASK_VAD, r);
+    task *t = new_task(f, j, run_vad, AC_TASK_VAD, r);
     if (!t) return -1;
     double th = t->vad.threshold, speech = t->vad.min_speech_ms, silence = t->vad.min_silence_ms,
            pad = t->vad.speech_pad_ms;
