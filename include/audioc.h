@@ -145,7 +145,7 @@ typedef enum {
 
 typedef struct ac_model ac_model;
 
-/* "transcription", "vad". */
+/* "transcription", "vad" ("any" for AC_TASK_ANY). */
 AC_API const char *ac_task_name(ac_task task);
 /* Names of the families this build runs for TASK, NULL-terminated. */
 AC_API const char *const *ac_families(ac_task task);

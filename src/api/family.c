@@ -17,9 +17,9 @@ const char *ac_task_name(ac_task t)
     switch (t) {
     case AC_TASK_ASR: return "transcription";
     case AC_TASK_VAD: return "vad";
-    case AC_TASK_ANY: break;
+    case AC_TASK_ANY: return "any";
     }
-    return "any";
+    return "unknown";
 }
 
 /* One NULL-terminated list of names per task (AC_TASK_ANY: all). */
