@@ -1,6 +1,34 @@
 /* audio.c public API: opaque handles, plain C types.
  * Every call returns an ac_status; on failure ac_last_error() says what was
- * wrong and with which input. */
+ * wrong and with which input.
+ *
+ * Threading
+ * - A loaded ac_model is read-only: any number of threads may run calls on
+ *   one handle at once (ac_asr_transcribe, ac_vad_run, ac_model_family, ...).
+ *   Each running call borrows scratch memory from the handle and returns it
+ *   when done, so the memory is reused by the next call and grows only with
+ *   the number of calls at once. ac_model_free must not overlap any call on
+ *   the handle (nor on a transcription that uses it as its VAD).
+ * - Callbacks (ac_asr_options.on_segment) run on the calling thread, before
+ *   the call returns, in order. The segment they get is valid only during
+ *   the callback: copy what you keep.
+ * - Results (ac_asr_result, ac_vad_result) belong to the caller from the
+ *   moment the call returns until their _free; they do not depend on the
+ *   model (it may be freed first) and may be read from any thread.
+ * - Inputs and options are read during the call only.
+ * - ac_last_error() is per thread. ac_set_threads, ac_set_log_level and
+ *   ac_set_progress are process-wide: set them before starting threads.
+ *   ac_set_local_threads applies to the calling thread.
+ *
+ * Versions of structs
+ * Options, inputs and results begin with struct_size. Fill options with
+ * their _default() function and inputs with ac_input_*(): these inline
+ * functions record the size of the struct your program was compiled with, so
+ * a library with more fields gives the missing ones their defaults. Results
+ * are allocated by the library; their struct_size tells which fields it
+ * filled. The element structs of result arrays (ac_asr_segment,
+ * ac_vad_segment) do not change size: new per-segment data would come as new
+ * arrays in the result. */
 #ifndef AUDIOC_H
 #define AUDIOC_H
 
@@ -12,6 +40,14 @@ extern "C" {
 #endif
 
 #define AUDIOC_VERSION "0.1.0"
+
+/* Marks what a shared libaudioc exports (the library builds with hidden
+ * visibility). */
+#if defined(__GNUC__)
+#define AC_API __attribute__((visibility("default")))
+#else
+#define AC_API
+#endif
 
 typedef enum {
     AC_OK = 0,
@@ -25,27 +61,27 @@ typedef enum {
 } ac_status;
 
 /* The last error message of the calling thread ("" when none). */
-const char *ac_last_error(void);
+AC_API const char *ac_last_error(void);
 
 /* Size of the process-wide thread pool (default: number of cores). */
-ac_status ac_set_threads(int n);
+AC_API ac_status ac_set_threads(int n);
 /* Gives the calling thread its own pool of N threads for the work it runs
  * (a server's workers share the cores this way); 0 frees it and returns the
  * thread to the process-wide pool. Call with 0 before the thread exits. */
-ac_status ac_set_local_threads(int n);
+AC_API ac_status ac_set_local_threads(int n);
 /* The size of the pool the calling thread uses. */
-int ac_get_threads(void);
+AC_API int ac_get_threads(void);
 
 /* Log verbosity on stderr: 0 errors only, 1 warnings (default), 2 info. */
-void ac_set_log_level(int level);
+AC_API void ac_set_log_level(int level);
 
 /* Progress of long work on stderr: -1 when stderr is a terminal (default),
  * 0 never, 1 always. */
-void ac_set_progress(int mode);
+AC_API void ac_set_progress(int mode);
 
 /* Seconds on a monotonic clock, and the process's peak resident memory. */
-double ac_now(void);
-double ac_peak_rss_mb(void);
+AC_API double ac_now(void);
+AC_API double ac_peak_rss_mb(void);
 
 /* ---- Audio ------------------------------------------------------------ */
 
@@ -58,15 +94,79 @@ typedef struct ac_audio_info {
 
 /* Decodes FILE, mixes it to mono and resamples it to RATE (0 = keep), and
  * writes the result to OUT, whose extension picks the format: .wav (32-bit
- * float), .flac, .ogg, .opus, .mp3. Streams in bounded memory. */
-ac_status ac_audio_convert(const char *file, int rate, const char *out,
-                           ac_audio_info *info);
+ * float), .flac, .ogg, .opus, .mp3. Streams in bounded memory. INFO (may be
+ * NULL) receives what the source was. */
+AC_API ac_status ac_audio_convert(const char *file, int rate, const char *out, ac_audio_info *info);
+
+/* Audio for a model: a file, interleaved float PCM of any rate and channel
+ * count, or an encoded file image in memory (e.g. an upload). Every model
+ * decodes, mixes to mono and resamples it to the rate it runs at. The
+ * memory it points to must stay valid during the call. */
+typedef enum { AC_INPUT_FILE, AC_INPUT_PCM, AC_INPUT_MEMORY } ac_input_kind;
+
+typedef struct ac_audio_input {
+    size_t struct_size;
+    ac_input_kind kind;
+    const char *path;        /* FILE */
+    const float *pcm;        /* PCM: FRAMES x CHANNELS samples at SAMPLE_RATE */
+    int64_t frames;
+    int channels, sample_rate;
+    const void *data;        /* MEMORY: SIZE bytes of an audio file */
+    size_t size;
+    const char *name;        /* MEMORY: what messages call it (NULL: "upload") */
+} ac_audio_input;
+
+static inline ac_audio_input ac_input_file(const char *path)
+{
+    ac_audio_input in = {sizeof in, AC_INPUT_FILE, path, NULL, 0, 0, 0, NULL, 0, NULL};
+    return in;
+}
+
+static inline ac_audio_input ac_input_pcm(const float *pcm, int64_t frames, int channels, int sample_rate)
+{
+    ac_audio_input in = {sizeof in, AC_INPUT_PCM, NULL, pcm, frames, channels, sample_rate, NULL, 0, NULL};
+    return in;
+}
+
+static inline ac_audio_input ac_input_memory(const void *data, size_t size, const char *name)
+{
+    ac_audio_input in = {sizeof in, AC_INPUT_MEMORY, NULL, NULL, 0, 0, 0, data, size, name};
+    return in;
+}
+
+/* ---- Models ----------------------------------------------------------- */
+
+/* What a model does. */
+typedef enum {
+    AC_TASK_ANY = 0,   /* in ac_families: every task */
+    AC_TASK_ASR,       /* speech to text: ac_asr_transcribe */
+    AC_TASK_VAD,       /* speech segments: ac_vad_run */
+} ac_task;
+
+typedef struct ac_model ac_model;
+
+/* "transcription", "vad" ("any" for AC_TASK_ANY). */
+AC_API const char *ac_task_name(ac_task task);
+/* Names of the families this build runs for TASK, NULL-terminated. */
+AC_API const char *const *ac_families(ac_task task);
+
+/* Which family and task PATH holds: a weights file (safetensors), a
+ * single-file GGUF package, or a package folder. Reads only what it needs
+ * to tell (file names, tensor names, embedded files), not the weights.
+ * *FAMILY is a static string; FAMILY or TASK may be NULL. A missing path, or
+ * a file or folder of no family this build runs, is an error that says so. */
+AC_API ac_status ac_model_probe(const char *path, const char **family, ac_task *task);
+/* Loads the model at PATH. FAMILY names its family (one of ac_families), or
+ * NULL to probe for it. */
+AC_API ac_status ac_model_load(const char *path, const char *family, ac_model **out);
+AC_API const char *ac_model_family(const ac_model *model);
+AC_API ac_task ac_model_task(const ac_model *model);
+AC_API void ac_model_free(ac_model *model);
 
 /* ---- Voice activity detection ---------------------------------------- */
 
-typedef struct ac_vad ac_vad;
-
 typedef struct ac_vad_options {
+    size_t struct_size;
     float threshold;                  /* speech when p >= threshold (0.5) */
     float neg_threshold;              /* silence when p < this; <0: threshold-0.15 */
     int min_speech_ms;                /* 250 */
@@ -84,6 +184,7 @@ typedef struct ac_vad_segment {
 } ac_vad_segment;
 
 typedef struct ac_vad_result {
+    size_t struct_size;
     ac_vad_segment *segments;
     size_t n_segments;
     float *probs;         /* one per hop, when keep_probs */
@@ -94,33 +195,22 @@ typedef struct ac_vad_result {
     int64_t n_samples;    /* input length in samples at sample_rate */
 } ac_vad_result;
 
-void ac_vad_options_default(ac_vad_options *opt);
+/* Fills the first SIZE bytes of OPT with the defaults; use ac_vad_options_default. */
+AC_API void ac_vad_options_init(ac_vad_options *opt, size_t size);
+static inline void ac_vad_options_default(ac_vad_options *opt) { ac_vad_options_init(opt, sizeof *opt); }
 
-/* PATH is a weights file or a model folder. FAMILY is "silero_vad",
- * "marblenet_vad", or NULL to detect it from the weights. */
-ac_status ac_vad_load(const char *path, const char *family, ac_vad **out);
-const char *ac_vad_family(const ac_vad *vad);
-ac_status ac_vad_run_file(ac_vad *vad, const char *file,
-                          const ac_vad_options *opt, ac_vad_result *out);
-/* Interleaved float PCM of any rate and channel count. */
-ac_status ac_vad_run_pcm(ac_vad *vad, const float *pcm, int64_t frames,
-                         int channels, int rate, const ac_vad_options *opt,
-                         ac_vad_result *out);
-/* An encoded audio file image in memory (e.g. an upload). */
-ac_status ac_vad_run_memory(ac_vad *vad, const void *data, size_t size,
-                            const ac_vad_options *opt, ac_vad_result *out);
-void ac_vad_result_free(ac_vad_result *res);
-void ac_vad_free(ac_vad *vad);
-
-/* Names of the VAD families this build runs, NULL-terminated. */
-const char *const *ac_vad_families(void);
+/* Speech segments of IN with a VAD model (task AC_TASK_VAD); OPT NULL means
+ * the defaults. *OUT is the caller's, freed with ac_vad_result_free. */
+AC_API ac_status ac_vad_run(ac_model *vad, const ac_audio_input *in, const ac_vad_options *opt,
+                            ac_vad_result **out);
+AC_API void ac_vad_result_free(ac_vad_result *res);
 
 /* ---- Speech recognition --------------------------------------------- */
 
-typedef struct ac_asr ac_asr;
 typedef struct ac_asr_segment ac_asr_segment;
 
 typedef struct ac_asr_options {
+    size_t struct_size;
     const char *language;   /* "da" */
     int punctuation;        /* punctuation and casing (1) */
     int beam_size;          /* 1: greedy (or sampling); > 1: beam search */
@@ -132,9 +222,9 @@ typedef struct ac_asr_options {
     int max_new_tokens;     /* per chunk (256) */
     int min_new_tokens;     /* per chunk: no end before this many (0) */
     int prompt_prefix;      /* lead the prompt with the "▁" piece (1) */
-    /* Recognize only the speech this VAD finds (NULL: the whole audio);
-     * vad_options NULL means the VAD defaults. */
-    ac_vad *vad;
+    /* Recognize only the speech this VAD model finds (NULL: the whole
+     * audio); vad_options NULL means the VAD defaults. */
+    ac_model *vad;
     const ac_vad_options *vad_options;
     /* Called as each segment is finished, in order; a nonzero return stops
      * the transcription with AC_ERR_CANCELLED. */
@@ -156,29 +246,25 @@ typedef struct ac_asr_timings {
 } ac_asr_timings;
 
 typedef struct ac_asr_result {
-    char *text;             /* the chunks' texts joined */
+    size_t struct_size;
+    char *text;             /* the segments' texts joined */
     ac_asr_segment *segments;   /* one per audio chunk (or speech segment) */
     size_t n_segments;
     double duration;        /* seconds of audio */
     ac_asr_timings timings;
 } ac_asr_result;
 
-void ac_asr_options_default(ac_asr_options *opt);
-/* PATH is a model package folder (config.json, tokenizer.model,
- * model.safetensors) or a single-file GGUF package. The loaded model is
- * read-only: several threads may transcribe with one handle at once (each
- * call has its own scratch memory). */
-ac_status ac_asr_load(const char *path, ac_asr **out);
-const char *ac_asr_family(const ac_asr *asr);
-ac_status ac_asr_transcribe_file(ac_asr *asr, const char *file, const ac_asr_options *opt,
-                                 ac_asr_result *out);
-ac_status ac_asr_transcribe_pcm(ac_asr *asr, const float *pcm, int64_t frames, int channels,
-                                int rate, const ac_asr_options *opt, ac_asr_result *out);
-/* An encoded audio file image in memory (e.g. an upload). */
-ac_status ac_asr_transcribe_memory(ac_asr *asr, const void *data, size_t size,
-                                   const ac_asr_options *opt, ac_asr_result *out);
-void ac_asr_result_free(ac_asr_result *res);
-void ac_asr_free(ac_asr *asr);
+/* Fills the first SIZE bytes of OPT with the defaults; use ac_asr_options_default. */
+AC_API void ac_asr_options_init(ac_asr_options *opt, size_t size);
+static inline void ac_asr_options_default(ac_asr_options *opt) { ac_asr_options_init(opt, sizeof *opt); }
+
+/* Transcribes IN with a speech recognition model (task AC_TASK_ASR). Long
+ * audio is cut into chunks as the model's family does (bounded memory).
+ * OPT NULL means the defaults. *OUT is the caller's, freed with
+ * ac_asr_result_free. */
+AC_API ac_status ac_asr_transcribe(ac_model *asr, const ac_audio_input *in, const ac_asr_options *opt,
+                                   ac_asr_result **out);
+AC_API void ac_asr_result_free(ac_asr_result *res);
 
 #ifdef __cplusplus
 }

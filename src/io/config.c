@@ -1,12 +1,12 @@
 #include "io/config.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
+#include "base/file.h"
 #include "base/log.h"
 #include "base/mem.h"
 
@@ -55,34 +55,10 @@ ac_status ac_config_parse(const char *text, size_t len, const char *name, ac_con
 ac_status ac_config_load(const char *path, ac_config **out)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) return ac_error(AC_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    /* read in growing steps: configs are small, the limit is large */
-    size_t cap = 1 << 16, n = 0;
-    char *buf = ac_malloc(cap);
-    while (buf && !ferror(f) && !feof(f) && n <= AC_CONFIG_MAX_BYTES) {
-        if (n == cap) {
-            char *nb = realloc(buf, cap *= 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                ac_error(AC_ERR_NOMEM, "out of memory");
-                break;
-            }
-            buf = nb;
-        }
-        n += fread(buf + n, 1, cap - n, f);
-    }
-    if (!buf) {
-        fclose(f);
-        return AC_ERR_NOMEM;
-    }
-    int err = ferror(f);
-    fclose(f);
-    ac_status s;
-    if (err) s = ac_error(AC_ERR_IO, "%s: read error", path);
-    else if (n > AC_CONFIG_MAX_BYTES) s = ac_error(AC_ERR_FORMAT, "%s: larger than %u bytes", path, AC_CONFIG_MAX_BYTES);
-    else s = ac_config_parse(buf, n, path, out);
+    char *buf;
+    size_t n;
+    AC_TRY(ac_read_file(path, AC_CONFIG_MAX_BYTES, &buf, &n));
+    ac_status s = ac_config_parse(buf, n, path, out);
     free(buf);
     return s;
 }

@@ -1,16 +1,15 @@
 #define _POSIX_C_SOURCE 200809L
 #include "text/sentencepiece.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "base/error.h"
+#include "base/file.h"
 #include "base/mem.h"
 
 #define MAX_FILE (1u << 30)   /* real models are < 10 MB */
@@ -390,29 +389,10 @@ ac_status ac_sp_load(const char *path, ac_sp **out)
     if (!out) return ac_error(AC_ERR_ARG, "ac_sp_load: no output pointer");
     *out = NULL;
     if (!path) return ac_error(AC_ERR_ARG, "ac_sp_load: no path");
-    FILE *f = fopen(path, "rb");
-    if (!f) return ac_error(AC_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        fclose(f);
-        return ac_error(AC_ERR_IO, "%s: not a regular file", path);
-    }
-    if (sb.st_size > (off_t)MAX_FILE) {
-        fclose(f);
-        return ac_error(AC_ERR_FORMAT, "%s: %lld bytes is too large for a SentencePiece model", path,
-                        (long long)sb.st_size);
-    }
-    size_t n = (size_t)sb.st_size;
-    uint8_t *buf = ac_malloc(n);
-    if (!buf) {
-        fclose(f);
-        return AC_ERR_NOMEM;
-    }
-    size_t got = fread(buf, 1, n, f);
-    int err = ferror(f);
-    fclose(f);
-    ac_status st = got == n ? ac_sp_parse(buf, n, path, out)
-                 : ac_error(AC_ERR_IO, "%s: read %zu of %zu bytes%s", path, got, n, err ? " (read error)" : "");
+    char *buf;
+    size_t n;
+    AC_TRY(ac_read_file(path, MAX_FILE, &buf, &n));
+    ac_status st = ac_sp_parse(buf, n, path, out);
     free(buf);
     return st;
 }

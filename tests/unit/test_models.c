@@ -182,37 +182,41 @@ static void test_frontend_tensors(void)
 
 static void test_api(void)
 {
-    ac_vad *v;
-    CHECK(ac_vad_load(silero_path, NULL, &v) == AC_OK, "load: %s", ac_last_error());
+    ac_model *v;
+    CHECK(ac_model_load(silero_path, NULL, &v) == AC_OK, "load: %s", ac_last_error());
     if (!v) return;
-    CHECK(strcmp(ac_vad_family(v), "silero_vad") == 0, "family");
-    ac_vad_result a, b;
+    CHECK(strcmp(ac_model_family(v), "silero_vad") == 0 && ac_model_task(v) == AC_TASK_VAD, "family");
+    ac_vad_result *a = NULL, *b = NULL;
     ac_vad_options o;
     ac_vad_options_default(&o);
     o.keep_probs = 1;
-    CHECK(ac_vad_run_file(v, clip_path, &o, &a) == AC_OK, "run file");
+    ac_audio_input file = ac_input_file(clip_path);
+    CHECK(ac_vad_run(v, &file, &o, &a) == AC_OK, "run file");
     /* the same audio as interleaved stereo PCM */
     size_t n;
     float *x = read_clip(&n), *st = malloc(2 * n * sizeof *st);
     for (size_t i = 0; i < n; i++) st[2 * i] = st[2 * i + 1] = x[i];
-    CHECK(ac_vad_run_pcm(v, st, (int64_t)n, 2, 16000, &o, &b) == AC_OK, "run pcm");
-    CHECK(a.n_segments == 1 && b.n_segments == 1 && a.segments[0].start == b.segments[0].start &&
-              a.segments[0].end == b.segments[0].end && b.channels == 2,
+    ac_audio_input pcm = ac_input_pcm(st, (int64_t)n, 2, 16000);
+    CHECK(ac_vad_run(v, &pcm, &o, &b) == AC_OK, "run pcm");
+    CHECK(a && b && a->n_segments == 1 && b->n_segments == 1 && a->segments[0].start == b->segments[0].start &&
+              a->segments[0].end == b->segments[0].end && b->channels == 2,
           "pcm and file agree");
-    CHECK(a.n_probs == 66 && b.n_probs == 66 && max_rel_diff(a.probs, b.probs, 66) < 1e-6, "probs agree");
-    ac_vad_result_free(&a);
-    ac_vad_result_free(&b);
+    CHECK(a && b && a->n_probs == 66 && b->n_probs == 66 && max_rel_diff(a->probs, b->probs, 66) < 1e-6,
+          "probs agree");
+    ac_vad_result_free(a);
+    ac_vad_result_free(b);
     o.threshold = 2;
-    CHECK(ac_vad_run_pcm(v, st, (int64_t)n, 2, 16000, &o, &b) == AC_ERR_ARG && error_has("threshold"),
-          "bad threshold rejected");
+    CHECK(ac_vad_run(v, &pcm, &o, &b) == AC_ERR_ARG && error_has("threshold") && !b, "bad threshold rejected");
     ac_vad_options_default(&o);
-    CHECK(ac_vad_run_pcm(v, st, (int64_t)n, 2, 10, &o, &b) == AC_ERR_UNSUPPORTED && error_has("10 Hz"),
-          "absurd rate rejected: %s", ac_last_error());
-    CHECK(ac_vad_run_pcm(v, NULL, 0, 1, 16000, &o, &b) == AC_OK && b.n_segments == 0, "empty PCM");
-    ac_vad_result_free(&b);
-    ac_vad_free(v);
-    CHECK(ac_vad_load(silero_path, "whisper", &v) == AC_ERR_ARG && error_has("unknown VAD family"), "family name");
-    CHECK(ac_vad_load(test_work_dir, NULL, &v) == AC_ERR_MODEL && error_has("no VAD weights"), "empty folder");
+    pcm.sample_rate = 10;
+    CHECK(ac_vad_run(v, &pcm, &o, &b) == AC_ERR_UNSUPPORTED && error_has("10 Hz"), "absurd rate rejected: %s",
+          ac_last_error());
+    ac_audio_input none = ac_input_pcm(NULL, 0, 1, 16000);
+    CHECK(ac_vad_run(v, &none, &o, &b) == AC_OK && b->n_segments == 0, "empty PCM");
+    ac_vad_result_free(b);
+    ac_model_free(v);
+    CHECK(ac_model_load(silero_path, "whisper", &v) == AC_ERR_ARG && error_has("unknown family"), "family name");
+    CHECK(ac_model_load(test_work_dir, NULL, &v) == AC_ERR_MODEL && error_has("no model"), "empty folder");
     free(x);
     free(st);
 }

@@ -8,7 +8,8 @@
 
 #include "json_out.h"
 #include "server.h"
-#include "subtitles.h"
+#include "transcript_out.h"
+#include "vad_out.h"
 
 typedef enum { FMT_JSON, FMT_TEXT, FMT_SRT, FMT_VTT, FMT_VERBOSE_JSON } format;
 
@@ -100,7 +101,7 @@ static void write_model(FILE *f, const served_model *m)
     fputs("{\"id\":", f);
     json_string(f, m->id);
     fprintf(f, ",\"object\":\"model\",\"created\":0,\"owned_by\":\"audio.c\",\"family\":\"%s\",\"task\":\"%s\"}",
-            m->family, m->task == TASK_VAD ? "vad" : "transcription");
+            m->family, ac_task_name(m->task));
 }
 
 void endpoint_models(reply *r)
@@ -170,14 +171,14 @@ static int number_field(const form *f, const char *name, double lo, double hi, i
 }
 
 /* The audio upload and the model; fills T or R. */
-static int common_fields(const form *f, model_task kind, task *t, reply *r)
+static int common_fields(const form *f, ac_task kind, task *t, reply *r)
 {
     const char *id = text_field(f, "model");
     t->model = find_model(id && *id ? id : NULL, kind);
     if (!t->model) {
         if (id && *id) reply_error(r, 404, "model", "no %s model '%s' (see GET /v1/models)",
-                                   kind == TASK_VAD ? "VAD" : "transcription", id);
-        else reply_error(r, 400, "model", "no %s model is loaded", kind == TASK_VAD ? "VAD" : "transcription");
+                                   kind == AC_TASK_VAD ? "VAD" : "transcription", id);
+        else reply_error(r, 400, "model", "no %s model is loaded", kind == AC_TASK_VAD ? "VAD" : "transcription");
         return -1;
     }
     t->file = form_get(f, "file");
@@ -235,32 +236,15 @@ static int on_segment(const ac_asr_segment *g, void *user)
     return 0;
 }
 
-static void write_verbose(FILE *f, const task *t, const ac_asr_result *res)
-{
-    fputs("{\"task\":\"transcribe\",\"language\":", f);
-    json_string(f, t->language);
-    fprintf(f, ",\"duration\":%.3f,\"text\":", res->duration);
-    json_string(f, res->text);
-    fputs(",\"segments\":[", f);
-    for (size_t i = 0; i < res->n_segments; i++) {
-        const ac_asr_segment *g = &res->segments[i];
-        fprintf(f, "%s{\"id\":%zu,\"seek\":0,\"start\":%.3f,\"end\":%.3f,\"text\":", i ? "," : "", i, g->start, g->end);
-        json_string(f, g->text);
-        fputs(",\"tokens\":[", f);
-        for (int k = 0; k < g->n_tokens; k++) fprintf(f, "%s%d", k ? "," : "", g->tokens[k]);
-        fprintf(f, "],\"temperature\":%g,\"avg_logprob\":%.6f}", t->asr.temperature, g->avg_logprob);
-    }
-    fputs("]}\n", f);
-}
-
 static void run_transcription(job *j)
 {
     task *t = j->ctx;
     ac_asr_options o = t->asr;
     o.on_segment = on_segment;
     o.user = j;
-    ac_asr_result res;
-    ac_status s = ac_asr_transcribe_memory(t->model->asr, t->file->value.data, t->file->value.len, &o, &res);
+    ac_asr_result *res;
+    ac_audio_input in = ac_input_memory(t->file->value.data, t->file->value.len, NULL);
+    ac_status s = ac_asr_transcribe(t->model->model, &in, &o, &res);
     if (s == AC_ERR_CANCELLED) return;
     if (s) {
         library_error(&j->result, s, t->file->filename);
@@ -271,34 +255,22 @@ static void run_transcription(job *j)
     body b;
     FILE *f = body_open(&b, &j->result);
     if (f) {
-        const char *type = "application/json";
-        switch (t->fmt) {
-        case FMT_JSON:
-            fputs("{\"text\":", f);
-            json_string(f, res.text);
-            fputs("}\n", f);
-            break;
-        case FMT_VERBOSE_JSON:
-            write_verbose(f, t, &res);
-            break;
-        case FMT_TEXT:
-            fprintf(f, "%s\n", res.text);
-            type = "text/plain; charset=utf-8";
-            break;
-        case FMT_SRT:
-        case FMT_VTT:
-            subtitles_write(f, &res, t->fmt == FMT_VTT);
-            type = t->fmt == FMT_VTT ? "text/vtt; charset=utf-8" : "application/x-subrip; charset=utf-8";
-            break;
-        }
+        static const transcript_format as[] = {TRANSCRIPT_JSON, TRANSCRIPT_TEXT, TRANSCRIPT_SRT, TRANSCRIPT_VTT,
+                                               TRANSCRIPT_VERBOSE_JSON};
+        static const char *const types[] = {"application/json", "text/plain; charset=utf-8",
+                                            "application/x-subrip; charset=utf-8", "text/vtt; charset=utf-8",
+                                            "application/json"};
+        transcript_meta m = {NULL, t->language, t->asr.temperature, 1};
+        transcript_write(f, as[t->fmt], res, &m);
+        const char *type = types[t->fmt];
         body_close(&b, &j->result, 200, type);
     }
-    if (t->stream) push_event(j, "transcript.text.done", "text", res.text);
-    ac_asr_result_free(&res);
+    if (t->stream) push_event(j, "transcript.text.done", "text", res->text);
+    ac_asr_result_free(res);
 }
 
 /* J's task with its model and upload; NULL (the error in R) when they are missing. */
-static task *new_task(const form *f, job *j, void (*run)(job *), model_task kind, reply *r)
+static task *new_task(const form *f, job *j, void (*run)(job *), ac_task kind, reply *r)
 {
     task *t = calloc(1, sizeof *t);
     if (!t) {
@@ -314,7 +286,7 @@ static task *new_task(const form *f, job *j, void (*run)(job *), model_task kind
 
 int endpoint_transcription_prepare(const form *f, job *j, reply *r)
 {
-    task *t = new_task(f, j, run_transcription, TASK_TRANSCRIPTION, r);
+    task *t = new_task(f, j, run_transcription, AC_TASK_ASR, r);
     if (!t) return -1;
     const char *v = text_field(f, "response_format");
     static const char *const names[] = {"json", "text", "srt", "vtt", "verbose_json"};
@@ -345,12 +317,12 @@ int endpoint_transcription_prepare(const form *f, job *j, reply *r)
     t->asr.temperature = (float)temp;
     t->asr.beam_size = (int)beams;
     if (vad) {
-        const served_model *m = find_model(NULL, TASK_VAD);
+        const served_model *m = find_model(NULL, AC_TASK_VAD);
         if (!m) {
             reply_error(r, 400, "vad", "vad=true needs a VAD model: start the server with --model ID=VAD_WEIGHTS");
             return -1;
         }
-        t->asr.vad = m->vad;
+        t->asr.vad = m->model;
     }
     return 0;
 }
@@ -360,8 +332,9 @@ int endpoint_transcription_prepare(const form *f, job *j, reply *r)
 static void run_vad(job *j)
 {
     task *t = j->ctx;
-    ac_vad_result res;
-    ac_status s = ac_vad_run_memory(t->model->vad, t->file->value.data, t->file->value.len, &t->vad, &res);
+    ac_vad_result *res;
+    ac_audio_input in = ac_input_memory(t->file->value.data, t->file->value.len, NULL);
+    ac_status s = ac_vad_run(t->model->model, &in, &t->vad, &res);
     if (s) {
         library_error(&j->result, s, t->file->filename);
         return;
@@ -369,32 +342,15 @@ static void run_vad(job *j)
     body b;
     FILE *f = body_open(&b, &j->result);
     if (f) {
-        double rate = res.sample_rate ? res.sample_rate : 1;
-        fputs("{\"model\":", f);
-        json_string(f, t->model->id);
-        fprintf(f, ",\"family\":\"%s\",\"sample_rate\":%d,\"channels\":%d,\"duration\":%.3f,\"segments\":[",
-                t->model->family, res.sample_rate, res.channels, res.n_samples / rate);
-        for (size_t i = 0; i < res.n_segments; i++) {
-            const ac_vad_segment *g = &res.segments[i];
-            fprintf(f, "%s{\"start\":%.3f,\"end\":%.3f,\"start_sample\":%lld,\"end_sample\":%lld,\"confidence\":%.4f}",
-                    i ? "," : "", g->start / rate, g->end / rate, (long long)g->start, (long long)g->end,
-                    g->confidence);
-        }
-        fputs("]", f);
-        if (t->probs) {
-            fprintf(f, ",\"hop_seconds\":%.6g,\"probs\":[", res.hop_seconds);
-            for (size_t i = 0; i < res.n_probs; i++) fprintf(f, "%s%.6g", i ? "," : "", res.probs[i]);
-            fputs("]", f);
-        }
-        fputs("}\n", f);
+        vad_write_json(f, "model", t->model->id, t->model->family, res, t->probs);
         body_close(&b, &j->result, 200, "application/json");
     }
-    ac_vad_result_free(&res);
+    ac_vad_result_free(res);
 }
 
 int endpoint_vad_prepare(const form *f, job *j, reply *r)
 {
-    task *t = new_task(f, j, run_vad, TASK_VAD, r);
+    task *t = new_task(f, j, run_vad, AC_TASK_VAD, r);
     if (!t) return -1;
     double th = t->vad.threshold, speech = t->vad.min_speech_ms, silence = t->vad.min_silence_ms,
            pad = t->vad.speech_pad_ms;

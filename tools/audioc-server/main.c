@@ -5,7 +5,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "args.h"
@@ -60,7 +59,7 @@ static void usage(FILE *f)
         f);
 }
 
-const served_model *find_model(const char *id, model_task task)
+const served_model *find_model(const char *id, ac_task task)
 {
     for (int i = 0; i < g_cfg.n_models; i++) {
         const served_model *m = &g_cfg.models[i];
@@ -92,27 +91,16 @@ static int add_model(const char *spec)
     return 0;
 }
 
-/* ASR packages are folders with config.json or .gguf files; anything else is tried as VAD weights. */
+/* The family and task come from the model's files (ac_model_probe). */
 static int load_model(served_model *m)
 {
-    char cfg[4096];
-    struct stat sb;
-    size_t n = strlen(m->path);
-    snprintf(cfg, sizeof cfg, "%s/config.json", m->path);
-    int asr = stat(cfg, &sb) == 0 || (n > 5 && strcmp(m->path + n - 5, ".gguf") == 0);
-    ac_status s;
-    if (asr) {
-        m->task = TASK_TRANSCRIPTION;
-        if (!(s = ac_asr_load(m->path, &m->asr))) m->family = ac_asr_family(m->asr);
-    } else {
-        m->task = TASK_VAD;
-        if (!(s = ac_vad_load(m->path, NULL, &m->vad))) m->family = ac_vad_family(m->vad);
-    }
-    if (s) {
+    if (ac_model_load(m->path, NULL, &m->model) != AC_OK) {
         fprintf(stderr, "audioc-server: model '%s': %s\n", m->id, ac_last_error());
         return -1;
     }
-    fprintf(stderr, "audioc-server: model '%s': %s from %s\n", m->id, m->family, m->path);
+    m->task = ac_model_task(m->model);
+    m->family = ac_model_family(m->model);
+    fprintf(stderr, "audioc-server: model '%s': %s (%s) from %s\n", m->id, m->family, ac_task_name(m->task), m->path);
     return 0;
 }
 
@@ -124,15 +112,16 @@ static void warm_up(void)
     static const float silence[8000];
     for (int i = 0; i < g_cfg.n_models; i++) {
         served_model *m = &g_cfg.models[i];
-        if (m->asr) {
+        ac_audio_input in = ac_input_pcm(silence, 8000, 1, 16000);
+        if (m->task == AC_TASK_ASR) {
             ac_asr_options o;
             ac_asr_options_default(&o);
             o.max_new_tokens = 4;
-            ac_asr_result r;
-            if (ac_asr_transcribe_pcm(m->asr, silence, 8000, 1, 16000, &o, &r) == AC_OK) ac_asr_result_free(&r);
-        } else {
-            ac_vad_result r;
-            if (ac_vad_run_pcm(m->vad, silence, 8000, 1, 16000, NULL, &r) == AC_OK) ac_vad_result_free(&r);
+            ac_asr_result *r;
+            if (ac_asr_transcribe(m->model, &in, &o, &r) == AC_OK) ac_asr_result_free(r);
+        } else if (m->task == AC_TASK_VAD) {
+            ac_vad_result *r;
+            if (ac_vad_run(m->model, &in, NULL, &r) == AC_OK) ac_vad_result_free(r);
         }
     }
 }
@@ -286,10 +275,7 @@ int main(int argc, char **argv)
     http_stop();
     rc = 0;
 out:
-    for (int i = 0; i < g_cfg.n_models; i++) {
-        ac_asr_free(g_cfg.models[i].asr);
-        ac_vad_free(g_cfg.models[i].vad);
-    }
+    for (int i = 0; i < g_cfg.n_models; i++) ac_model_free(g_cfg.models[i].model);
     free(g_cfg.models);
     return rc;
 }

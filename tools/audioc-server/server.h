@@ -13,15 +13,12 @@
 
 /* ---- models ---------------------------------------------------------- */
 
-typedef enum { TASK_TRANSCRIPTION, TASK_VAD } model_task;
-
 typedef struct {
     char id[64];
     const char *path;
-    model_task task;
+    ac_task task;
     const char *family;
-    ac_asr *asr;   /* TASK_TRANSCRIPTION; shared by all requests (read-only) */
-    ac_vad *vad;   /* TASK_VAD */
+    ac_model *model;   /* shared by all requests and workers */
 } served_model;
 
 typedef struct {
@@ -41,7 +38,7 @@ typedef struct {
 extern server_config g_cfg;
 
 /* The model called ID for TASK, or the first of that task when ID is NULL. */
-const served_model *find_model(const char *id, model_task task);
+const served_model *find_model(const char *id, ac_task task);
 
 /* ---- a growable byte buffer ------------------------------------------ */
 

@@ -7,9 +7,7 @@
 #include "audioc.h"
 #include "commands.h"
 #include "default_model.h"
-#include "json_out.h"
-#include "output.h"
-#include "subtitles.h"
+#include "transcript_out.h"
 
 static void usage(FILE *f)
 {
@@ -144,38 +142,10 @@ static int parse(int argc, char **argv, asr_args *a, int *first)
 
 static void print_result(const asr_args *a, const char *file, const ac_asr_result *r, int several)
 {
-    switch (a->format) {
-    case FMT_TEXT:
-        if (several) printf("%s:\n", file);
-        printf("%s\n", r->text);
-        break;
-    case FMT_JSON:
-        printf("{\"file\":");
-        json_string(stdout, file);
-        printf(",\"language\":");
-        json_string(stdout, a->opt.language);
-        printf(",\"duration\":%.3f,\"text\":", r->duration);
-        json_string(stdout, r->text);
-        printf(",\"segments\":[");
-        for (size_t i = 0; i < r->n_segments; i++) {
-            const ac_asr_segment *g = &r->segments[i];
-            printf("%s{\"id\":%zu,\"start\":%.3f,\"end\":%.3f,\"text\":", i ? "," : "", i, g->start, g->end);
-            json_string(stdout, g->text);
-            printf(",\"avg_logprob\":%.6f", g->avg_logprob);
-            if (a->tokens) {
-                printf(",\"tokens\":[");
-                for (int k = 0; k < g->n_tokens; k++) printf("%s%d", k ? "," : "", g->tokens[k]);
-                printf("]");
-            }
-            printf("}");
-        }
-        printf("]}\n");
-        break;
-    case FMT_SRT:
-    case FMT_VTT:
-        subtitles_write(stdout, r, a->format == FMT_VTT);
-        break;
-    }
+    static const transcript_format as[] = {TRANSCRIPT_TEXT, TRANSCRIPT_VERBOSE_JSON, TRANSCRIPT_SRT, TRANSCRIPT_VTT};
+    if (a->format == FMT_TEXT && several) printf("%s:\n", file);
+    transcript_meta m = {file, a->opt.language, a->opt.temperature, a->tokens};
+    transcript_write(stdout, as[a->format], r, &m);
     fflush(stdout);
 }
 
@@ -185,41 +155,38 @@ int cmd_transcribe(int argc, char **argv)
     int first;
     if (parse(argc, argv, &a, &first)) return 2;
     double t0 = ac_now();
-    ac_asr *asr;
-    if (ac_asr_load(a.model, &asr) != AC_OK) {
-        fprintf(stderr, "audioc: %s\n", ac_last_error());
-        return 1;
-    }
-    if (a.vad && ac_vad_load(a.vad, NULL, &a.opt.vad) != AC_OK) {
-        fprintf(stderr, "audioc: --vad: not a VAD model: %s\n", ac_last_error());
-        ac_asr_free(asr);
+    ac_model *asr = load_model(a.model, NULL, AC_TASK_ASR, "");
+    if (!asr) return 1;
+    if (a.vad && !(a.opt.vad = load_model(a.vad, NULL, AC_TASK_VAD, "--vad: not a VAD model: "))) {
+        ac_model_free(asr);
         return 1;
     }
     if (a.timings) fprintf(stderr, "timings: load %s: %.1f ms\n", a.model, 1e3 * (ac_now() - t0));
     int failed = 0;
     for (int i = first; i < argc; i++) {
-        ac_asr_result r;
+        ac_asr_result *r;
         double t1 = ac_now();
-        if (ac_asr_transcribe_file(asr, argv[i], &a.opt, &r) != AC_OK) {
+        ac_audio_input in = ac_input_file(argv[i]);
+        if (ac_asr_transcribe(asr, &in, &a.opt, &r) != AC_OK) {
             fprintf(stderr, "audioc: %s\n", ac_last_error());
             failed = 1;
             continue;
         }
         double dt = ac_now() - t1;
-        print_result(&a, argv[i], &r, argc - first > 1);
+        print_result(&a, argv[i], r, argc - first > 1);
         if (a.timings) {
-            const ac_asr_timings *t = &r.timings;
+            const ac_asr_timings *t = &r->timings;
             fprintf(stderr,
                     "timings: %s: %.2f s of audio in %zu chunk(s): front end %.1f ms, encoder %.1f ms, prefill "
                     "%.1f ms, decode %.1f ms for %d steps (%.2f ms/token); total %.1f ms, real-time factor %.4f\n",
-                    argv[i], r.duration, r.n_segments, 1e3 * t->frontend, 1e3 * t->encoder, 1e3 * t->prefill,
+                    argv[i], r->duration, r->n_segments, 1e3 * t->frontend, 1e3 * t->encoder, 1e3 * t->prefill,
                     1e3 * t->decode, t->decode_steps, t->decode_steps ? 1e3 * t->decode / t->decode_steps : 0.0,
-                    1e3 * dt, r.duration > 0 ? dt / r.duration : 0.0);
+                    1e3 * dt, r->duration > 0 ? dt / r->duration : 0.0);
         }
-        ac_asr_result_free(&r);
+        ac_asr_result_free(r);
     }
     if (a.timings) fprintf(stderr, "timings: peak RSS %.1f MB, threads %d\n", ac_peak_rss_mb(), ac_get_threads());
-    ac_vad_free(a.opt.vad);
-    ac_asr_free(asr);
+    ac_model_free(a.opt.vad);
+    ac_model_free(asr);
     return failed;
 }

@@ -110,6 +110,18 @@ static int parse(int argc, char **argv, vad_args *a, int *first_file)
     return 0;
 }
 
+/* Whether NAME is a VAD family (a message when not). */
+static int is_vad_family(const char *name)
+{
+    const char *const *f = ac_families(AC_TASK_VAD);
+    for (const char *const *n = f; *n; n++)
+        if (strcmp(*n, name) == 0) return 1;
+    fprintf(stderr, "audioc: unknown VAD family '%s' (", name);
+    for (const char *const *n = f; *n; n++) fprintf(stderr, "%s%s", n == f ? "" : ", ", *n);
+    fputs(")\n", stderr);
+    return 0;
+}
+
 int cmd_vad(int argc, char **argv)
 {
     vad_args a = {0};
@@ -117,35 +129,34 @@ int cmd_vad(int argc, char **argv)
     if (parse(argc, argv, &a, &first)) return 2;
 
     double t0 = ac_now();
-    ac_vad *vad;
-    if (ac_vad_load(a.model, a.family, &vad) != AC_OK) {
-        fprintf(stderr, "audioc: %s\n", ac_last_error());
-        return 1;
-    }
+    if (a.family && !is_vad_family(a.family)) return 1;
+    ac_model *vad = load_model(a.model, a.family, AC_TASK_VAD, "");
+    if (!vad) return 1;
     double t_load = ac_now() - t0;
-    if (a.timings) fprintf(stderr, "timings: load %s (%s): %.1f ms\n", a.model, ac_vad_family(vad), 1e3 * t_load);
+    if (a.timings) fprintf(stderr, "timings: load %s (%s): %.1f ms\n", a.model, ac_model_family(vad), 1e3 * t_load);
 
     int failed = 0;
     out_begin(a.format, a.probs);
     for (int i = first; i < argc; i++) {
-        ac_vad_result r;
+        ac_vad_result *r;
         double t1 = ac_now();
-        if (ac_vad_run_file(vad, argv[i], &a.opt, &r) != AC_OK) {
+        ac_audio_input in = ac_input_file(argv[i]);
+        if (ac_vad_run(vad, &in, &a.opt, &r) != AC_OK) {
             fprintf(stderr, "audioc: %s\n", ac_last_error());
             failed = 1;
             continue;
         }
         double dt = ac_now() - t1;
-        out_vad_result(a.format, argv[i], ac_vad_family(vad), &r, a.probs, argc - first > 1);
+        out_vad_result(a.format, argv[i], ac_model_family(vad), r, a.probs, argc - first > 1);
         if (a.timings) {
-            double dur = r.sample_rate ? (double)r.n_samples / r.sample_rate : 0;
+            double dur = r->sample_rate ? (double)r->n_samples / r->sample_rate : 0;
             fprintf(stderr, "timings: %s: %.3f s of audio in %.1f ms, real-time factor %.5f (%.0fx), "
                             "threads %d\n", argv[i], dur, 1e3 * dt, dur > 0 ? dt / dur : 0,
                     dt > 0 ? dur / dt : 0, ac_get_threads());
         }
-        ac_vad_result_free(&r);
+        ac_vad_result_free(r);
     }
     if (a.timings) fprintf(stderr, "timings: peak RSS %.1f MB\n", ac_peak_rss_mb());
-    ac_vad_free(vad);
+    ac_model_free(vad);
     return failed;
 }

@@ -2,6 +2,8 @@
 #ifndef AUDIOC_TOOLS_COMMANDS_H
 #define AUDIOC_TOOLS_COMMANDS_H
 
+#include "audioc.h"
+
 int cmd_vad(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_transcribe(int argc, char **argv);
@@ -10,5 +12,9 @@ int cmd_transcribe(int argc, char **argv);
  * command. Returns 1 when ARGV[*I] was one (advancing *I past a value),
  * 0 when not, -1 on a bad value (after a message). */
 int common_option(int argc, char **argv, int *i);
+
+/* The model at PATH (FAMILY NULL: probed), which must be one for TASK; NULL
+ * after printing "audioc: PREFIX<why>" when it is not or does not load. */
+ac_model *load_model(const char *path, const char *family, ac_task task, const char *prefix);
 
 #endif

@@ -37,6 +37,22 @@ int common_option(int argc, char **argv, int *i)
     return 1;
 }
 
+ac_model *load_model(const char *path, const char *family, ac_task task, const char *prefix)
+{
+    ac_model *m;
+    if (ac_model_load(path, family, &m) != AC_OK) {
+        fprintf(stderr, "audioc: %s%s\n", prefix, ac_last_error());
+        return NULL;
+    }
+    if (ac_model_task(m) != task) {
+        fprintf(stderr, "audioc: %s%s holds a %s model (%s), not one for %s\n", prefix, path, ac_model_family(m),
+                ac_task_name(ac_model_task(m)), ac_task_name(task));
+        ac_model_free(m);
+        return NULL;
+    }
+    return m;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {

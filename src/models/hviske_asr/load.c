@@ -7,11 +7,13 @@
 #include <sys/stat.h>
 
 #include "base/error.h"
+#include "base/file.h"
 #include "base/mem.h"
 #include "models/hviske_asr/model.h"
 #include "tensor/kernels.h"
 
 #define BN_EPS 1e-5f
+#define MAX_CONFIG (256u << 20)
 
 typedef struct {
     hviske_model *m;
@@ -214,36 +216,6 @@ static ac_status check_tokens(hviske_model *m)
     return AC_OK;
 }
 
-/* The whole of a small file (configs, the tokenizer). */
-static ac_status slurp(const char *path, int optional, char **out, size_t *n)
-{
-    *out = NULL;
-    *n = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return optional ? AC_OK : ac_error(AC_ERR_IO, "%s: cannot open", path);
-    size_t cap = 1 << 16;
-    char *buf = ac_malloc(cap + 1);
-    while (buf && !ferror(f) && !feof(f)) {
-        if (*n == cap) {
-            if (cap >= (256u << 20)) break;
-            char *nb = realloc(buf, 2 * cap + 1);
-            if (!nb) break;
-            buf = nb;
-            cap *= 2;
-        }
-        *n += fread(buf + *n, 1, cap - *n, f);
-    }
-    int bad = !buf || ferror(f) || !feof(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return ac_error(AC_ERR_IO, "%s: cannot read (or larger than 256 MB)", path);
-    }
-    buf[*n] = 0;
-    *out = buf;
-    return AC_OK;
-}
-
 static int is_dir(const char *path)
 {
     struct stat sb;
@@ -268,9 +240,12 @@ static ac_status load_package_files(hviske_model *m, const char *path, int folde
     char *cfg, *gen;
     size_t n_cfg, n_gen;
     snprintf(p, sizeof p, "%s/config.json", path);
-    AC_TRY(slurp(p, 0, &cfg, &n_cfg));
+    AC_TRY(ac_read_file(p, MAX_CONFIG, &cfg, &n_cfg));
     snprintf(p, sizeof p, "%s/generation_config.json", path);
-    ac_status s = slurp(p, 1, &gen, &n_gen);
+    struct stat sb;
+    gen = NULL;
+    n_gen = 0;
+    ac_status s = stat(p, &sb) == 0 ? ac_read_file(p, MAX_CONFIG, &gen, &n_gen) : AC_OK;   /* optional */
     if (!s) s = hviske_config_parse(cfg, n_cfg, gen, n_gen, path, &m->cfg);
     free(cfg);
     free(gen);

@@ -1,0 +1,74 @@
+/* The families this build runs: one entry each (family.c lists them), with
+ * the task's operations. The task drivers (asr.c, vad.c) reach a family
+ * only through its entry, so adding a family is a new entry and its
+ * adapter file (family_<name>.c), not a change to the drivers. */
+#ifndef AC_API_FAMILY_H
+#define AC_API_FAMILY_H
+
+#include "audio/reader.h"
+#include "base/mem.h"
+#include "api/scratch.h"
+#include "io/tensor_file.h"
+
+/* A finished piece of a transcription. The driver takes TEXT and TOKENS. */
+typedef struct {
+    int64_t start, end;    /* samples at the model's rate */
+    char *text;
+    int *tokens;
+    int n_tokens;
+    double avg_logprob;
+    ac_asr_timings timings;
+} ac_asr_chunk;
+
+typedef ac_status (*ac_asr_emit_fn)(void *user, ac_asr_chunk *chunk);
+
+typedef struct {
+    /* Transcribes the stream R (mono, at the model's rate), only the spans
+     * [spans[2i], spans[2i+1]) when N_SPANS > 0 (ascending samples), cut
+     * into chunks as the family does; calls EMIT for each chunk in order.
+     * *N_READ: the samples read from R. */
+    ac_status (*transcribe)(const void *model, ac_audio_reader *r, const int64_t *spans, size_t n_spans,
+                            const ac_asr_options *o, ac_scratch *scratch, ac_asr_emit_fn emit, void *user,
+                            int64_t *n_read);
+} ac_asr_ops;
+
+typedef struct {
+    /* A stream of mono audio at the model's rate; appends probabilities. */
+    ac_status (*stream_new)(const void *model, void **stream);
+    ac_status (*feed)(void *stream, const float *pcm, size_t n, ac_floatvec *probs);
+    ac_status (*finish)(void *stream, ac_floatvec *probs);
+    void (*stream_free)(void *stream);
+    /* Segments (in samples at the model's rate) of N_SAMPLES of audio. */
+    ac_status (*segments)(const void *model, const float *probs, size_t n_probs, int64_t n_samples,
+                          const ac_vad_options *o, ac_vad_segment **out, size_t *n_out);
+    int (*hop)(const void *model);   /* samples per probability */
+} ac_vad_ops;
+
+typedef struct ac_family {
+    const char *name;
+    ac_task task;
+    /* Whether PATH holds this family: a folder (TF NULL), or a tensor file
+     * already opened as TF. Looks, does not load. */
+    int (*probe)(const char *path, const ac_tensor_file *tf);
+    ac_status (*load)(const char *path, void **model);
+    void (*free)(void *model);
+    int (*rate)(const void *model);   /* the sample rate it runs at */
+    const ac_asr_ops *asr;            /* AC_TASK_ASR */
+    const ac_vad_ops *vad;            /* AC_TASK_VAD */
+} ac_family;
+
+extern const ac_family ac_family_silero_vad, ac_family_marblenet_vad, ac_family_hviske_asr;
+
+struct ac_model {
+    const ac_family *family;
+    void *impl;               /* the family's model, read-only once loaded */
+    ac_scratch_pool scratch;  /* per calling thread, reused by its calls */
+};
+
+/* AC_ERR_ARG unless MODEL is a model of TASK; WHAT names the caller. */
+ac_status ac_model_check_task(const ac_model *model, ac_task task, const char *what);
+
+/* Whether DIR holds a file NAME. */
+int ac_dir_has(const char *dir, const char *name);
+
+#endif

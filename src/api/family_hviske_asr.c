@@ -1,0 +1,50 @@
+/* Hviske ASR (cohere_asr packages) in the family table. */
+#include "api/family.h"
+#include "models/hviske_asr/longform.h"
+
+/* A package folder (config.json beside tokenizer.model; the loader checks
+ * the rest and names what is wrong), a GGUF package that embeds its config,
+ * or the package's bare model.safetensors (the loader then asks for the folder). */
+static int probe(const char *path, const ac_tensor_file *tf)
+{
+    if (!tf) return ac_dir_has(path, "config.json") && ac_dir_has(path, "tokenizer.model");
+    return ac_tensor_file_embedded(tf, "config.json") || ac_tensor_file_find(tf, "encoder_decoder_proj.weight");
+}
+
+static ac_status load(const char *path, void **m) { return hviske_load(path, (hviske_model **)m); }
+static void free_model(void *m) { hviske_free(m); }
+static int rate(const void *m) { return ((const hviske_model *)m)->cfg.sample_rate; }
+
+typedef struct {
+    ac_asr_emit_fn emit;
+    void *user;
+} relay;
+
+static ac_status on_chunk(void *user, int64_t from, int64_t to, hviske_chunk_result *c)
+{
+    relay *r = user;
+    ac_asr_chunk k = {from, to, c->text, c->tokens, c->n_tokens,
+                      c->n_tokens ? c->logprob / (c->n_tokens + 1) : c->logprob,
+                      {c->t_frontend, c->t_encoder, c->t_prefill, c->t_decode, c->steps}};
+    c->text = NULL;
+    c->tokens = NULL;
+    return r->emit(r->user, &k);
+}
+
+static ac_status transcribe(const void *m, ac_audio_reader *r, const int64_t *spans, size_t n_spans,
+                            const ac_asr_options *o, ac_scratch *scratch, ac_asr_emit_fn emit, void *user,
+                            int64_t *n_read)
+{
+    ac_decode_options d = ac_decode_defaults();
+    d.max_new_tokens = o->max_new_tokens, d.min_new_tokens = o->min_new_tokens;
+    d.beam_size = o->beam_size, d.length_penalty = o->length_penalty;
+    d.temperature = o->temperature, d.top_k = o->top_k, d.top_p = o->top_p, d.seed = o->seed;
+    hviske_options ho = {.language = o->language, .punctuation = o->punctuation, .dummy_prefix = o->prompt_prefix,
+                         .decode = d};
+    relay rl = {emit, user};
+    return hviske_transcribe_stream(m, r, spans, n_spans, &ho, &scratch->call, &scratch->step, on_chunk, &rl, n_read);
+}
+
+static const ac_asr_ops asr = {transcribe};
+
+const ac_family ac_family_hviske_asr = {"hviske_asr", AC_TASK_ASR, probe, load, free_model, rate, &asr, NULL};

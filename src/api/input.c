@@ -1,0 +1,42 @@
+#include "api/input.h"
+
+#include <string.h>
+
+#include "base/error.h"
+
+ac_status ac_struct_take(void *dst, size_t full, const void *src, const char *what)
+{
+    size_t size;
+    memcpy(&size, src, sizeof size);   /* every versioned struct starts with its size */
+    if (size < 2 * sizeof size)
+        return ac_error(AC_ERR_ARG, "%s: struct_size %zu: fill it with its _default() or ac_input_*() function",
+                        what, size);
+    memcpy(dst, src, size < full ? size : full);
+    memcpy(dst, &full, sizeof full);
+    return AC_OK;
+}
+
+ac_status ac_input_open(const ac_audio_input *user, int rate, ac_audio_reader **r)
+{
+    *r = NULL;
+    if (!user) return ac_error(AC_ERR_ARG, "no audio input given");
+    ac_audio_input in = {0};
+    AC_TRY(ac_struct_take(&in, sizeof in, user, "ac_audio_input"));
+    switch (in.kind) {
+    case AC_INPUT_FILE:
+        if (!in.path) return ac_error(AC_ERR_ARG, "audio input: no file path given");
+        return ac_audio_open_file(in.path, rate, r);
+    case AC_INPUT_PCM:
+        return ac_audio_open_pcm(in.pcm, in.frames, in.channels, in.sample_rate, rate, r);
+    case AC_INPUT_MEMORY:
+        return ac_audio_open_memory(in.data, in.size, in.name ? in.name : "upload", rate, r);
+    }
+    return ac_error(AC_ERR_ARG, "audio input: unknown kind %d", (int)in.kind);
+}
+
+ac_status ac_input_error(const ac_audio_input *in, ac_status s)
+{
+    if (s && s != AC_ERR_CANCELLED && in && in->struct_size && in->kind == AC_INPUT_FILE && in->path)
+        return ac_error_prefix(s, "%s", in->path);
+    return s;
+}
