@@ -2,6 +2,7 @@
  * the same shapes, with 1 and 2 threads:
  *   bench_matmul [M N K]...        our own f32 kernel (OpenBLAS off)
  *   bench_matmul --f16 [M N K]...  f16 weights as the models run them
+ * AUDIOC_SIMD=0|1|2 caps the kernels at scalar, AVX2 or AVX-512.
  * With no shapes: small shapes, then streaming rates of 16-bit and Q8_0
  * weights for decoding. */
 #include <cblas.h>
@@ -138,6 +139,7 @@ int main(int argc, char **argv)
 {
     int def[][3] = {{1, 512, 128}, {128, 258, 256}, {128, 128, 387}, {1024, 64, 64}, {1, 4096, 1024},
                     {256, 1024, 1024}, {750, 1280, 1280}};
+    if (getenv("AUDIOC_SIMD")) ac_kernels_set_simd(atoi(getenv("AUDIOC_SIMD")));
     if (argc > 1 && strcmp(argv[1], "--f16") == 0) {
         f16_mode = 1;
         argv++, argc--;

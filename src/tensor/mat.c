@@ -9,6 +9,7 @@
 #include "base/threadpool.h"
 #include "tensor/kernels.h"
 #include "tensor/simd_avx2.h"
+#include "tensor/simd_avx512.h"
 
 #define PANEL_FLOATS (4u << 20) /* weights converted at a time for f32 products */
 #define MANY_ROWS 32            /* from this many input rows, convert panels */
@@ -82,7 +83,10 @@ typedef struct {
 static void stream_range(void *ctx, size_t n0, size_t n1)
 {
     const stream_job *j = ctx;
-    if (ac_kernels_simd()) {
+    int simd = ac_kernels_simd();
+    if (simd >= AC_SIMD_AVX512 && j->M == 1 && j->w->dtype != AC_DTYPE_Q8_0)
+        n0 = ac_matmul_row_avx512(j->x, j->w, j->bias, j->y, n0, n1);
+    if (simd) {
         ac_matmul_w_avx2(j->x, j->w, j->bias, j->y, j->M, n0, n1);
         return;
     }

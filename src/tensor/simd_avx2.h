@@ -27,6 +27,13 @@ void ac_tanh_avx2(float *x, size_t n);
 void ac_softmax_rows_avx2(float *x, size_t rows, size_t cols);
 void ac_log_softmax_avx2(float *x, size_t n);
 void ac_silu_avx2(float *x, size_t n);
+void ac_gelu_avx2(float *x, size_t n);
+void ac_mul_avx2(float *y, const float *x, size_t n);
+void ac_rmsnorm_avx2(const float *x, float *y, size_t rows, size_t C, const float *gamma,
+                     size_t gamma_stride, float eps);
+/* One row of ac_rope given the cosines and sines of its DIM/2 angles. */
+void ac_rope_rotate_avx2(float *x, size_t heads, size_t dim, const float *cs, const float *sn);
+void ac_softmax_masked_avx2(float *x, size_t rows, size_t cols, float scale, const ac_mask *mask);
 void ac_axpy_avx2(float *y, const float *x, float alpha, size_t n);
 void ac_glu_avx2(const float *x, float *y, size_t rows, size_t C);
 void ac_layernorm_avx2(const float *x, float *y, size_t rows, size_t C, const float *gamma,
