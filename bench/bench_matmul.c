@@ -47,11 +47,12 @@ static void run_ours(void *p)
     job *j = p;
     if (f16_mode) {
         ac_kernels_set_blas(1);
-        ac_matmul_w(j->x, &f16_w, NULL, j->y, (size_t)j->M);
+        ac_matmul(j->x, &f16_w, NULL, j->y, (size_t)j->M);
         return;
     }
     ac_kernels_set_blas(0);
-    ac_linear(j->x, j->w, NULL, j->y, (size_t)j->M, (size_t)j->N, (size_t)j->K);
+    ac_mat w = ac_mat_f32(j->w, (size_t)j->N, (size_t)j->K);
+    ac_matmul(j->x, &w, NULL, j->y, (size_t)j->M);
 }
 
 static int blas_threads = 1;
@@ -73,7 +74,7 @@ typedef struct {
 static void run_stored(void *p)
 {
     wjob *j = p;
-    ac_matmul_w(j->x, &j->w, NULL, j->y, j->M);
+    ac_matmul(j->x, &j->w, NULL, j->y, j->M);
 }
 
 /* Few-row products with 16-bit and Q8_0 weights are bound by reading the
@@ -108,7 +109,7 @@ typedef struct {
 static void run_chain(void *p)
 {
     chain_job *j = p;
-    for (int i = 0; i < j->n; i++) ac_matmul_w(j->x, &j->w[i], NULL, j->y, 1);
+    for (int i = 0; i < j->n; i++) ac_matmul(j->x, &j->w[i], NULL, j->y, 1);
 }
 
 /* One decoding step's pattern: many F16 matrices read once each, far more

@@ -143,12 +143,6 @@ void ac_matmul_nt(const float *x, size_t ldx, const float *w, size_t ldw, const 
     ac_parallel_for(j.split_n ? N : M, j.split_n ? 16 : 4, matmul_range, &j);
 }
 
-void ac_linear(const float *x, const float *w, const float *bias, float *y,
-               size_t M, size_t N, size_t K)
-{
-    ac_matmul_nt(x, K, w, K, bias, y, N, M, N, K);
-}
-
 /* ---- conv1d ------------------------------------------------------------- */
 
 size_t ac_conv1d_scratch(const ac_conv1d_shape *s, size_t batch, size_t T)

@@ -22,10 +22,6 @@ void ac_kernels_set_blas(int on);
 /* Y[M][N] = X[M][K] . W[N][K]^T + bias[N] (bias may be NULL) with row
  * strides (in floats) for each matrix: attention heads are column blocks
  * of a wider matrix. Weight matrices go through ac_matmul (mat.h). */
-void ac_linear(const float *x, const float *w, const float *bias, float *y,
-               size_t M, size_t N, size_t K);
-void ac_linear_ref(const float *x, const float *w, const float *bias, float *y,
-                   size_t M, size_t N, size_t K);
 void ac_matmul_nt(const float *x, size_t ldx, const float *w, size_t ldw, const float *bias,
                   float *y, size_t ldy, size_t M, size_t N, size_t K);
 void ac_matmul_nt_ref(const float *x, size_t ldx, const float *w, size_t ldw, const float *bias,

@@ -249,9 +249,3 @@ void ac_softmax_masked_ref(float *x, size_t rows, size_t cols, float scale, cons
         for (size_t j = 0; j < cols; j++) v[j] /= sum;
     }
 }
-
-void ac_linear_ref(const float *x, const float *w, const float *bias, float *y,
-                   size_t M, size_t N, size_t K)
-{
-    ac_matmul_nt_ref(x, K, w, K, bias, y, N, M, N, K);
-}

@@ -55,7 +55,7 @@ void ac_mat_rows(const ac_mat *w, size_t r0, size_t r1, float *out)
     for (size_t r = r0; r < r1; r++) row_f32(w, r, out + (r - r0) * w->cols);
 }
 
-void ac_matmul_w_ref(const float *x, const ac_mat *w, const float *bias, float *y, size_t M)
+void ac_matmul_ref(const float *x, const ac_mat *w, const float *bias, float *y, size_t M)
 {
     float *row = malloc(w->cols * sizeof *row);
     if (!row) return;
@@ -87,7 +87,7 @@ static void stream_range(void *ctx, size_t n0, size_t n1)
     if (simd >= AC_SIMD_AVX512 && j->M == 1 && j->w->dtype != AC_DTYPE_Q8_0)
         n0 = ac_matmul_row_avx512(j->x, j->w, j->bias, j->y, n0, n1);
     if (simd) {
-        ac_matmul_w_avx2(j->x, j->w, j->bias, j->y, j->M, n0, n1);
+        ac_matmul_avx2(j->x, j->w, j->bias, j->y, j->M, n0, n1);
         return;
     }
     size_t K = j->w->cols;
@@ -125,7 +125,7 @@ static void multi_range(void *ctx, size_t b, size_t e)
     }
 }
 
-void ac_matmul_w_multi(const float *x, size_t M, const ac_mat *const *w, const float *const *bias,
+void ac_matmul_multi(const float *x, size_t M, const ac_mat *const *w, const float *const *bias,
                        float *const *y, int n)
 {
     size_t rows = 0;
@@ -135,7 +135,7 @@ void ac_matmul_w_multi(const float *x, size_t M, const ac_mat *const *w, const f
         same &= w[i]->cols == w[0]->cols && w[i]->dtype != AC_DTYPE_F32;
     }
     if (M >= MANY_ROWS || !same) {
-        for (int i = 0; i < n; i++) ac_matmul_w(x, w[i], bias[i], y[i], M);
+        for (int i = 0; i < n; i++) ac_matmul(x, w[i], bias[i], y[i], M);
         return;
     }
     multi_job j = {x, M, w, bias, y, n};
@@ -210,10 +210,10 @@ static void panel_range(void *ctx, size_t n0, size_t n1)
     }
 }
 
-void ac_matmul_w(const float *x, const ac_mat *w, const float *bias, float *y, size_t M)
+void ac_matmul(const float *x, const ac_mat *w, const float *bias, float *y, size_t M)
 {
     if (w->dtype == AC_DTYPE_F32) {
-        ac_linear(x, w->data, bias, y, M, w->rows, w->cols);
+        ac_matmul_nt(x, w->cols, w->data, w->cols, bias, y, w->rows, M, w->rows, w->cols);
         return;
     }
     if (M >= MANY_ROWS) {

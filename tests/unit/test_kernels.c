@@ -27,17 +27,18 @@ static void test_linear(void)
         size_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
         float *x = rnd(M * K, -1, 1), *w = rnd(N * K, -1, 1), *b = rnd(N, -1, 1);
         float *ref = malloc(M * N * sizeof *ref), *got = malloc(M * N * sizeof *got);
-        ac_linear_ref(x, w, b, ref, M, N, K);
+        ac_mat wm = ac_mat_f32(w, N, K);
+        ac_matmul_nt_ref(x, K, w, K, b, ref, N, M, N, K);
         for (int threads = 1; threads <= 2; threads++)
             for (int blas = 0; blas <= 1; blas++) {
                 ac_set_threads(threads);
                 ac_kernels_set_blas(blas);
-                ac_linear(x, w, b, got, M, N, K);
+                ac_matmul(x, &wm, b, got, M);
                 double d = max_rel_diff(got, ref, M * N);
                 CHECK(d < 1e-5, "linear %zux%zux%zu threads %d blas %d: diff %g", M, N, K, threads, blas, d);
             }
-        ac_linear(x, w, NULL, got, M, N, K);
-        ac_linear_ref(x, w, NULL, ref, M, N, K);
+        ac_matmul(x, &wm, NULL, got, M);
+        ac_matmul_nt_ref(x, K, w, K, NULL, ref, N, M, N, K);
         CHECK(max_rel_diff(got, ref, M * N) < 1e-5, "linear without bias %zux%zux%zu", M, N, K);
         free(x), free(w), free(b), free(ref), free(got);
     }
@@ -402,8 +403,8 @@ static void test_matmul_stored_types(void)
             ac_mat w = {wq, types[t], N, K};
             for (size_t mi = 0; mi < 5; mi++) {
                 size_t M = Ms[mi];
-                ac_matmul_w_ref(x, &w, b, ref, M);
-                ac_matmul_w(x, &w, b, got, M);
+                ac_matmul_ref(x, &w, b, ref, M);
+                ac_matmul(x, &w, b, got, M);
                 double d = max_rel_diff(got, ref, M * N);
                 CHECK(d < 2e-5, "%s %zux%zux%zu: diff %g", ac_dtype_name(types[t]), M, N, K, d);
             }
@@ -411,11 +412,11 @@ static void test_matmul_stored_types(void)
             const ac_mat *ws[3] = {&w, &w, &w};
             const float *bs[3] = {b, NULL, b};
             float *y3 = malloc(3 * N * sizeof *y3), *ys[3] = {y3, y3 + N, y3 + 2 * N};
-            ac_matmul_w_multi(x, 1, ws, bs, ys, 3);
-            ac_matmul_w_ref(x, &w, b, ref, 1);
+            ac_matmul_multi(x, 1, ws, bs, ys, 3);
+            ac_matmul_ref(x, &w, b, ref, 1);
             CHECK(max_rel_diff(y3, ref, N) < 2e-5 && max_rel_diff(y3 + 2 * N, ref, N) < 2e-5, "multi %s",
                   ac_dtype_name(types[t]));
-            ac_matmul_w_ref(x, &w, NULL, ref, 1);
+            ac_matmul_ref(x, &w, NULL, ref, 1);
             CHECK(max_rel_diff(y3 + N, ref, N) < 2e-5, "multi without bias");
             free(y3);
             /* the stored values are the floats up to the type's rounding */
@@ -467,7 +468,8 @@ static void test_no_blas_workers(void)
     size_t M = 64, N = 256, K = 256;
     float *x = rnd(M * K, -1, 1), *w = rnd(N * K, -1, 1), *y = malloc(M * N * sizeof *y);
     ac_set_threads(2);
-    ac_linear(x, w, NULL, y, M, N, K);
+    ac_mat wm = ac_mat_f32(w, N, K);
+    ac_matmul(x, &wm, NULL, y, M);
     int after = thread_count();
     CHECK(after == 2, "%d threads after a product on 2 threads (expected ours: 2)", after);
     free(x), free(w), free(y);

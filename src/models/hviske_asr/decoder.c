@@ -45,7 +45,7 @@ static ac_status cross_kv(hviske_decoder *d, const float *enc, ac_arena *a)
     for (size_t l = 0; l < L; l++)
         for (int is_v = 0; is_v < 2; is_v++) {
             const hviske_dec_layer *Ly = &m->dec[l];
-            ac_matmul_w(enc, is_v ? &Ly->cv_w : &Ly->ck_w, is_v ? Ly->cv_b : Ly->ck_b, tmp, t);
+            ac_matmul(enc, is_v ? &Ly->cv_w : &Ly->ck_w, is_v ? Ly->cv_b : Ly->ck_b, tmp, t);
             for (size_t h = 0; h < H; h++) {
                 unsigned char *dst = store + ((2 * l + (size_t)is_v) * H + h) * t * dk * esz;
                 if (is_v) d->cv[l * H + h] = (ac_mat){dst, kv, dk, t};
@@ -112,11 +112,11 @@ static void heads_range(void *ctx, size_t h0, size_t h1)
     float scale = 1.0f / sqrtf((float)dk);
     for (size_t h = h0; h < h1; h++) {
         float *s = j->d->scores + h * j->n;
-        if (j->Km) ac_matmul_w(j->q + h * dk, &j->Km[h], NULL, s, 1);
+        if (j->Km) ac_matmul(j->q + h * dk, &j->Km[h], NULL, s, 1);
         else ac_matmul_nt(j->q + h * dk, dk, j->K + h * dk, D, NULL, s, j->n, 1, j->n, dk);
         for (size_t k = 0; k < j->n; k++) s[k] = k < j->n_valid ? s[k] * scale : MASKED;
         ac_softmax_rows(s, 1, j->n);
-        if (j->Vm) ac_matmul_w(s, &j->Vm[h], NULL, j->ctx + h * dk, 1);
+        if (j->Vm) ac_matmul(s, &j->Vm[h], NULL, j->ctx + h * dk, 1);
         else ac_gemv_t(j->V + h * dk, D, s, j->ctx + h * dk, j->n, dk);
     }
 }
@@ -154,7 +154,7 @@ ac_status hviske_decoder_forward(hviske_decoder *d, const int *tokens, const int
         const ac_mat *qkv[3] = {&L->sq_w, &L->sk_w, &L->sv_w};
         const float *qkv_b[3] = {L->sq_b, L->sk_b, L->sv_b};
         float *qkv_y[3] = {d->q, d->k, d->v};
-        ac_matmul_w_multi(d->a, R, qkv, qkv_b, qkv_y, 3);
+        ac_matmul_multi(d->a, R, qkv, qkv_b, qkv_y, 3);
         for (int r = 0; r < rows; r++) {
             memcpy(cache_row(d, d->kc, l, beam[r], pos[r]), d->k + r * D, D * sizeof(float));
             memcpy(cache_row(d, d->vc, l, beam[r], pos[r]), d->v + r * D, D * sizeof(float));
@@ -164,30 +164,30 @@ ac_status hviske_decoder_forward(hviske_decoder *d, const int *tokens, const int
             attend(&(attn_job){.d = d, .q = d->q + r * D, .K = cache_row(d, d->kc, l, beam[r], 0),
                                .V = cache_row(d, d->vc, l, beam[r], 0), .n = n, .n_valid = n, .ctx = d->ctx + r * D});
         }
-        ac_matmul_w(d->ctx, &L->so_w, L->so_b, d->a, R);
+        ac_matmul(d->ctx, &L->so_w, L->so_b, d->a, R);
         ac_axpy(d->h, d->a, 1.0f, R * D);
 
         /* cross-attention over the valid encoder frames */
         ac_layernorm(d->h, d->a, R, D, L->ln2_w, L->ln2_b, LN_EPS);
-        ac_matmul_w(d->a, &L->cq_w, L->cq_b, d->q, R);
+        ac_matmul(d->a, &L->cq_w, L->cq_b, d->q, R);
         size_t H = (size_t)c->dec_heads;
         for (int r = 0; r < rows; r++)
             attend(&(attn_job){.d = d, .q = d->q + r * D, .Km = d->ck + l * H, .Vm = d->cv + l * H, .n = t,
                                .n_valid = (size_t)d->T_valid, .ctx = d->ctx + r * D});
-        ac_matmul_w(d->ctx, &L->co_w, L->co_b, d->a, R);
+        ac_matmul(d->ctx, &L->co_w, L->co_b, d->a, R);
         ac_axpy(d->h, d->a, 1.0f, R * D);
 
         /* ReLU feed-forward */
         ac_layernorm(d->h, d->a, R, D, L->ln3_w, L->ln3_b, LN_EPS);
-        ac_matmul_w(d->a, &L->ff_in_w, L->ff_in_b, d->ff, R);
+        ac_matmul(d->a, &L->ff_in_w, L->ff_in_b, d->ff, R);
         ac_relu(d->ff, R * d->F);
-        ac_matmul_w(d->ff, &L->ff_out_w, L->ff_out_b, d->a, R);
+        ac_matmul(d->ff, &L->ff_out_w, L->ff_out_b, d->a, R);
         ac_axpy(d->h, d->a, 1.0f, R * D);
     }
     /* the head, for the last n_out rows only */
     const float *last = d->h + (R - (size_t)n_out) * D;
     ac_layernorm(last, d->a, (size_t)n_out, D, m->final_ln_w, m->final_ln_b, LN_EPS);
-    ac_matmul_w(d->a, &m->cls_w, m->cls_b, logprobs, (size_t)n_out);
+    ac_matmul(d->a, &m->cls_w, m->cls_b, logprobs, (size_t)n_out);
     for (int r = 0; r < n_out; r++) ac_log_softmax(logprobs + (size_t)r * d->V, d->V);
     return AC_OK;
 }

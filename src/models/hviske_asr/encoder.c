@@ -31,7 +31,7 @@ static void conv_first(const hviske_model *m, const float *in, int64_t T, int64_
                     row[dt * 3 + df] = ti >= 0 && ti < T && fi >= 0 && fi < F ? in[ti * F + fi] : 0.0f;
                 }
         }
-    ac_linear(cols, m->sub0_w, m->sub0_b, out, (size_t)(To * Fo), (size_t)m->cfg.sub_channels, 9);
+    ac_matmul(cols, &m->sub0_w, m->sub0_b, out, (size_t)(To * Fo));
 }
 
 /* Depthwise 3x3, stride 2, padding 1 on [T][F][C]; w is [9][C]. */
@@ -73,17 +73,17 @@ static ac_status subsample(const hviske_model *m, const float *feat, int64_t T0,
 
     conv_depthwise(s1, T1, F1, C, m->sub_dw_w[0], m->sub_dw_b[0], d2);
     mask_rows(d2, T2, len2, (size_t)(F2 * C));
-    ac_matmul_w(d2, &m->sub_pw_w[0], m->sub_pw_b[0], s2, (size_t)(T2 * F2));
+    ac_matmul(d2, &m->sub_pw_w[0], m->sub_pw_b[0], s2, (size_t)(T2 * F2));
     ac_relu(s2, (size_t)(T2 * F2 * C));
     mask_rows(s2, T2, len2, (size_t)(F2 * C));
 
     conv_depthwise(s2, T2, F2, C, m->sub_dw_w[1], m->sub_dw_b[1], d3);
     mask_rows(d3, T3_, len3_, (size_t)(F3 * C));
-    ac_matmul_w(d3, &m->sub_pw_w[1], m->sub_pw_b[1], s3, (size_t)(T3_ * F3));
+    ac_matmul(d3, &m->sub_pw_w[1], m->sub_pw_b[1], s3, (size_t)(T3_ * F3));
     ac_relu(s3, (size_t)(T3_ * F3 * C));
     mask_rows(s3, T3_, len3_, (size_t)(F3 * C));
 
-    ac_linear(s3, m->sub_out_w, m->sub_out_b, x, (size_t)T3_, (size_t)m->cfg.d_model, (size_t)(F3 * C));
+    ac_matmul(s3, &m->sub_out_w, m->sub_out_b, x, (size_t)T3_);
     *out = x;
     *T3 = T3_;
     *len3 = len3_;
@@ -128,9 +128,9 @@ static void feed_forward(const hviske_config *c, float *x, int64_t T, const floa
 {
     size_t E = (size_t)c->d_model, F = (size_t)c->ff_dim, t = (size_t)T;
     ac_layernorm(x, s->ln, t, E, lnw, lnb, LN_EPS);
-    ac_matmul_w(s->ln, w1, b1, s->ff, t);
+    ac_matmul(s->ln, w1, b1, s->ff, t);
     ac_silu(s->ff, t * F);
-    ac_matmul_w(s->ff, w2, b2, s->q, t);
+    ac_matmul(s->ff, w2, b2, s->q, t);
     ac_axpy(x, s->q, 0.5f, t * E);
 }
 
@@ -141,10 +141,10 @@ static void self_attention(const hviske_config *c, const hviske_enc_layer *L, fl
     size_t E = (size_t)c->d_model, H = (size_t)c->n_heads, dk = E / H, t = (size_t)T, P = 2 * t - 1;
     float scale = 1.0f / sqrtf((float)dk);
     ac_layernorm(x, s->ln, t, E, L->ln_att_w, L->ln_att_b, LN_EPS);
-    ac_matmul_w(s->ln, &L->wq, L->bq, s->q, t);
-    ac_matmul_w(s->ln, &L->wk, L->bk, s->k, t);
-    ac_matmul_w(s->ln, &L->wv, L->bv, s->v, t);
-    ac_matmul_w(R, &L->wpos, NULL, s->pos, P);
+    ac_matmul(s->ln, &L->wq, L->bq, s->q, t);
+    ac_matmul(s->ln, &L->wk, L->bk, s->k, t);
+    ac_matmul(s->ln, &L->wv, L->bv, s->v, t);
+    ac_matmul(R, &L->wpos, NULL, s->pos, P);
     for (size_t i = 0; i < t; i++)
         for (size_t e = 0; e < E; e++) {
             s->qu[i * E + e] = s->q[i * E + e] + L->pos_u[e];
@@ -166,7 +166,7 @@ static void self_attention(const hviske_config *c, const hviske_enc_layer *L, fl
             for (size_t d = 0; d < dk; d++) s->vt[d * t + j] = s->v[j * E + o + d];
         ac_matmul_nt(s->ac, t, s->vt, t, NULL, s->ctx + o, E, t, dk, t);
     }
-    ac_matmul_w(s->ctx, &L->wo, L->bo, s->q, t);
+    ac_matmul(s->ctx, &L->wo, L->bo, s->q, t);
     ac_axpy(x, s->q, 1.0f, t * E);
 }
 
@@ -176,14 +176,14 @@ static void conv_module(const hviske_config *c, const hviske_enc_layer *L, float
 {
     size_t E = (size_t)c->d_model, t = (size_t)T;
     ac_layernorm(x, s->ln, t, E, L->ln_conv_w, L->ln_conv_b, LN_EPS);
-    ac_matmul_w(s->ln, &L->pw1_w, L->pw1_b, s->conv, t);
+    ac_matmul(s->ln, &L->pw1_w, L->pw1_b, s->conv, t);
     ac_glu(s->conv, s->glu, t, E);
     mask_rows(s->glu, T, Tv, E);
     ac_conv1d_shape dw = {(int)E, (int)E, c->conv_kernel, 1, (c->conv_kernel - 1) / 2, 1};
     ac_conv1d_depthwise(&dw, s->glu, 1, t, L->dw_w, L->dw_b, s->dw);
     ac_channel_affine(s->dw, t, E, L->bn_scale, L->bn_shift, 0);
     ac_silu(s->dw, t * E);
-    ac_matmul_w(s->dw, &L->pw2_w, L->pw2_b, s->q, t);
+    ac_matmul(s->dw, &L->pw2_w, L->pw2_b, s->q, t);
     ac_axpy(x, s->q, 1.0f, t * E);
 }
 
@@ -223,7 +223,7 @@ ac_status hviske_encode(const hviske_model *m, const float *feat, int64_t n_fram
     for (int i = 0; i < n; i++) conformer_layer(c, &m->enc[i], x, T, Tv, R, &s);
     out->proj = ac_arena_floats(a, (size_t)T * c->dec_dim);
     if (!out->proj) return AC_ERR_NOMEM;
-    ac_matmul_w(x, &m->proj_w, m->proj_b, out->proj, (size_t)T);
+    ac_matmul(x, &m->proj_w, m->proj_b, out->proj, (size_t)T);
     out->x = x;
     out->T = T;
     out->T_valid = Tv;
