@@ -3,8 +3,9 @@
  *
  * Every kernel has a scalar reference twin (suffix _ref) that states its
  * meaning plainly; the plain name dispatches at run time to an AVX2/FMA
- * version when the CPU has it (see ac_kernels_set_simd). Unit tests compare
- * the two. Results never depend on the thread count: each output is always
+ * version when the CPU has it, and to an AVX-512 one where that measurably
+ * helps (see ac_kernels_set_simd). Unit tests compare them at every level
+ * the CPU has. Results never depend on the thread count: each output is always
  * computed by the same sequence of operations. */
 #ifndef AC_TENSOR_KERNELS_H
 #define AC_TENSOR_KERNELS_H

@@ -2,25 +2,25 @@
  * built with -mavx512f -mavx512bw -mf16c and called only after the CPU
  * check. Twice the lanes of the AVX2 version per load and FMA. */
 #include <immintrin.h>
-#include <stdint.h>
-#include <string.h>
 
-#include "base/f16.h"
 #include "tensor/simd_avx512.h"
 
-/* 16 weights at P as f32. */
-static inline __m512 load16(const unsigned char *p, ac_dtype t)
+/* 16-bit weights as f32: 16 of them, or the lanes of mask M (masked loads
+ * never touch the lanes they leave out, so a row's end needs no scalar tail). */
+static inline __m512 cvt16(__m256i h, ac_dtype t)
 {
-    __m256i h = _mm256_loadu_si256((const __m256i *)p);
     if (t == AC_DTYPE_F16) return _mm512_cvtph_ps(h);
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)); /* bf16 */
 }
 
-static float weight(const unsigned char *p, size_t k, ac_dtype t)
+static inline __m512 load16(const unsigned char *p, ac_dtype t)
 {
-    uint16_t h;
-    memcpy(&h, p + 2 * k, 2);
-    return t == AC_DTYPE_F16 ? ac_f16_to_f32(h) : ac_bf16_to_f32(h);
+    return cvt16(_mm256_loadu_si256((const __m256i *)p), t);
+}
+
+static inline __m512 load_part(const unsigned char *p, __mmask16 m, ac_dtype t)
+{
+    return cvt16(_mm512_castsi512_si256(_mm512_maskz_loadu_epi16((__mmask32)m, p)), t);
 }
 
 /* one input row against four weight rows, prefetching the next four */
@@ -39,14 +39,16 @@ static void quad(const float *x, size_t K, const unsigned char *w, size_t stride
         a2 = _mm512_fmadd_ps(xv, load16(w2 + 2 * k, t), a2);
         a3 = _mm512_fmadd_ps(xv, load16(w3 + 2 * k, t), a3);
     }
+    if (k < K) {
+        __mmask16 m = (__mmask16)((1u << (K - k)) - 1);
+        __m512 xv = _mm512_maskz_loadu_ps(m, x + k);
+        a0 = _mm512_fmadd_ps(xv, load_part(w + 2 * k, m, t), a0);
+        a1 = _mm512_fmadd_ps(xv, load_part(w1 + 2 * k, m, t), a1);
+        a2 = _mm512_fmadd_ps(xv, load_part(w2 + 2 * k, m, t), a2);
+        a3 = _mm512_fmadd_ps(xv, load_part(w3 + 2 * k, m, t), a3);
+    }
     out[0] = _mm512_reduce_add_ps(a0), out[1] = _mm512_reduce_add_ps(a1);
     out[2] = _mm512_reduce_add_ps(a2), out[3] = _mm512_reduce_add_ps(a3);
-    for (; k < K; k++) {
-        out[0] += x[k] * weight(w, k, t);
-        out[1] += x[k] * weight(w1, k, t);
-        out[2] += x[k] * weight(w2, k, t);
-        out[3] += x[k] * weight(w3, k, t);
-    }
 }
 
 size_t ac_matmul_row_avx512(const float *x, const ac_mat *w, const float *bias, float *y, size_t n0, size_t n1)
