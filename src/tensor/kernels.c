@@ -288,7 +288,7 @@ void ac_rope(float *x, size_t rows, size_t ld, size_t heads, size_t dim, const i
     for (size_t i = 0; i < half; i++) inv[i] = 1.0f / powf(theta, (float)(2 * i) / (float)dim);
     for (size_t r = 0; r < rows; r++) {
         for (size_t i = 0; i < half; i++) {
-            float a = (float)pos[r] * inv[i];
+            float a = (float)(pos ? pos[r] : (int)r) * inv[i];
             cs[i] = cosf(a), sn[i] = sinf(a);
         }
         ac_rope_rotate_avx2(x + r * ld, heads, dim, cs, sn);

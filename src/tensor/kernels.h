@@ -128,7 +128,7 @@ void ac_rmsnorm_ref(const float *x, float *y, size_t rows, size_t C, const float
 
 /* Rotary position embedding in place, rotate-half convention (Llama,
  * Qwen2): row r of x (stride LD) holds HEADS heads of DIM values at
- * position POS[r]; for i < DIM/2, with angle pos * theta^(-2i/DIM) in
+ * position POS[r] (POS NULL: r); for i < DIM/2, with angle pos * theta^(-2i/DIM) in
  * f32 as the reference code computes it, (x[i], x[i+DIM/2]) turns by it. */
 void ac_rope(float *x, size_t rows, size_t ld, size_t heads, size_t dim, const int *pos, float theta);
 void ac_rope_ref(float *x, size_t rows, size_t ld, size_t heads, size_t dim, const int *pos, float theta);

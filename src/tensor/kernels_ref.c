@@ -221,7 +221,7 @@ void ac_rope_ref(float *x, size_t rows, size_t ld, size_t heads, size_t dim, con
     for (size_t r = 0; r < rows; r++)
         for (size_t i = 0; i < half; i++) {
             float inv = 1.0f / powf(theta, (float)(2 * i) / (float)dim);
-            float a = (float)pos[r] * inv, c = cosf(a), s = sinf(a);
+            float a = (float)(pos ? pos[r] : (int)r) * inv, c = cosf(a), s = sinf(a);
             for (size_t h = 0; h < heads; h++) {
                 float *v = x + r * ld + h * dim, x1 = v[i], x2 = v[i + half];
                 v[i] = x1 * c - x2 * s;

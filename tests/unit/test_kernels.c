@@ -271,6 +271,11 @@ static void test_rope(void)
         ac_rope(a, rows, ld, heads, dim, pos, 1e6f);
         ac_rope_ref(b, rows, ld, heads, dim, pos, 1e6f);
         CHECK(max_rel_diff(a, b, rows * ld) < 1e-6, "rope dim=%zu", dim);
+        int seq[6] = {0, 1, 2, 3, 4, 5}; /* no positions: row r is at r */
+        memcpy(b, a, rows * ld * sizeof *b);
+        ac_rope(a, rows, ld, heads, dim, NULL, 1e4f);
+        ac_rope_ref(b, rows, ld, heads, dim, seq, 1e4f);
+        CHECK(max_rel_diff(a, b, rows * ld) < 1e-6, "rope dim=%zu at positions 0..rows-1", dim);
         free(a), free(b);
     }
     /* dim 4, theta 100, position 2: pairs (0,2) turn by 2 rad, (1,3) by 0.2 */

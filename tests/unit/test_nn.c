@@ -64,9 +64,9 @@ static void test_attention_torch(void)
     ac_attn_weights w = {&q, &k, &v, &o, g("attn.bq", H * DK), g("attn.bk", G * DK), g("attn.bv", G * DK), NULL};
     ac_attn_opts opts = {H, G, DK, 0, 10000.0f};
     float *scratch = malloc(ac_attn_layer_scratch(&opts, T, T) * sizeof *scratch), y[T * D];
-    int pos[T], shifted[T];
-    for (int i = 0; i < T; i++) pos[i] = i, shifted[i] = i + 5;
-    ac_attn_self(&opts, &w, x, T, pos, &(ac_mask){.causal = 1}, y, scratch);
+    int shifted[T];
+    for (int i = 0; i < T; i++) shifted[i] = i + 5;
+    ac_attn_self(&opts, &w, x, T, NULL, &(ac_mask){.causal = 1}, y, scratch); /* positions 0..T-1 */
     CHECK(max_rel_diff(y, yc, T * D) < 1e-5, "causal GQA attention with RoPE vs torch: %g", max_rel_diff(y, yc, T * D));
     ac_attn_self(&opts, &w, x, T, shifted, NULL, y, scratch);
     CHECK(max_rel_diff(y, yb, T * D) < 1e-5, "bidirectional attention vs torch: %g", max_rel_diff(y, yb, T * D));
