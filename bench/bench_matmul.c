@@ -2,6 +2,7 @@
  * the same shapes, with 1 and 2 threads:
  *   bench_matmul [M N K]...        our own f32 kernel (OpenBLAS off)
  *   bench_matmul --f16 [M N K]...  f16 weights as the models run them
+ * AUDIOC_SIMD=0|1|2 caps the kernels at scalar, AVX2 or AVX-512.
  * With no shapes: small shapes, then streaming rates of 16-bit and Q8_0
  * weights for decoding. */
 #include <cblas.h>
@@ -46,11 +47,12 @@ static void run_ours(void *p)
     job *j = p;
     if (f16_mode) {
         ac_kernels_set_blas(1);
-        ac_matmul_w(j->x, &f16_w, NULL, j->y, (size_t)j->M);
+        ac_matmul(j->x, &f16_w, NULL, j->y, (size_t)j->M);
         return;
     }
     ac_kernels_set_blas(0);
-    ac_linear(j->x, j->w, NULL, j->y, (size_t)j->M, (size_t)j->N, (size_t)j->K);
+    ac_mat w = ac_mat_f32(j->w, (size_t)j->N, (size_t)j->K);
+    ac_matmul(j->x, &w, NULL, j->y, (size_t)j->M);
 }
 
 static int blas_threads = 1;
@@ -72,7 +74,7 @@ typedef struct {
 static void run_stored(void *p)
 {
     wjob *j = p;
-    ac_matmul_w(j->x, &j->w, NULL, j->y, j->M);
+    ac_matmul(j->x, &j->w, NULL, j->y, j->M);
 }
 
 /* Few-row products with 16-bit and Q8_0 weights are bound by reading the
@@ -107,7 +109,7 @@ typedef struct {
 static void run_chain(void *p)
 {
     chain_job *j = p;
-    for (int i = 0; i < j->n; i++) ac_matmul_w(j->x, &j->w[i], NULL, j->y, 1);
+    for (int i = 0; i < j->n; i++) ac_matmul(j->x, &j->w[i], NULL, j->y, 1);
 }
 
 /* One decoding step's pattern: many F16 matrices read once each, far more
@@ -138,6 +140,7 @@ int main(int argc, char **argv)
 {
     int def[][3] = {{1, 512, 128}, {128, 258, 256}, {128, 128, 387}, {1024, 64, 64}, {1, 4096, 1024},
                     {256, 1024, 1024}, {750, 1280, 1280}};
+    if (getenv("AUDIOC_SIMD")) ac_kernels_set_simd(atoi(getenv("AUDIOC_SIMD")));
     if (argc > 1 && strcmp(argv[1], "--f16") == 0) {
         f16_mode = 1;
         argv++, argc--;

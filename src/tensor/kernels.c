@@ -5,6 +5,7 @@
 #include <cpuid.h>
 #endif
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "audioc.h"
@@ -12,28 +13,41 @@
 #include "tensor/kernels.h"
 #include "tensor/simd_avx2.h"
 
-static int simd_wanted = 1, blas_wanted = 1;
+/* Set by tests and benchmarks while pool threads may read them. */
+static atomic_int simd_wanted = AC_SIMD_AVX512, blas_wanted = 1;
+static atomic_int cpu_level = -1; /* the CPU's own level, found once */
 
-static int cpu_has_avx2_fma(void)
+static int cpu_simd_level(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
-    static int cached = -1;
-    if (cached < 0) {
-        unsigned a, b, c, d;
-        __builtin_cpu_init();
-        /* F16C is CPUID leaf 1, ECX bit 29 (not every compiler's builtin knows it) */
-        int f16c = __get_cpuid(1, &a, &b, &c, &d) && (c >> 29 & 1);
-        cached = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c;
-    }
-    return cached;
+    unsigned a, b, c, d;
+    __builtin_cpu_init();
+    /* F16C is CPUID leaf 1, ECX bit 29 (not every compiler's builtin knows it) */
+    int f16c = __get_cpuid(1, &a, &b, &c, &d) && (c >> 29 & 1);
+    if (!(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c)) return AC_SIMD_NONE;
+    /* the AVX-512 kernels use F and BW; the OS must save the ZMM state,
+     * which the builtin checks */
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") ? AC_SIMD_AVX512 : AC_SIMD_AVX2;
 #else
-    return 0;
+    return AC_SIMD_NONE;
 #endif
 }
 
-void ac_kernels_set_simd(int on) { simd_wanted = on; }
-void ac_kernels_set_blas(int on) { blas_wanted = on; }
-int ac_kernels_simd(void) { return simd_wanted && cpu_has_avx2_fma(); }
+void ac_kernels_set_simd(int level) { atomic_store_explicit(&simd_wanted, level, memory_order_relaxed); }
+void ac_kernels_set_blas(int on) { atomic_store_explicit(&blas_wanted, on, memory_order_relaxed); }
+
+int ac_kernels_simd(void)
+{
+    int cpu = atomic_load_explicit(&cpu_level, memory_order_relaxed);
+    if (cpu < 0) { /* racing first calls all compute the same answer */
+        cpu = cpu_simd_level();
+        atomic_store_explicit(&cpu_level, cpu, memory_order_relaxed);
+    }
+    int want = atomic_load_explicit(&simd_wanted, memory_order_relaxed);
+    return want < cpu ? want : cpu;
+}
+
+static int blas_on(void) { return atomic_load_explicit(&blas_wanted, memory_order_relaxed); }
 
 /* ---- matmul ------------------------------------------------------------- */
 
@@ -118,7 +132,7 @@ void ac_matmul_nt(const float *x, size_t ldx, const float *w, size_t ldw, const 
 {
     matmul_job j = {x, w, bias, y, ldx, ldw, ldy, M, N, K, N >= M};
     double flops = 2.0 * (double)M * (double)N * (double)K;
-    if (blas_wanted && M >= 32 && N >= 32 && flops >= 4e6 && M < (1u << 30) && N < (1u << 30) && K < (1u << 30)) {
+    if (blas_on() && M >= 32 && N >= 32 && flops >= 4e6 && M < (1u << 30) && N < (1u << 30) && K < (1u << 30)) {
         blas_matmul(x, ldx, w, ldw, bias, y, ldy, M, N, K);
         return;
     }
@@ -127,12 +141,6 @@ void ac_matmul_nt(const float *x, size_t ldx, const float *w, size_t ldw, const 
         return;
     }
     ac_parallel_for(j.split_n ? N : M, j.split_n ? 16 : 4, matmul_range, &j);
-}
-
-void ac_linear(const float *x, const float *w, const float *bias, float *y,
-               size_t M, size_t N, size_t K)
-{
-    ac_matmul_nt(x, K, w, K, bias, y, N, M, N, K);
 }
 
 /* ---- conv1d ------------------------------------------------------------- */
@@ -148,7 +156,7 @@ void ac_conv1d(const ac_conv1d_shape *s, const float *x, size_t batch, size_t T,
     size_t To = ac_conv1d_out_len(s, T), cin = (size_t)s->cin;
     size_t row = (size_t)s->kernel * cin;
     if (s->kernel == 1 && s->stride == 1 && s->pad == 0) {
-        ac_linear(x, w, bias, y, batch * T, (size_t)s->cout, cin);
+        ac_matmul_nt(x, cin, w, cin, bias, y, (size_t)s->cout, batch * T, (size_t)s->cout, cin);
         return;
     }
     /* im2col: one row of kernel*cin inputs per output frame, matching the
@@ -165,7 +173,7 @@ void ac_conv1d(const ac_conv1d_shape *s, const float *x, size_t batch, size_t T,
                            cin * sizeof(float));
             }
         }
-    ac_linear(cols, w, bias, y, batch * To, (size_t)s->cout, row);
+    ac_matmul_nt(cols, row, w, row, bias, y, (size_t)s->cout, batch * To, (size_t)s->cout, row);
 }
 
 void ac_conv1d_weight_from_torch(const float *src, float *dst, int cout, int cin, int kernel)
@@ -181,6 +189,40 @@ void ac_conv1d_depthwise(const ac_conv1d_shape *s, const float *x, size_t batch,
 {
     if (ac_kernels_simd()) ac_conv1d_depthwise_avx2(s, x, batch, T, w, bias, y);
     else ac_conv1d_depthwise_ref(s, x, batch, T, w, bias, y);
+}
+
+size_t ac_conv_transpose1d_scratch(const ac_convt1d_shape *s, size_t batch, size_t T)
+{
+    return batch * T * (size_t)s->kernel * (size_t)s->cout;
+}
+
+/* One product gives every input frame's contribution to each tap,
+ * Z[batch*T][kernel][cout]; each is then added at its output frame. */
+void ac_conv_transpose1d(const ac_convt1d_shape *s, const float *x, size_t batch, size_t T,
+                         const float *w, const float *bias, float *y, float *z)
+{
+    size_t To = ac_conv_transpose1d_out_len(s, T), cin = (size_t)s->cin, cout = (size_t)s->cout;
+    size_t row = (size_t)s->kernel * cout;
+    ac_matmul_nt(x, cin, w, cin, NULL, z, row, batch * T, row, cin);
+    for (size_t b = 0; b < batch; b++) {
+        float *yb = y + b * To * cout;
+        for (size_t t = 0; t < To; t++)
+            if (bias) memcpy(yb + t * cout, bias, cout * sizeof *yb);
+            else memset(yb + t * cout, 0, cout * sizeof *yb);
+        for (size_t ti = 0; ti < T; ti++)
+            for (int k = 0; k < s->kernel; k++) {
+                long to = (long)ti * s->stride - s->pad + (long)k * s->dilation;
+                if (to >= 0 && to < (long)To) ac_axpy(yb + (size_t)to * cout, z + (b * T + ti) * row + (size_t)k * cout, 1.0f, cout);
+            }
+    }
+}
+
+void ac_conv_transpose1d_weight_from_torch(const float *src, float *dst, int cin, int cout, int kernel)
+{
+    for (int c = 0; c < cin; c++)
+        for (int o = 0; o < cout; o++)
+            for (int k = 0; k < kernel; k++)
+                dst[((size_t)k * cout + o) * cin + c] = src[((size_t)c * cout + o) * kernel + k];
 }
 
 void ac_depthwise_weight_from_torch(const float *src, float *dst, int C, int kernel)
@@ -219,10 +261,49 @@ DISPATCH_INPLACE(tanh)
 DISPATCH_INPLACE(exp)
 
 DISPATCH_INPLACE(silu)
+DISPATCH_INPLACE(gelu)
+
+void ac_mul(float *y, const float *x, size_t n)
+{
+    if (ac_kernels_simd()) ac_mul_avx2(y, x, n);
+    else ac_mul_ref(y, x, n);
+}
+
+void ac_rmsnorm(const float *x, float *y, size_t rows, size_t C, const float *gamma, size_t gamma_stride,
+                float eps)
+{
+    if (ac_kernels_simd()) ac_rmsnorm_avx2(x, y, rows, C, gamma, gamma_stride, eps);
+    else ac_rmsnorm_ref(x, y, rows, C, gamma, gamma_stride, eps);
+}
+
+void ac_rope(float *x, size_t rows, size_t ld, size_t heads, size_t dim, const int *pos, float theta)
+{
+    enum { MAX_HALF = 256 };
+    size_t half = dim / 2;
+    if (!ac_kernels_simd() || half > MAX_HALF) {
+        ac_rope_ref(x, rows, ld, heads, dim, pos, theta);
+        return;
+    }
+    float inv[MAX_HALF], cs[MAX_HALF], sn[MAX_HALF];
+    for (size_t i = 0; i < half; i++) inv[i] = 1.0f / powf(theta, (float)(2 * i) / (float)dim);
+    for (size_t r = 0; r < rows; r++) {
+        for (size_t i = 0; i < half; i++) {
+            float a = (float)(pos ? pos[r] : (int)r) * inv[i];
+            cs[i] = cosf(a), sn[i] = sinf(a);
+        }
+        ac_rope_rotate_avx2(x + r * ld, heads, dim, cs, sn);
+    }
+}
+
+void ac_softmax_masked(float *x, size_t rows, size_t cols, float scale, const ac_mask *mask)
+{
+    if (ac_kernels_simd()) ac_softmax_masked_avx2(x, rows, cols, scale, mask);
+    else ac_softmax_masked_ref(x, rows, cols, scale, mask);
+}
 
 void ac_gemv_t(const float *A, size_t lda, const float *x, float *y, size_t M, size_t N)
 {
-    if (!blas_wanted) {
+    if (!blas_on()) {
         ac_gemv_t_ref(A, lda, x, y, M, N);
         return;
     }
@@ -264,7 +345,7 @@ void ac_softmax_rows(float *x, size_t rows, size_t cols)
 void ac_lstm_cell(const float *gx, const float *w_hh, float *h, float *c,
                   size_t H, float *g)
 {
-    ac_linear(h, w_hh, gx, g, 1, 4 * H, H);
+    ac_matmul_nt(h, H, w_hh, H, gx, g, 4 * H, 1, 4 * H, H);
     ac_sigmoid(g, 2 * H);          /* i, f */
     ac_tanh(g + 2 * H, H);         /* g */
     ac_sigmoid(g + 3 * H, H);      /* o */

@@ -3,28 +3,26 @@
  *
  * Every kernel has a scalar reference twin (suffix _ref) that states its
  * meaning plainly; the plain name dispatches at run time to an AVX2/FMA
- * version when the CPU has it (see ac_kernels_set_simd). Unit tests compare
- * the two. Results never depend on the thread count: each output is always
+ * version when the CPU has it, and to an AVX-512 one where that measurably
+ * helps (see ac_kernels_set_simd). Unit tests compare them at every level
+ * the CPU has. Results never depend on the thread count: each output is always
  * computed by the same sequence of operations. */
 #ifndef AC_TENSOR_KERNELS_H
 #define AC_TENSOR_KERNELS_H
 
 #include <stddef.h>
 
-/* 1: use AVX2/FMA when the CPU has it (default); 0: scalar everywhere. */
-void ac_kernels_set_simd(int on);
-int ac_kernels_simd(void);   /* whether SIMD kernels are in use now */
+/* Instruction sets, in order: each level includes the ones below it. */
+enum { AC_SIMD_NONE, AC_SIMD_AVX2, AC_SIMD_AVX512 };
+/* The highest level to use (default AC_SIMD_AVX512); the CPU caps it. */
+void ac_kernels_set_simd(int level);
+int ac_kernels_simd(void);   /* the level in use now (0: scalar everywhere) */
 /* 1: large matrix products use OpenBLAS (default); 0: our kernels only. */
 void ac_kernels_set_blas(int on);
 
-/* Y[M][N] = X[M][K] . W[N][K]^T + bias[N]  (bias may be NULL). The weight
- * is stored [out][in], as PyTorch's Linear. Parallel over the pool. */
-void ac_linear(const float *x, const float *w, const float *bias, float *y,
-               size_t M, size_t N, size_t K);
-void ac_linear_ref(const float *x, const float *w, const float *bias, float *y,
-                   size_t M, size_t N, size_t K);
-/* The same with row strides (in floats) for each matrix: attention heads
- * are column blocks of a wider matrix. */
+/* Y[M][N] = X[M][K] . W[N][K]^T + bias[N] (bias may be NULL) with row
+ * strides (in floats) for each matrix: attention heads are column blocks
+ * of a wider matrix. Weight matrices go through ac_matmul (mat.h). */
 void ac_matmul_nt(const float *x, size_t ldx, const float *w, size_t ldw, const float *bias,
                   float *y, size_t ldy, size_t M, size_t N, size_t K);
 void ac_matmul_nt_ref(const float *x, size_t ldx, const float *w, size_t ldw, const float *bias,
@@ -46,6 +44,25 @@ void ac_conv1d_ref(const ac_conv1d_shape *s, const float *x, size_t batch, size_
                    const float *w, const float *bias, float *y);
 /* PyTorch's [cout][cin][kernel] to our [cout][kernel][cin]. */
 void ac_conv1d_weight_from_torch(const float *src, float *dst, int cout, int cin, int kernel);
+
+/* Transposed conv1d as PyTorch's ConvTranspose1d: input frame t with tap k
+ * adds to output frame t*stride - pad + k*dilation (frames outside
+ * [0, To) dropped). x: [batch][T][cin]; w: [kernel][cout][cin] (see
+ * ac_conv_transpose1d_weight_from_torch); y: [batch][To][cout]. */
+typedef struct ac_convt1d_shape {
+    int cin, cout, kernel, stride, pad, out_pad, dilation;
+} ac_convt1d_shape;
+
+/* (T-1)*stride - 2*pad + dilation*(kernel-1) + out_pad + 1, or 0. */
+size_t ac_conv_transpose1d_out_len(const ac_convt1d_shape *s, size_t T);
+/* Floats of scratch that ac_conv_transpose1d needs for this input. */
+size_t ac_conv_transpose1d_scratch(const ac_convt1d_shape *s, size_t batch, size_t T);
+void ac_conv_transpose1d(const ac_convt1d_shape *s, const float *x, size_t batch, size_t T,
+                         const float *w, const float *bias, float *y, float *scratch);
+void ac_conv_transpose1d_ref(const ac_convt1d_shape *s, const float *x, size_t batch, size_t T,
+                             const float *w, const float *bias, float *y);
+/* PyTorch's [cin][cout][kernel] to our [kernel][cout][cin]. */
+void ac_conv_transpose1d_weight_from_torch(const float *src, float *dst, int cin, int cout, int kernel);
 
 /* Depthwise conv1d (groups = channels). x: [batch][T][C]; w: [kernel][C]
  * (see ac_depthwise_weight_from_torch); y: [batch][To][C]. Uses the cin
@@ -79,6 +96,12 @@ void ac_exp_ref(float *x, size_t n);
 /* x[i] = x[i] * sigmoid(x[i]) */
 void ac_silu(float *x, size_t n);
 void ac_silu_ref(float *x, size_t n);
+/* x[i] = x[i]/2 * (1 + erf(x[i]/sqrt(2))): the exact GELU, not the tanh form. */
+void ac_gelu(float *x, size_t n);
+void ac_gelu_ref(float *x, size_t n);
+/* y[i] *= x[i] */
+void ac_mul(float *y, const float *x, size_t n);
+void ac_mul_ref(float *y, const float *x, size_t n);
 /* y[N] = A^T . x for A[M][N] with row stride LDA: the weighted sum of M
  * rows (attention's values). */
 void ac_gemv_t(const float *A, size_t lda, const float *x, float *y, size_t M, size_t N);
@@ -94,9 +117,43 @@ void ac_layernorm(const float *x, float *y, size_t rows, size_t C, const float *
                   const float *beta, float eps);
 void ac_layernorm_ref(const float *x, float *y, size_t rows, size_t C, const float *gamma,
                       const float *beta, float eps);
+/* RMSNorm of each row of x[rows][C] into y (may be x):
+ * y = x / sqrt(mean(x^2) + eps) * gamma. Row r's gamma is gamma + r *
+ * GAMMA_STRIDE: 0 shares one vector, C gives each row its own (adaptive
+ * norms, whose scale is computed from a condition). GAMMA may be NULL. */
+void ac_rmsnorm(const float *x, float *y, size_t rows, size_t C, const float *gamma,
+                size_t gamma_stride, float eps);
+void ac_rmsnorm_ref(const float *x, float *y, size_t rows, size_t C, const float *gamma,
+                    size_t gamma_stride, float eps);
+
+/* Rotary position embedding in place, rotate-half convention (Llama,
+ * Qwen2): row r of x (stride LD) holds HEADS heads of DIM values at
+ * position POS[r] (POS NULL: r); for i < DIM/2, with angle pos * theta^(-2i/DIM) in
+ * f32 as the reference code computes it, (x[i], x[i+DIM/2]) turns by it. */
+void ac_rope(float *x, size_t rows, size_t ld, size_t heads, size_t dim, const int *pos, float theta);
+void ac_rope_ref(float *x, size_t rows, size_t ld, size_t heads, size_t dim, const int *pos, float theta);
+
 /* Softmax of each row of x[rows][cols], in place. */
 void ac_softmax_rows(float *x, size_t rows, size_t cols);
 void ac_softmax_rows_ref(float *x, size_t rows, size_t cols);
+
+/* Which keys (columns) each query row may see. Row r of a call is row
+ * ROW0 + r of the mask. The conditions combine; a row that sees no key
+ * gets all zeros. */
+typedef struct ac_mask {
+    int causal;                  /* row R sees keys j <= R */
+    size_t row0;
+    size_t keys;                 /* keys j >= KEYS are padding (0: none) */
+    const float *add;            /* additive [row][ld], after scaling (-inf masks) */
+    const unsigned char *keep;   /* boolean [row][ld]: nonzero sees the key */
+    size_t ld;
+    size_t head_stride;          /* attention: head h's ADD is add + h*head_stride */
+} ac_mask;
+
+/* x = softmax(scale * x + mask) of each row of x[rows][cols], in place;
+ * SCALE > 0, MASK may be NULL. */
+void ac_softmax_masked(float *x, size_t rows, size_t cols, float scale, const ac_mask *mask);
+void ac_softmax_masked_ref(float *x, size_t rows, size_t cols, float scale, const ac_mask *mask);
 /* x = x - log(sum(exp(x))), in place. */
 void ac_log_softmax(float *x, size_t n);
 void ac_log_softmax_ref(float *x, size_t n);

@@ -276,3 +276,115 @@ void ac_log_softmax_avx2(float *x, size_t n)
     }
 }
 
+
+/* erf by Abramowitz & Stegun 7.1.26 (absolute error <= 1.5e-7) on |x|,
+ * with the sign put back. */
+static inline __m256 erf8(__m256 x)
+{
+    __m256 sign = _mm256_and_ps(x, _mm256_set1_ps(-0.0f)), a = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
+    __m256 t = _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_fmadd_ps(_mm256_set1_ps(0.3275911f), a, _mm256_set1_ps(1.0f)));
+    __m256 p = _mm256_set1_ps(1.061405429f);
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-1.453152027f));
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(1.421413741f));
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-0.284496736f));
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.254829592f));
+    p = _mm256_mul_ps(p, t);
+    __m256 e = exp8(_mm256_sub_ps(_mm256_setzero_ps(), _mm256_mul_ps(a, a)));
+    return _mm256_or_ps(_mm256_fnmadd_ps(p, e, _mm256_set1_ps(1.0f)), sign);
+}
+
+ELEMENTWISE(gelu, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), v),
+                                _mm256_add_ps(_mm256_set1_ps(1.0f),
+                                              erf8(_mm256_mul_ps(v, _mm256_set1_ps(0.70710678118654752f))))))
+
+void ac_mul_avx2(float *y, const float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i += 8) {
+        __m256i mask = tail_mask(n - i < 8 ? n - i : 8);
+        _mm256_maskstore_ps(y + i, mask, _mm256_mul_ps(_mm256_maskload_ps(y + i, mask), _mm256_maskload_ps(x + i, mask)));
+    }
+}
+
+void ac_rmsnorm_avx2(const float *x, float *y, size_t rows, size_t C, const float *gamma,
+                     size_t gamma_stride, float eps)
+{
+    for (size_t r = 0; r < rows; r++) {
+        const float *v = x + r * C, *g = gamma ? gamma + r * gamma_stride : NULL;
+        float *o = y + r * C;
+        __m256 q = _mm256_setzero_ps();
+        for (size_t c = 0; c < C; c += 8) {
+            __m256 d = _mm256_maskload_ps(v + c, tail_mask(C - c < 8 ? C - c : 8));
+            q = _mm256_fmadd_ps(d, d, q);
+        }
+        __m256 inv = _mm256_set1_ps(1.0f / sqrtf(hsum(q) / (float)C + eps));
+        for (size_t c = 0; c < C; c += 8) {
+            __m256i mask = tail_mask(C - c < 8 ? C - c : 8);
+            __m256 d = _mm256_mul_ps(_mm256_maskload_ps(v + c, mask), inv);
+            if (g) d = _mm256_mul_ps(d, _mm256_maskload_ps(g + c, mask));
+            _mm256_maskstore_ps(o + c, mask, d);
+        }
+    }
+}
+
+void ac_rope_rotate_avx2(float *x, size_t heads, size_t dim, const float *cs, const float *sn)
+{
+    size_t half = dim / 2;
+    for (size_t h = 0; h < heads; h++) {
+        float *a = x + h * dim, *b = a + half;
+        for (size_t i = 0; i < half; i += 8) {
+            __m256i mask = tail_mask(half - i < 8 ? half - i : 8);
+            __m256 x1 = _mm256_maskload_ps(a + i, mask), x2 = _mm256_maskload_ps(b + i, mask);
+            __m256 c = _mm256_maskload_ps(cs + i, mask), s = _mm256_maskload_ps(sn + i, mask);
+            _mm256_maskstore_ps(a + i, mask, _mm256_fmsub_ps(x1, c, _mm256_mul_ps(x2, s)));
+            _mm256_maskstore_ps(b + i, mask, _mm256_fmadd_ps(x2, c, _mm256_mul_ps(x1, s)));
+        }
+    }
+}
+
+/* Keys [0, n) of one row: e = exp(s*v - m) where v is not -inf, else 0;
+ * returns the sum. */
+static float exp_shifted(float *v, size_t n, float s, float m)
+{
+    __m256 vs = _mm256_set1_ps(s), vm = _mm256_set1_ps(m), ninf = _mm256_set1_ps(-INFINITY), sum = _mm256_setzero_ps();
+    for (size_t i = 0; i < n; i += 8) {
+        __m256i mask = tail_mask(n - i < 8 ? n - i : 8);
+        __m256 x = _mm256_maskload_ps(v + i, mask);
+        __m256 e = exp8(_mm256_fmsub_ps(x, vs, vm));
+        e = _mm256_and_ps(e, _mm256_and_ps(_mm256_cmp_ps(x, ninf, _CMP_NEQ_OQ), _mm256_castsi256_ps(mask)));
+        sum = _mm256_add_ps(sum, e);
+        _mm256_maskstore_ps(v + i, mask, e);
+    }
+    return hsum(sum);
+}
+
+void ac_softmax_masked_avx2(float *x, size_t rows, size_t cols, float scale, const ac_mask *m)
+{
+    for (size_t r = 0; r < rows; r++) {
+        float *v = x + r * cols, s = scale;
+        size_t R = (m ? m->row0 : 0) + r, n = cols;
+        if (m && m->keys && m->keys < n) n = m->keys;
+        if (m && m->causal && R + 1 < n) n = R + 1;
+        if (m && (m->add || m->keep)) { /* the mask's values in place, scaled */
+            for (size_t j = 0; j < n; j++)
+                v[j] = m->keep && !m->keep[R * m->ld + j] ? -INFINITY : v[j] * scale + (m->add ? m->add[R * m->ld + j] : 0.0f);
+            s = 1.0f;
+        }
+        __m256 mx = _mm256_set1_ps(-INFINITY);
+        for (size_t i = 0; i < n; i += 8) {
+            __m256i mask = tail_mask(n - i < 8 ? n - i : 8);
+            mx = _mm256_max_ps(mx, _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), _mm256_maskload_ps(v + i, mask),
+                                                    _mm256_castsi256_ps(mask)));
+        }
+        float top = hmax(mx);
+        memset(v + n, 0, (cols - n) * sizeof *v);
+        if (top == -INFINITY) {
+            memset(v, 0, n * sizeof *v);
+            continue;
+        }
+        __m256 inv = _mm256_set1_ps(1.0f / exp_shifted(v, n, s, top * s));
+        for (size_t i = 0; i < n; i += 8) {
+            __m256i mask = tail_mask(n - i < 8 ? n - i : 8);
+            _mm256_maskstore_ps(v + i, mask, _mm256_mul_ps(_mm256_maskload_ps(v + i, mask), inv));
+        }
+    }
+}

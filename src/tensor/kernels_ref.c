@@ -1,5 +1,6 @@
 /* Scalar reference kernels: the plain definition of each operation. */
 #include <math.h>
+#include <string.h>
 
 #include "tensor/kernels.h"
 
@@ -12,12 +13,6 @@ void ac_matmul_nt_ref(const float *x, size_t ldx, const float *w, size_t ldw, co
             for (size_t k = 0; k < K; k++) acc += x[m * ldx + k] * w[n * ldw + k];
             y[m * ldy + n] = acc + (bias ? bias[n] : 0.0f);
         }
-}
-
-void ac_linear_ref(const float *x, const float *w, const float *bias, float *y,
-                   size_t M, size_t N, size_t K)
-{
-    ac_matmul_nt_ref(x, K, w, K, bias, y, N, M, N, K);
 }
 
 size_t ac_conv1d_out_len(const ac_conv1d_shape *s, size_t T)
@@ -107,7 +102,7 @@ void ac_softmax_rows_ref(float *x, size_t rows, size_t cols)
 void ac_lstm_cell_ref(const float *gx, const float *w_hh, float *h, float *c,
                       size_t H, float *g)
 {
-    ac_linear_ref(h, w_hh, gx, g, 1, 4 * H, H);
+    ac_matmul_nt_ref(h, H, w_hh, H, gx, g, 4 * H, 1, 4 * H, H);
     for (size_t j = 0; j < H; j++) {
         float i = 1.0f / (1.0f + expf(-g[j]));
         float f = 1.0f / (1.0f + expf(-g[H + j]));
@@ -167,4 +162,90 @@ void ac_gemv_t_ref(const float *A, size_t lda, const float *x, float *y, size_t 
     for (size_t n = 0; n < N; n++) y[n] = 0;
     for (size_t m = 0; m < M; m++)
         for (size_t n = 0; n < N; n++) y[n] += x[m] * A[m * lda + n];
+}
+
+size_t ac_conv_transpose1d_out_len(const ac_convt1d_shape *s, size_t T)
+{
+    if (T == 0) return 0;
+    long n = ((long)T - 1) * s->stride - 2L * s->pad + (long)s->dilation * (s->kernel - 1) + s->out_pad + 1;
+    return n > 0 ? (size_t)n : 0;
+}
+
+void ac_conv_transpose1d_ref(const ac_convt1d_shape *s, const float *x, size_t batch, size_t T,
+                             const float *w, const float *bias, float *y)
+{
+    size_t To = ac_conv_transpose1d_out_len(s, T), cin = (size_t)s->cin, cout = (size_t)s->cout;
+    for (size_t b = 0; b < batch; b++) {
+        for (size_t t = 0; t < To; t++)
+            for (size_t o = 0; o < cout; o++) y[(b * To + t) * cout + o] = bias ? bias[o] : 0.0f;
+        for (size_t ti = 0; ti < T; ti++)
+            for (int k = 0; k < s->kernel; k++) {
+                long to = (long)ti * s->stride - s->pad + (long)k * s->dilation;
+                if (to < 0 || to >= (long)To) continue;
+                const float *xi = x + (b * T + ti) * cin;
+                for (size_t o = 0; o < cout; o++) {
+                    const float *wk = w + ((size_t)k * cout + o) * cin;
+                    float acc = 0;
+                    for (size_t c = 0; c < cin; c++) acc += xi[c] * wk[c];
+                    y[(b * To + (size_t)to) * cout + o] += acc;
+                }
+            }
+    }
+}
+
+void ac_gelu_ref(float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) x[i] = (float)(0.5 * x[i] * (1.0 + erf(x[i] * 0.70710678118654752)));
+}
+
+void ac_mul_ref(float *y, const float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) y[i] *= x[i];
+}
+
+void ac_rmsnorm_ref(const float *x, float *y, size_t rows, size_t C, const float *gamma,
+                    size_t gamma_stride, float eps)
+{
+    for (size_t r = 0; r < rows; r++) {
+        const float *v = x + r * C, *g = gamma ? gamma + r * gamma_stride : NULL;
+        double ss = 0;
+        for (size_t c = 0; c < C; c++) ss += (double)v[c] * v[c];
+        float inv = (float)(1.0 / sqrt(ss / (double)C + eps));
+        for (size_t c = 0; c < C; c++) y[r * C + c] = v[c] * inv * (g ? g[c] : 1.0f);
+    }
+}
+
+void ac_rope_ref(float *x, size_t rows, size_t ld, size_t heads, size_t dim, const int *pos, float theta)
+{
+    size_t half = dim / 2;
+    for (size_t r = 0; r < rows; r++)
+        for (size_t i = 0; i < half; i++) {
+            float inv = 1.0f / powf(theta, (float)(2 * i) / (float)dim);
+            float a = (float)(pos ? pos[r] : (int)r) * inv, c = cosf(a), s = sinf(a);
+            for (size_t h = 0; h < heads; h++) {
+                float *v = x + r * ld + h * dim, x1 = v[i], x2 = v[i + half];
+                v[i] = x1 * c - x2 * s;
+                v[i + half] = x2 * c + x1 * s;
+            }
+        }
+}
+
+void ac_softmax_masked_ref(float *x, size_t rows, size_t cols, float scale, const ac_mask *m)
+{
+    for (size_t r = 0; r < rows; r++) {
+        float *v = x + r * cols, mx = -INFINITY, sum = 0;
+        size_t R = (m ? m->row0 : 0) + r;
+        for (size_t j = 0; j < cols; j++) {
+            int sees = !m || ((!m->causal || j <= R) && (!m->keys || j < m->keys) &&
+                              (!m->keep || m->keep[R * m->ld + j]));
+            v[j] = sees ? v[j] * scale + (m && m->add ? m->add[R * m->ld + j] : 0.0f) : -INFINITY;
+            mx = v[j] > mx ? v[j] : mx;
+        }
+        if (mx == -INFINITY) {
+            memset(v, 0, cols * sizeof *v);
+            continue;
+        }
+        for (size_t j = 0; j < cols; j++) sum += (v[j] = v[j] == -INFINITY ? 0.0f : expf(v[j] - mx));
+        for (size_t j = 0; j < cols; j++) v[j] /= sum;
+    }
 }

@@ -1,6 +1,8 @@
-/* Weight matrices used where they lie: a Linear weight [rows][cols] in the
+/* The matrix product of the library, Y = X . W^T + bias, with W a weight
+ * matrix used where it lies: a Linear weight [rows][cols] in the
  * checkpoint's own type (f32, f16, bf16, q8_0 blocks along a row), read
- * straight from the memory-mapped file. Products convert on the fly:
+ * straight from the memory-mapped file, or any f32 array (ac_mat_f32).
+ * Large f32 products run on OpenBLAS. Others convert on the fly:
  * few rows of input (decoding) read every weight once per call, so the
  * narrow types halve or quarter the bytes that bound the speed; many rows
  * (encoders) convert the weights a panel at a time and run f32 products. */
@@ -17,14 +19,21 @@ typedef struct ac_mat {
     size_t rows, cols;
 } ac_mat;
 
-/* Y[M][rows] = X[M][cols] . W^T + bias[rows] (bias may be NULL). */
-void ac_matmul_w(const float *x, const ac_mat *w, const float *bias, float *y, size_t M);
-void ac_matmul_w_ref(const float *x, const ac_mat *w, const float *bias, float *y, size_t M);
+/* A plain f32 array [rows][cols] as a matrix. */
+static inline ac_mat ac_mat_f32(const float *data, size_t rows, size_t cols)
+{
+    return (ac_mat){data, AC_DTYPE_F32, rows, cols};
+}
+
+/* Y[M][rows] = X[M][cols] . W^T + bias[rows] (bias may be NULL). Parallel
+ * over the pool. */
+void ac_matmul(const float *x, const ac_mat *w, const float *bias, float *y, size_t M);
+void ac_matmul_ref(const float *x, const ac_mat *w, const float *bias, float *y, size_t M);
 
 /* Several products of the same input with matrices of the same width, as
  * one parallel pass over all their rows: Y[i] = X . W[i]^T + BIAS[i]. For
  * decoding, where one pass per matrix would pay the start-up N times. */
-void ac_matmul_w_multi(const float *x, size_t M, const ac_mat *const *w, const float *const *bias,
+void ac_matmul_multi(const float *x, size_t M, const ac_mat *const *w, const float *const *bias,
                        float *const *y, int n);
 
 /* Rows [r0, r1) of W as f32 into OUT[r1-r0][cols]. */

@@ -118,7 +118,7 @@ static void row_q8(const float *x, size_t K, const unsigned char *w, size_t mr, 
     for (size_t m = 0; m < mr; m++) out[m] = hsum8(acc[m]);
 }
 
-void ac_matmul_w_avx2(const float *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0,
+void ac_matmul_avx2(const float *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0,
                       size_t n1)
 {
     size_t K = w->cols, stride = (size_t)ac_dtype_bytes(w->dtype, K);

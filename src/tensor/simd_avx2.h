@@ -11,8 +11,8 @@
 /* Rows [m0,m1) and columns [n0,n1) of ac_matmul_nt. */
 void ac_matmul_nt_avx2(const float *x, size_t ldx, const float *w, size_t ldw, const float *bias,
                        float *y, size_t ldy, size_t K, size_t m0, size_t m1, size_t n0, size_t n1);
-/* Output columns [n0,n1) of ac_matmul_w for a few input rows. */
-void ac_matmul_w_avx2(const float *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0,
+/* Output columns [n0,n1) of ac_matmul for a few input rows. */
+void ac_matmul_avx2(const float *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0,
                       size_t n1);
 /* Rows [r0,r1) of a 16-bit or Q8_0 matrix as f32. */
 void ac_mat_rows_avx2(const ac_mat *w, size_t r0, size_t r1, float *out);
@@ -27,6 +27,13 @@ void ac_tanh_avx2(float *x, size_t n);
 void ac_softmax_rows_avx2(float *x, size_t rows, size_t cols);
 void ac_log_softmax_avx2(float *x, size_t n);
 void ac_silu_avx2(float *x, size_t n);
+void ac_gelu_avx2(float *x, size_t n);
+void ac_mul_avx2(float *y, const float *x, size_t n);
+void ac_rmsnorm_avx2(const float *x, float *y, size_t rows, size_t C, const float *gamma,
+                     size_t gamma_stride, float eps);
+/* One row of ac_rope given the cosines and sines of its DIM/2 angles. */
+void ac_rope_rotate_avx2(float *x, size_t heads, size_t dim, const float *cs, const float *sn);
+void ac_softmax_masked_avx2(float *x, size_t rows, size_t cols, float scale, const ac_mask *mask);
 void ac_axpy_avx2(float *y, const float *x, float alpha, size_t n);
 void ac_glu_avx2(const float *x, float *y, size_t rows, size_t C);
 void ac_layernorm_avx2(const float *x, float *y, size_t rows, size_t C, const float *gamma,

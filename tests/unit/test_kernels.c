@@ -27,17 +27,18 @@ static void test_linear(void)
         size_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
         float *x = rnd(M * K, -1, 1), *w = rnd(N * K, -1, 1), *b = rnd(N, -1, 1);
         float *ref = malloc(M * N * sizeof *ref), *got = malloc(M * N * sizeof *got);
-        ac_linear_ref(x, w, b, ref, M, N, K);
+        ac_mat wm = ac_mat_f32(w, N, K);
+        ac_matmul_nt_ref(x, K, w, K, b, ref, N, M, N, K);
         for (int threads = 1; threads <= 2; threads++)
             for (int blas = 0; blas <= 1; blas++) {
                 ac_set_threads(threads);
                 ac_kernels_set_blas(blas);
-                ac_linear(x, w, b, got, M, N, K);
+                ac_matmul(x, &wm, b, got, M);
                 double d = max_rel_diff(got, ref, M * N);
                 CHECK(d < 1e-5, "linear %zux%zux%zu threads %d blas %d: diff %g", M, N, K, threads, blas, d);
             }
-        ac_linear(x, w, NULL, got, M, N, K);
-        ac_linear_ref(x, w, NULL, ref, M, N, K);
+        ac_matmul(x, &wm, NULL, got, M);
+        ac_matmul_nt_ref(x, K, w, K, NULL, ref, N, M, N, K);
         CHECK(max_rel_diff(got, ref, M * N) < 1e-5, "linear without bias %zux%zux%zu", M, N, K);
         free(x), free(w), free(b), free(ref), free(got);
     }
@@ -215,6 +216,156 @@ static void test_transformer_ops(void)
           "log_softmax");
 }
 
+static void test_gelu_mul(void)
+{
+    compare_unary("gelu", ac_gelu, ac_gelu_ref, -12, 12, 1e-6);
+    float g[4] = {1, -1, 0, 3};
+    ac_gelu(g, 4);
+    CHECK(fabsf(g[0] - 0.8413447f) < 1e-6f && fabsf(g[1] + 0.1586553f) < 1e-6f && g[2] == 0 &&
+              fabsf(g[3] - 2.9959502f) < 1e-6f,
+          "gelu values %g %g %g", g[0], g[1], g[3]);
+    const size_t sizes[] = {1, 7, 8, 9, 1000};
+    for (size_t s = 0; s < 5; s++) {
+        size_t n = sizes[s];
+        float *x = rnd(n, -3, 3), *a = rnd(n, -3, 3), *b = malloc(n * sizeof *b);
+        memcpy(b, a, n * sizeof *b);
+        ac_mul(a, x, n);
+        ac_mul_ref(b, x, n);
+        CHECK(max_rel_diff(a, b, n) == 0, "mul n=%zu", n);
+        free(x), free(a), free(b);
+    }
+}
+
+static void test_rmsnorm(void)
+{
+    const size_t sizes[] = {1, 7, 64, 897};
+    for (size_t s = 0; s < 4; s++)
+        for (int per_row = 0; per_row <= 1; per_row++) {
+            size_t C = sizes[s], rows = 5;
+            float *x = rnd(rows * C, -4, 4), *g = rnd(rows * C, 0.5f, 1.5f);
+            float *a = malloc(rows * C * sizeof *a), *b = malloc(rows * C * sizeof *b);
+            ac_rmsnorm(x, a, rows, C, g, per_row ? C : 0, 1e-6f);
+            ac_rmsnorm_ref(x, b, rows, C, g, per_row ? C : 0, 1e-6f);
+            CHECK(max_rel_diff(a, b, rows * C) < 1e-5, "rmsnorm C=%zu per_row=%d", C, per_row);
+            /* a per-row scale is row r's own vector */
+            ac_rmsnorm_ref(x + 3 * C, b, 1, C, g + (per_row ? 3 * C : 0), 0, 1e-6f);
+            CHECK(max_rel_diff(a + 3 * C, b, C) < 1e-5, "rmsnorm row 3 C=%zu per_row=%d", C, per_row);
+            ac_rmsnorm_ref(x, b, rows, C, NULL, 0, 1e-6f);
+            ac_rmsnorm(x, x, rows, C, NULL, 0, 1e-6f); /* in place, no scale */
+            CHECK(max_rel_diff(x, b, rows * C) < 1e-5, "rmsnorm in place C=%zu", C);
+            free(x), free(g), free(a), free(b);
+        }
+    float v[2] = {3, 4}, one[2] = {1, 2};
+    ac_rmsnorm(v, v, 1, 2, one, 0, 0); /* rms = sqrt(12.5) */
+    CHECK(fabsf(v[0] - 0.8485281f) < 1e-6f && fabsf(v[1] - 2.2627417f) < 1e-6f, "rmsnorm values %g %g", v[0], v[1]);
+}
+
+static void test_rope(void)
+{
+    const size_t dims[] = {2, 16, 64, 80};
+    for (size_t d = 0; d < 4; d++) {
+        size_t dim = dims[d], heads = 3, rows = 6, ld = heads * dim + 5;
+        int pos[6] = {0, 1, 2, 17, 500, 32767};
+        float *a = rnd(rows * ld, -1, 1), *b = malloc(rows * ld * sizeof *b);
+        memcpy(b, a, rows * ld * sizeof *b);
+        ac_rope(a, rows, ld, heads, dim, pos, 1e6f);
+        ac_rope_ref(b, rows, ld, heads, dim, pos, 1e6f);
+        CHECK(max_rel_diff(a, b, rows * ld) < 1e-6, "rope dim=%zu", dim);
+        int seq[6] = {0, 1, 2, 3, 4, 5}; /* no positions: row r is at r */
+        memcpy(b, a, rows * ld * sizeof *b);
+        ac_rope(a, rows, ld, heads, dim, NULL, 1e4f);
+        ac_rope_ref(b, rows, ld, heads, dim, seq, 1e4f);
+        CHECK(max_rel_diff(a, b, rows * ld) < 1e-6, "rope dim=%zu at positions 0..rows-1", dim);
+        free(a), free(b);
+    }
+    /* dim 4, theta 100, position 2: pairs (0,2) turn by 2 rad, (1,3) by 0.2 */
+    float x[4] = {1, 1, 0, 0};
+    int p = 2;
+    ac_rope(x, 1, 4, 1, 4, &p, 100);
+    CHECK(fabsf(x[0] - cosf(2)) < 1e-6f && fabsf(x[2] - sinf(2)) < 1e-6f && fabsf(x[1] - cosf(0.2f)) < 1e-6f &&
+              fabsf(x[3] - sinf(0.2f)) < 1e-6f,
+          "rope values %g %g %g %g", x[0], x[1], x[2], x[3]);
+}
+
+static void test_conv_transpose(void)
+{
+    const ac_convt1d_shape shapes[] = {{5, 7, 4, 2, 1, 0, 1}, {3, 4, 3, 3, 0, 2, 1}, {8, 9, 5, 2, 3, 1, 2},
+                                       {16, 12, 1, 1, 0, 0, 1}, {64, 48, 4, 2, 1, 0, 1}};
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        const ac_convt1d_shape *sh = &shapes[s];
+        size_t batch = 2, T = 11, To = ac_conv_transpose1d_out_len(sh, T);
+        float *x = rnd(batch * T * sh->cin, -1, 1), *b = rnd(sh->cout, -1, 1);
+        float *w = rnd((size_t)sh->kernel * sh->cout * sh->cin, -1, 1);
+        float *ref = malloc(batch * To * sh->cout * sizeof *ref), *got = malloc(batch * To * sh->cout * sizeof *got);
+        float *z = malloc(ac_conv_transpose1d_scratch(sh, batch, T) * sizeof *z);
+        ac_conv_transpose1d_ref(sh, x, batch, T, w, b, ref);
+        ac_conv_transpose1d(sh, x, batch, T, w, b, got, z);
+        CHECK(max_rel_diff(got, ref, batch * To * sh->cout) < 1e-5, "conv transpose shape %zu", s);
+        ac_conv_transpose1d_ref(sh, x, batch, T, w, NULL, ref);
+        ac_conv_transpose1d(sh, x, batch, T, w, NULL, got, z);
+        CHECK(max_rel_diff(got, ref, batch * To * sh->cout) < 1e-5, "conv transpose no bias %zu", s);
+        free(x), free(b), free(w), free(ref), free(got), free(z);
+    }
+    /* PyTorch: L_out = (L-1)*stride - 2*pad + dilation*(k-1) + output_padding + 1 */
+    ac_convt1d_shape up = {1, 1, 4, 2, 1, 0, 1}, op = {1, 1, 3, 2, 1, 1, 1};
+    CHECK(ac_conv_transpose1d_out_len(&up, 5) == 10 && ac_conv_transpose1d_out_len(&op, 5) == 10,
+          "conv transpose lengths");
+    /* k4 s2 p1 (the FM upsampler): output 2i+k-1 takes input i with tap k */
+    float x[3] = {1, 10, 100}, w4[4] = {1, 2, 3, 4}, w[4], y[6], z[12];
+    ac_conv_transpose1d_weight_from_torch(w4, w, 1, 1, 4);
+    ac_conv_transpose1d(&up, x, 1, 3, w, NULL, y, z);
+    const float want[6] = {2, 3 + 10, 4 + 20, 30 + 100, 40 + 200, 300};
+    CHECK(max_rel_diff(y, want, 6) == 0, "conv transpose by hand: %g %g %g %g %g %g", y[0], y[1], y[2], y[3], y[4],
+          y[5]);
+    /* weight layout: torch [cin=2][cout=3][k=2] -> [k][cout][cin] */
+    float tw[12], ow[12];
+    for (int i = 0; i < 12; i++) tw[i] = (float)i;
+    ac_conv_transpose1d_weight_from_torch(tw, ow, 2, 3, 2);
+    CHECK(ow[0] == 0 && ow[1] == 6 && ow[2] == 2 && ow[6] == 1 && ow[7] == 7, "conv transpose weight layout");
+}
+
+static void test_softmax_masked(void)
+{
+    size_t rows = 6, cols = 21;
+    float *x = rnd(rows * cols, -10, 10), *add = rnd(rows * cols, -3, 3);
+    unsigned char keep[6 * 21];
+    for (size_t i = 0; i < rows * cols; i++) keep[i] = (i * 7 + 3) % 5 != 0;
+    memset(keep + 2 * cols, 0, cols); /* row 2 sees nothing */
+    float *a = malloc(rows * cols * sizeof *a), *b = malloc(rows * cols * sizeof *b);
+    const ac_mask masks[] = {
+        {.causal = 1}, {.causal = 1, .row0 = 9}, {.keys = 13}, {.causal = 1, .row0 = 3, .keys = 7},
+        {.add = add, .ld = cols}, {.keep = keep, .ld = cols}, {.keep = keep, .add = add, .ld = cols, .keys = 20}};
+    for (size_t k = 0; k <= sizeof masks / sizeof *masks; k++) {
+        const ac_mask *m = k ? &masks[k - 1] : NULL;
+        memcpy(a, x, rows * cols * sizeof *a);
+        memcpy(b, x, rows * cols * sizeof *b);
+        ac_softmax_masked(a, rows, cols, 0.125f, m);
+        ac_softmax_masked_ref(b, rows, cols, 0.125f, m);
+        CHECK(max_rel_diff(a, b, rows * cols) < 1e-6, "softmax mask %zu", k);
+    }
+    /* against the definition: causal row r is the softmax of its first r+1 scaled scores */
+    memcpy(a, x, rows * cols * sizeof *a);
+    ac_softmax_masked(a, rows, cols, 0.5f, &masks[0]);
+    for (size_t r = 0; r < rows; r++) {
+        float want[21], sum = 0, mx = -INFINITY;
+        for (size_t j = 0; j <= r; j++) mx = fmaxf(mx, 0.5f * x[r * cols + j]);
+        for (size_t j = 0; j < cols; j++) sum += (want[j] = j <= r ? expf(0.5f * x[r * cols + j] - mx) : 0);
+        for (size_t j = 0; j < cols; j++) want[j] /= sum;
+        CHECK(max_rel_diff(a + r * cols, want, cols) < 1e-6, "causal softmax row %zu", r);
+    }
+    /* a boolean mask equals an additive one of 0 / -inf; a row that sees nothing is zeros */
+    float *inf = malloc(rows * cols * sizeof *inf);
+    for (size_t i = 0; i < rows * cols; i++) inf[i] = keep[i] ? 0 : -INFINITY;
+    memcpy(a, x, rows * cols * sizeof *a);
+    memcpy(b, x, rows * cols * sizeof *b);
+    ac_softmax_masked(a, rows, cols, 1, &(ac_mask){.keep = keep, .ld = cols});
+    ac_softmax_masked(b, rows, cols, 1, &(ac_mask){.add = inf, .ld = cols});
+    int zeros = 1;
+    for (size_t j = 0; j < cols; j++) zeros &= a[2 * cols + j] == 0 && b[2 * cols + j] == 0;
+    CHECK(max_rel_diff(a, b, rows * cols) < 1e-7 && zeros, "boolean mask = additive -inf; empty row zeros");
+    free(x), free(add), free(a), free(b), free(inf);
+}
+
 /* W[rows][cols] from floats into DTYPE's bytes (Q8_0: cols % 32 == 0). */
 static void *encode(const float *w, size_t rows, size_t cols, ac_dtype t)
 {
@@ -257,8 +408,8 @@ static void test_matmul_stored_types(void)
             ac_mat w = {wq, types[t], N, K};
             for (size_t mi = 0; mi < 5; mi++) {
                 size_t M = Ms[mi];
-                ac_matmul_w_ref(x, &w, b, ref, M);
-                ac_matmul_w(x, &w, b, got, M);
+                ac_matmul_ref(x, &w, b, ref, M);
+                ac_matmul(x, &w, b, got, M);
                 double d = max_rel_diff(got, ref, M * N);
                 CHECK(d < 2e-5, "%s %zux%zux%zu: diff %g", ac_dtype_name(types[t]), M, N, K, d);
             }
@@ -266,11 +417,11 @@ static void test_matmul_stored_types(void)
             const ac_mat *ws[3] = {&w, &w, &w};
             const float *bs[3] = {b, NULL, b};
             float *y3 = malloc(3 * N * sizeof *y3), *ys[3] = {y3, y3 + N, y3 + 2 * N};
-            ac_matmul_w_multi(x, 1, ws, bs, ys, 3);
-            ac_matmul_w_ref(x, &w, b, ref, 1);
+            ac_matmul_multi(x, 1, ws, bs, ys, 3);
+            ac_matmul_ref(x, &w, b, ref, 1);
             CHECK(max_rel_diff(y3, ref, N) < 2e-5 && max_rel_diff(y3 + 2 * N, ref, N) < 2e-5, "multi %s",
                   ac_dtype_name(types[t]));
-            ac_matmul_w_ref(x, &w, NULL, ref, 1);
+            ac_matmul_ref(x, &w, NULL, ref, 1);
             CHECK(max_rel_diff(y3 + N, ref, N) < 2e-5, "multi without bias");
             free(y3);
             /* the stored values are the floats up to the type's rounding */
@@ -322,7 +473,8 @@ static void test_no_blas_workers(void)
     size_t M = 64, N = 256, K = 256;
     float *x = rnd(M * K, -1, 1), *w = rnd(N * K, -1, 1), *y = malloc(M * N * sizeof *y);
     ac_set_threads(2);
-    ac_linear(x, w, NULL, y, M, N, K);
+    ac_mat wm = ac_mat_f32(w, N, K);
+    ac_matmul(x, &wm, NULL, y, M);
     int after = thread_count();
     CHECK(after == 2, "%d threads after a product on 2 threads (expected ours: 2)", after);
     free(x), free(w), free(y);
@@ -332,9 +484,10 @@ int main(int argc, char **argv)
 {
     test_init(argc, argv);
     RUN(test_no_blas_workers);
-    for (int simd = 1; simd >= 0; simd--) {
+    for (int simd = AC_SIMD_AVX512; simd >= AC_SIMD_NONE; simd--) {
         ac_kernels_set_simd(simd);
         fprintf(stderr, "-- kernels with simd=%d (active: %d)\n", simd, ac_kernels_simd());
+        if (ac_kernels_simd() != simd) continue; /* this CPU lacks the level: its kernels cannot run here */
         RUN(test_linear);
         RUN(test_conv1d);
         RUN(test_depthwise);
@@ -344,6 +497,11 @@ int main(int argc, char **argv)
         RUN(test_matmul_strided);
         RUN(test_transformer_ops);
         RUN(test_matmul_stored_types);
+        RUN(test_gelu_mul);
+        RUN(test_rmsnorm);
+        RUN(test_rope);
+        RUN(test_conv_transpose);
+        RUN(test_softmax_masked);
     }
     return test_finish();
 }

@@ -355,7 +355,7 @@ static ac_status toy_step(void *ctx, const int *tokens, int n, int pos, float *l
     (void)n;
     for (int d = 0; d < TOY_D; d++) t->h[d] = t->e[(size_t)tokens[0] * TOY_D + d] + 0.3f * sinf(0.1f * (float)(pos * d));
     ac_mat w = {t->w, AC_DTYPE_F32, TOY_V, TOY_D};
-    ac_matmul_w(t->h, &w, NULL, t->logits, 1);
+    ac_matmul(t->h, &w, NULL, t->logits, 1);
     double mx = t->logits[0], z = 0;
     for (int v = 1; v < TOY_V; v++) mx = fmax(mx, t->logits[v]);
     for (int v = 0; v < TOY_V; v++) z += exp(t->logits[v] - mx);

@@ -6,11 +6,12 @@
 
 #include "base/error.h"
 #include "models/hviske_asr/frontend.h"
+#include "nn/attention.h"
+#include "nn/ffn.h"
 #include "tensor/kernels.h"
 #include "tensor/mat.h"
 
 #define LN_EPS 1e-5f
-#define MASKED -1e9f
 
 /* Zeroes rows [valid, rows) of x[rows][width]. */
 static void mask_rows(float *x, int64_t rows, int64_t valid, size_t width)
@@ -31,7 +32,7 @@ static void conv_first(const hviske_model *m, const float *in, int64_t T, int64_
                     row[dt * 3 + df] = ti >= 0 && ti < T && fi >= 0 && fi < F ? in[ti * F + fi] : 0.0f;
                 }
         }
-    ac_linear(cols, m->sub0_w, m->sub0_b, out, (size_t)(To * Fo), (size_t)m->cfg.sub_channels, 9);
+    ac_matmul(cols, &m->sub0_w, m->sub0_b, out, (size_t)(To * Fo));
 }
 
 /* Depthwise 3x3, stride 2, padding 1 on [T][F][C]; w is [9][C]. */
@@ -73,17 +74,17 @@ static ac_status subsample(const hviske_model *m, const float *feat, int64_t T0,
 
     conv_depthwise(s1, T1, F1, C, m->sub_dw_w[0], m->sub_dw_b[0], d2);
     mask_rows(d2, T2, len2, (size_t)(F2 * C));
-    ac_matmul_w(d2, &m->sub_pw_w[0], m->sub_pw_b[0], s2, (size_t)(T2 * F2));
+    ac_matmul(d2, &m->sub_pw_w[0], m->sub_pw_b[0], s2, (size_t)(T2 * F2));
     ac_relu(s2, (size_t)(T2 * F2 * C));
     mask_rows(s2, T2, len2, (size_t)(F2 * C));
 
     conv_depthwise(s2, T2, F2, C, m->sub_dw_w[1], m->sub_dw_b[1], d3);
     mask_rows(d3, T3_, len3_, (size_t)(F3 * C));
-    ac_matmul_w(d3, &m->sub_pw_w[1], m->sub_pw_b[1], s3, (size_t)(T3_ * F3));
+    ac_matmul(d3, &m->sub_pw_w[1], m->sub_pw_b[1], s3, (size_t)(T3_ * F3));
     ac_relu(s3, (size_t)(T3_ * F3 * C));
     mask_rows(s3, T3_, len3_, (size_t)(F3 * C));
 
-    ac_linear(s3, m->sub_out_w, m->sub_out_b, x, (size_t)T3_, (size_t)m->cfg.d_model, (size_t)(F3 * C));
+    ac_matmul(s3, &m->sub_out_w, m->sub_out_b, x, (size_t)T3_);
     *out = x;
     *T3 = T3_;
     *len3 = len3_;
@@ -104,69 +105,71 @@ static void rel_positions(float *R, int64_t T, int d)
 }
 
 typedef struct {
-    float *ln, *ff, *q, *k, *v, *qu, *qv, *pos, *ac, *bd, *vt, *ctx, *conv, *glu, *dw;
+    float *ln, *ff, *q, *k, *v, *qu, *qv, *pos, *bias, *bd, *attn, *ctx, *conv, *glu, *dw;
 } layer_scratch;
+
+static ac_attn_opts attn_opts(const hviske_config *c)
+{
+    return (ac_attn_opts){c->n_heads, c->n_heads, c->d_model / c->n_heads, 0, 0};
+}
 
 static ac_status scratch_alloc(const hviske_config *c, int64_t T, ac_arena *a, layer_scratch *s)
 {
-    size_t E = (size_t)c->d_model, t = (size_t)T, dk = E / (size_t)c->n_heads;
+    size_t E = (size_t)c->d_model, t = (size_t)T, H = (size_t)c->n_heads;
+    ac_attn_opts o = attn_opts(c);
     float **bufs[] = {&s->ln, &s->q, &s->k, &s->v, &s->qu, &s->qv, &s->ctx, &s->glu, &s->dw};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (!(*bufs[i] = ac_arena_floats(a, t * E))) return AC_ERR_NOMEM;
-    s->ff = ac_arena_floats(a, t * (size_t)c->ff_dim);
+    s->ff = ac_arena_floats(a, t * (size_t)c->ff_dim); /* a plain FFN: its hidden rows */
     s->pos = ac_arena_floats(a, (2 * t - 1) * E);
-    s->ac = ac_arena_floats(a, t * t);
+    s->bias = ac_arena_floats(a, H * t * t);
     s->bd = ac_arena_floats(a, t * (2 * t - 1));
-    s->vt = ac_arena_floats(a, dk * t);
+    s->attn = ac_arena_floats(a, ac_attention_scratch(&o, t, t));
     s->conv = ac_arena_floats(a, t * 2 * E);
-    return s->ff && s->pos && s->ac && s->bd && s->vt && s->conv ? AC_OK : AC_ERR_NOMEM;
+    return s->ff && s->pos && s->bias && s->bd && s->attn && s->conv ? AC_OK : AC_ERR_NOMEM;
 }
 
 /* x += 0.5 * FF(LN(x)), FF = Linear2(SiLU(Linear1)). */
 static void feed_forward(const hviske_config *c, float *x, int64_t T, const float *lnw, const float *lnb,
                          const ac_mat *w1, const float *b1, const ac_mat *w2, const float *b2, layer_scratch *s)
 {
-    size_t E = (size_t)c->d_model, F = (size_t)c->ff_dim, t = (size_t)T;
+    size_t E = (size_t)c->d_model, t = (size_t)T;
     ac_layernorm(x, s->ln, t, E, lnw, lnb, LN_EPS);
-    ac_matmul_w(s->ln, w1, b1, s->ff, t);
-    ac_silu(s->ff, t * F);
-    ac_matmul_w(s->ff, w2, b2, s->q, t);
+    ac_ffn ffn = {.up = w1, .down = w2, .b_up = b1, .b_down = b2, .act = AC_ACT_SILU};
+    ac_ffn_forward(&ffn, s->ln, t, s->q, s->ff);
     ac_axpy(x, s->q, 0.5f, t * E);
 }
 
-/* x += MHSA_rel(LN(x)): scores s * ((q + u).k + (q + v).P(i - j)). */
+/* x += MHSA_rel(LN(x)): scores s * ((q + u).k + (q + v).P(i - j)), the
+ * position term given to the attention as a per-head additive mask;
+ * padded queries and keys see nothing. */
 static void self_attention(const hviske_config *c, const hviske_enc_layer *L, float *x, int64_t T, int64_t Tv,
                            const float *R, layer_scratch *s)
 {
     size_t E = (size_t)c->d_model, H = (size_t)c->n_heads, dk = E / H, t = (size_t)T, P = 2 * t - 1;
     float scale = 1.0f / sqrtf((float)dk);
     ac_layernorm(x, s->ln, t, E, L->ln_att_w, L->ln_att_b, LN_EPS);
-    ac_matmul_w(s->ln, &L->wq, L->bq, s->q, t);
-    ac_matmul_w(s->ln, &L->wk, L->bk, s->k, t);
-    ac_matmul_w(s->ln, &L->wv, L->bv, s->v, t);
-    ac_matmul_w(R, &L->wpos, NULL, s->pos, P);
+    ac_matmul(s->ln, &L->wq, L->bq, s->q, t);
+    ac_matmul(s->ln, &L->wk, L->bk, s->k, t);
+    ac_matmul(s->ln, &L->wv, L->bv, s->v, t);
+    ac_matmul(R, &L->wpos, NULL, s->pos, P);
     for (size_t i = 0; i < t; i++)
         for (size_t e = 0; e < E; e++) {
             s->qu[i * E + e] = s->q[i * E + e] + L->pos_u[e];
             s->qv[i * E + e] = s->q[i * E + e] + L->pos_v[e];
         }
     for (size_t h = 0; h < H; h++) {
-        size_t o = h * dk;
-        ac_matmul_nt(s->qu + o, E, s->k + o, E, NULL, s->ac, t, t, t, dk);
-        ac_matmul_nt(s->qv + o, E, s->pos + o, E, NULL, s->bd, P, t, P, dk);
+        ac_matmul_nt(s->qv + h * dk, E, s->pos + h * dk, E, NULL, s->bd, P, t, P, dk);
         for (size_t i = 0; i < t; i++) {
-            float *row = s->ac + i * t;
+            float *row = s->bias + (h * t + i) * t;
             const float *bd = s->bd + i * P + (t - 1 - i); /* distance i - j at column T-1-i+j */
-            for (size_t j = 0; j < t; j++)
-                row[j] = ((int64_t)i < Tv && (int64_t)j < Tv) ? scale * (row[j] + bd[j]) : MASKED;
+            for (size_t j = 0; j < t; j++) row[j] = (int64_t)i < Tv ? scale * bd[j] : -INFINITY;
         }
-        ac_softmax_rows(s->ac, t, t);
-        mask_rows(s->ac, T, Tv, t); /* padded queries attend to nothing */
-        for (size_t j = 0; j < t; j++)
-            for (size_t d = 0; d < dk; d++) s->vt[d * t + j] = s->v[j * E + o + d];
-        ac_matmul_nt(s->ac, t, s->vt, t, NULL, s->ctx + o, E, t, dk, t);
     }
-    ac_matmul_w(s->ctx, &L->wo, L->bo, s->q, t);
+    ac_attn_opts o = attn_opts(c);
+    ac_mask mask = {.keys = (size_t)Tv, .add = s->bias, .ld = t, .head_stride = t * t};
+    ac_attention(&o, s->qu, t, E, &(ac_attn_kv){.n = t, .k = s->k, .v = s->v, .ld = E}, &mask, s->ctx, E, s->attn);
+    ac_matmul(s->ctx, &L->wo, L->bo, s->q, t);
     ac_axpy(x, s->q, 1.0f, t * E);
 }
 
@@ -176,14 +179,14 @@ static void conv_module(const hviske_config *c, const hviske_enc_layer *L, float
 {
     size_t E = (size_t)c->d_model, t = (size_t)T;
     ac_layernorm(x, s->ln, t, E, L->ln_conv_w, L->ln_conv_b, LN_EPS);
-    ac_matmul_w(s->ln, &L->pw1_w, L->pw1_b, s->conv, t);
+    ac_matmul(s->ln, &L->pw1_w, L->pw1_b, s->conv, t);
     ac_glu(s->conv, s->glu, t, E);
     mask_rows(s->glu, T, Tv, E);
     ac_conv1d_shape dw = {(int)E, (int)E, c->conv_kernel, 1, (c->conv_kernel - 1) / 2, 1};
     ac_conv1d_depthwise(&dw, s->glu, 1, t, L->dw_w, L->dw_b, s->dw);
     ac_channel_affine(s->dw, t, E, L->bn_scale, L->bn_shift, 0);
     ac_silu(s->dw, t * E);
-    ac_matmul_w(s->dw, &L->pw2_w, L->pw2_b, s->q, t);
+    ac_matmul(s->dw, &L->pw2_w, L->pw2_b, s->q, t);
     ac_axpy(x, s->q, 1.0f, t * E);
 }
 
@@ -223,7 +226,7 @@ ac_status hviske_encode(const hviske_model *m, const float *feat, int64_t n_fram
     for (int i = 0; i < n; i++) conformer_layer(c, &m->enc[i], x, T, Tv, R, &s);
     out->proj = ac_arena_floats(a, (size_t)T * c->dec_dim);
     if (!out->proj) return AC_ERR_NOMEM;
-    ac_matmul_w(x, &m->proj_w, m->proj_b, out->proj, (size_t)T);
+    ac_matmul(x, &m->proj_w, m->proj_b, out->proj, (size_t)T);
     out->x = x;
     out->T = T;
     out->T_valid = Tv;

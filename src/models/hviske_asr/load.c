@@ -84,7 +84,7 @@ static ac_status load_subsampling(loader *l)
     snprintf(l->prefix, sizeof l->prefix, "encoder.pre_encode.");
     const float *w0;
     GET("conv.0.weight", w0, C, 1, 3, 3);
-    m->sub0_w = w0; /* [C][1][3][3] is already [C][9] */
+    m->sub0_w = ac_mat_f32(w0, (size_t)C, 9); /* [C][1][3][3] is already [C][9] */
     GET("conv.0.bias", m->sub0_b, C);
     AC_TRY(dw3x3(l, "conv.2.weight", C, &m->sub_dw_w[0]));
     GET("conv.2.bias", m->sub_dw_b[0], C);
@@ -99,12 +99,12 @@ static ac_status load_subsampling(loader *l)
     const float *ow;
     GET("out.weight", ow, E, (int64_t)C * F3);
     GET("out.bias", m->sub_out_b, E);
-    m->sub_out_w = ac_weights_scratch(m->weights, (size_t)E * C * F3);
-    if (!m->sub_out_w) return AC_ERR_NOMEM;
+    float *w = ac_weights_scratch(m->weights, (size_t)E * C * F3);
+    if (!w) return AC_ERR_NOMEM;
     for (int e = 0; e < E; e++)
         for (int c = 0; c < C; c++)
-            for (int f = 0; f < F3; f++)
-                m->sub_out_w[((size_t)e * F3 + f) * C + c] = ow[((size_t)e * C + c) * F3 + f];
+            for (int f = 0; f < F3; f++) w[((size_t)e * F3 + f) * C + c] = ow[((size_t)e * C + c) * F3 + f];
+    m->sub_out_w = ac_mat_f32(w, (size_t)E, (size_t)C * F3);
     return AC_OK;
 }
 

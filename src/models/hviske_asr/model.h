@@ -66,12 +66,12 @@ typedef struct hviske_model {
     const float *fb;           /* [n_mels][n_fft/2+1] */
     ac_melbank mel;
     /* subsampling (time-major, channels last) */
-    const float *sub0_w;       /* [C][9] (1 input channel) */
+    ac_mat sub0_w;             /* [C][9] f32 (1 input channel) */
     const float *sub0_b;
     float *sub_dw_w[2];        /* [9][C] */
     const float *sub_dw_b[2], *sub_pw_b[2];
     ac_mat sub_pw_w[2];
-    float *sub_out_w;          /* [E][F3*C], columns reordered to our (f, c) layout */
+    ac_mat sub_out_w;          /* [E][F3*C] f32, columns reordered to our (f, c) layout */
     const float *sub_out_b;
     hviske_enc_layer *enc;
     ac_mat proj_w;

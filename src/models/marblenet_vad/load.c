@@ -131,7 +131,9 @@ static ac_status load_repeat(ac_weights *w, int bi, mb_block *b, int r, int cin)
         if (!rp->dw) return AC_ERR_NOMEM;
         ac_depthwise_weight_from_torch(dw, rp->dw, cin, K);
         snprintf(name, sizeof name, "encoder.encoder.%d.mconv.%d.conv.weight", bi, 5 * r + 1);
-        AC_TRY(ac_weights_f32(w, name, AC_SHAPE(cout, cin, 1), &rp->pw));
+        const float *pw;
+        AC_TRY(ac_weights_f32(w, name, AC_SHAPE(cout, cin, 1), &pw));
+        rp->pw = ac_mat_f32(pw, (size_t)cout, (size_t)cin);
         snprintf(bn, sizeof bn, "encoder.encoder.%d.mconv.%d", bi, 5 * r + 2);
         rp->shape = (ac_conv1d_shape){cin, cin, K, stride, b->dilation * (K - 1) / 2, b->dilation};
     } else {
@@ -169,7 +171,9 @@ ac_status ac_marblenet_load_weights(ac_marblenet *m)
         if (b->residual) {
             char name[128], bn[96];
             snprintf(name, sizeof name, "encoder.encoder.%d.res.0.0.conv.weight", bi);
-            AC_TRY(ac_weights_f32(w, name, AC_SHAPE(b->filters, cin, 1), &b->res_pw));
+            const float *pw;
+            AC_TRY(ac_weights_f32(w, name, AC_SHAPE(b->filters, cin, 1), &pw));
+            b->res_pw = ac_mat_f32(pw, (size_t)b->filters, (size_t)cin);
             snprintf(bn, sizeof bn, "encoder.encoder.%d.res.0.1", bi);
             AC_TRY(load_bn(w, bn, b->filters, &b->res_scale, &b->res_shift));
         }
@@ -187,7 +191,9 @@ ac_status ac_marblenet_load_weights(ac_marblenet *m)
     if (classes < 1 || classes > 64)
         return ac_error(AC_ERR_MODEL, "%s: decoder.layer0.weight has %d classes", w->file, classes);
     m->n_classes = classes;
-    AC_TRY(ac_weights_f32(w, "decoder.layer0.weight", AC_SHAPE(classes, cin), &m->dec_w));
+    const float *dw;
+    AC_TRY(ac_weights_f32(w, "decoder.layer0.weight", AC_SHAPE(classes, cin), &dw));
+    m->dec_w = ac_mat_f32(dw, (size_t)classes, (size_t)cin);
     AC_TRY(ac_weights_f32(w, "decoder.layer0.bias", AC_SHAPE(classes), &m->dec_b));
     return AC_OK;
 }

@@ -6,6 +6,7 @@
 #include "io/weights.h"
 #include "models/marblenet_vad/marblenet_vad.h"
 #include "tensor/kernels.h"
+#include "tensor/mat.h"
 
 #define MARBLENET_MAX_BLOCKS 32
 #define MARBLENET_MAX_REPEAT 8
@@ -13,7 +14,7 @@
 typedef struct {
     ac_conv1d_shape shape;   /* depthwise (separable) or full conv */
     float *dw;               /* [kernel][cin] depthwise weight, separable only */
-    const float *pw;         /* [cout][cin] pointwise, separable only */
+    ac_mat pw;               /* [cout][cin] pointwise, separable only */
     float *conv;             /* [cout][kernel][cin], non-separable only */
     float *bn_scale, *bn_shift;
 } mb_repeat;
@@ -22,7 +23,7 @@ typedef struct {
     int filters, repeat, kernel, stride, dilation, residual, separable;
     int cin;
     mb_repeat rep[MARBLENET_MAX_REPEAT];
-    const float *res_pw;     /* [filters][cin] */
+    ac_mat res_pw;           /* [filters][cin] */
     float *res_scale, *res_shift;
 } mb_block;
 
@@ -36,7 +37,8 @@ struct ac_marblenet {
     int stride;              /* product of block strides */
     int margin;              /* output frames of context each side of a window */
     int max_channels;
-    const float *dec_w, *dec_b;
+    ac_mat dec_w;
+    const float *dec_b;
 };
 
 ac_status ac_marblenet_load_config(ac_marblenet *m, const char *config_path);

@@ -119,7 +119,7 @@ static ac_status run_window(ac_marblenet_stream *s, int64_t f0, int64_t f1, int6
     for (int bi = 0; bi < m->n_blocks; bi++) {
         const mb_block *b = &m->blocks[bi];
         if (b->residual) {
-            ac_linear(x, b->res_pw, NULL, s->res, T, (size_t)b->filters, (size_t)b->cin);
+            ac_matmul(x, &b->res_pw, NULL, s->res, T);
             ac_channel_affine(s->res, T, (size_t)b->filters, b->res_scale, b->res_shift, 0);
         }
         for (int r = 0; r < b->repeat; r++) {
@@ -127,7 +127,7 @@ static ac_status run_window(ac_marblenet_stream *s, int64_t f0, int64_t f1, int6
             size_t To = ac_conv1d_out_len(&rp->shape, T);
             if (b->separable) {
                 ac_conv1d_depthwise(&rp->shape, x, 1, T, rp->dw, NULL, s->tmp);
-                ac_linear(s->tmp, rp->pw, NULL, y, To, (size_t)b->filters, (size_t)rp->shape.cin);
+                ac_matmul(s->tmp, &rp->pw, NULL, y, To);
             } else {
                 ac_conv1d(&rp->shape, x, 1, T, rp->conv, NULL, y, s->cols);
             }
@@ -143,7 +143,7 @@ static ac_status run_window(ac_marblenet_stream *s, int64_t f0, int64_t f1, int6
         ac_relu(x, n);
     }
     int C = m->n_classes;
-    ac_linear(x, m->dec_w, m->dec_b, s->logits, T, (size_t)C, (size_t)m->blocks[m->n_blocks - 1].filters);
+    ac_matmul(x, &m->dec_w, m->dec_b, s->logits, T);
     int64_t out0 = f0 / m->stride;
     for (int64_t j = keep0; j < keep1; j++) {
         float *l = s->logits + (size_t)(j - out0) * C;

@@ -31,7 +31,8 @@ struct ac_silero {
     ac_conv1d_shape stft_shape;
     const float *stft;          /* [258][256] */
     conv_layer conv[4];
-    const float *w_ih, *w_hh;   /* [512][128] */
+    ac_mat w_ih;                /* [512][128] */
+    const float *w_hh;          /* [512][128] */
     float *b_gates;             /* b_ih + b_hh */
     const float *final_w, *final_b;
 };
@@ -71,7 +72,9 @@ static ac_status load_tensors(ac_silero *m)
     AC_TRY(load_conv(w, &m->conv[2], 3, 64, 64, 2));
     AC_TRY(load_conv(w, &m->conv[3], 4, 64, 128, 1));
     const float *b_ih, *b_hh;
-    AC_TRY(ac_weights_f32(w, "lstm_cell.weight_ih", AC_SHAPE(4 * HIDDEN, 128), &m->w_ih));
+    const float *w_ih;
+    AC_TRY(ac_weights_f32(w, "lstm_cell.weight_ih", AC_SHAPE(4 * HIDDEN, 128), &w_ih));
+    m->w_ih = ac_mat_f32(w_ih, 4 * HIDDEN, 128);
     AC_TRY(ac_weights_f32(w, "lstm_cell.weight_hh", AC_SHAPE(4 * HIDDEN, HIDDEN), &m->w_hh));
     AC_TRY(ac_weights_f32(w, "lstm_cell.bias_ih", AC_SHAPE(4 * HIDDEN), &b_ih));
     AC_TRY(ac_weights_f32(w, "lstm_cell.bias_hh", AC_SHAPE(4 * HIDDEN), &b_hh));
@@ -179,7 +182,7 @@ static ac_status run_batch(ac_silero_stream *s, size_t n, ac_floatvec *probs)
         x = s->act[i];
     }
     /* T is now 1: x is [n][128], the LSTM input of each chunk */
-    ac_linear(x, m->w_ih, m->b_gates, s->gx, n, 4 * HIDDEN, 128);
+    ac_matmul(x, &m->w_ih, m->b_gates, s->gx, n);
     for (size_t b = 0; b < n; b++) {
         ac_lstm_cell(s->gx + b * 4 * HIDDEN, m->w_hh, s->h, s->c, HIDDEN, s->gates);
         float logit = m->final_b[0];

@@ -1,0 +1,189 @@
+#include "nn/attention.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "base/f16.h"
+#include "base/threadpool.h"
+
+enum {
+    FEW_ROWS = 4,           /* up to this many queries: one row at a time, K/V rows read directly */
+    INLINE_WORK = 16384     /* below this many query x key x channel products, no dispatch */
+};
+
+static size_t group(const ac_attn_opts *o) { return (size_t)(o->heads / o->kv_heads); }
+
+/* Scratch of one KV head: a group's scores and, for many rows, V^T. */
+static size_t unit_floats(const ac_attn_opts *o, size_t nq, size_t nk)
+{
+    return nk * (group(o) + nq + (size_t)o->head_dim);
+}
+
+size_t ac_attention_scratch(const ac_attn_opts *o, size_t nq, size_t nk)
+{
+    return (size_t)o->kv_heads * unit_floats(o, nq, nk);
+}
+
+typedef struct {
+    const ac_attn_opts *o;
+    const float *q;
+    size_t nq, q_ld, out_ld;
+    const ac_attn_kv *kv;
+    const ac_mask *mask;
+    float *out, *scratch, scale;
+} attn_job;
+
+/* The mask of query head H from query row R on. */
+static const ac_mask *mask_at(const ac_mask *m, size_t h, size_t r, ac_mask *buf)
+{
+    if (!m) return NULL;
+    *buf = *m;
+    buf->row0 += r;
+    if (buf->add) buf->add += h * m->head_stride;
+    return buf;
+}
+
+/* Softmax of query head H's scores S[rows][nk] from query row R on. */
+static void probabilities(const attn_job *j, float *s, size_t rows, size_t h, size_t r)
+{
+    ac_mask m;
+    ac_softmax_masked(s, rows, j->kv->n, j->scale, mask_at(j->mask, h, r, &m));
+}
+
+/* KV head U and its group of query heads h0 .. h0+g-1 (consecutive, so a
+ * row's group is one contiguous [g][head_dim] block). */
+static void attend_unit(const attn_job *j, size_t u)
+{
+    const ac_attn_kv *kv = j->kv;
+    size_t g = group(j->o), dk = (size_t)j->o->head_dim, nk = kv->n, h0 = u * g;
+    float *s = j->scratch + u * unit_floats(j->o, j->nq, nk);
+    if (kv->kh) { /* per-head K and V^T: two products per row for the whole group */
+        for (size_t r = 0; r < j->nq; r++) {
+            ac_matmul(j->q + r * j->q_ld + h0 * dk, &kv->kh[u], NULL, s, g);
+            for (size_t i = 0; i < g; i++) probabilities(j, s + i * nk, 1, h0 + i, r);
+            ac_matmul(s, &kv->vt[u], NULL, j->out + r * j->out_ld + h0 * dk, g);
+        }
+        return;
+    }
+    const float *K = kv->k + u * dk, *V = kv->v + u * dk;
+    if (j->nq <= FEW_ROWS) {
+        for (size_t r = 0; r < j->nq; r++) {
+            ac_matmul_nt(j->q + r * j->q_ld + h0 * dk, dk, K, kv->ld, NULL, s, nk, g, nk, dk);
+            for (size_t i = 0; i < g; i++) {
+                probabilities(j, s + i * nk, 1, h0 + i, r);
+                ac_gemv_t(V, kv->ld, s + i * nk, j->out + r * j->out_ld + (h0 + i) * dk, nk, dk);
+            }
+        }
+        return;
+    }
+    float *vt = s + j->nq * nk; /* V^T [dk][nk], once for the group */
+    for (size_t t = 0; t < nk; t++)
+        for (size_t d = 0; d < dk; d++) vt[d * nk + t] = V[t * kv->ld + d];
+    for (size_t h = h0; h < h0 + g; h++) {
+        ac_matmul_nt(j->q + h * dk, j->q_ld, K, kv->ld, NULL, s, nk, j->nq, nk, dk);
+        probabilities(j, s, j->nq, h, 0);
+        ac_matmul_nt(s, nk, vt, nk, NULL, j->out + h * dk, j->out_ld, j->nq, dk, nk);
+    }
+}
+
+static void units_range(void *ctx, size_t u0, size_t u1)
+{
+    for (size_t u = u0; u < u1; u++) attend_unit(ctx, u);
+}
+
+void ac_attention(const ac_attn_opts *o, const float *q, size_t nq, size_t q_ld, const ac_attn_kv *kv,
+                  const ac_mask *mask, float *out, size_t out_ld, float *scratch)
+{
+    float scale = o->scale > 0 ? o->scale : 1.0f / sqrtf((float)o->head_dim);
+    attn_job j = {o, q, nq, q_ld, out_ld, kv, mask, out, scratch, scale};
+    /* one KV head per task; with a single KV head the products inside
+     * spread over the pool instead */
+    if (nq * kv->n * (size_t)o->heads * (size_t)o->head_dim < INLINE_WORK || o->kv_heads == 1)
+        units_range(&j, 0, (size_t)o->kv_heads);
+    else
+        ac_parallel_for((size_t)o->kv_heads, 1, units_range, &j);
+}
+
+ac_status ac_attn_kv_pack(const ac_attn_opts *o, const float *k, const float *v, size_t n, size_t ld,
+                          ac_dtype dtype, ac_arena *a, ac_mat *kh, ac_mat *vt)
+{
+    if (dtype != AC_DTYPE_F32 && dtype != AC_DTYPE_F16)
+        return ac_error(AC_ERR_ARG, "attention K/V can be stored as F32 or F16, not %s", ac_dtype_name(dtype));
+    size_t dk = (size_t)o->head_dim, esz = dtype == AC_DTYPE_F32 ? 4 : 2, block = n * dk * esz;
+    unsigned char *store = ac_arena_alloc(a, 2 * (size_t)o->kv_heads * block);
+    if (!store) return AC_ERR_NOMEM;
+    for (size_t u = 0; u < (size_t)o->kv_heads; u++)
+        for (int is_v = 0; is_v < 2; is_v++) {
+            unsigned char *dst = store + (2 * u + (size_t)is_v) * block;
+            const float *src = (is_v ? v : k) + u * dk;
+            if (is_v) vt[u] = (ac_mat){dst, dtype, dk, n};
+            else kh[u] = (ac_mat){dst, dtype, n, dk};
+            for (size_t r = 0; r < n; r++)
+                for (size_t e = 0; e < dk; e++) {
+                    size_t at = is_v ? e * n + r : r * dk + e;
+                    float x = src[r * ld + e];
+                    if (dtype == AC_DTYPE_F32) ((float *)dst)[at] = x;
+                    else ((uint16_t *)dst)[at] = ac_f32_to_f16(x);
+                }
+        }
+    return AC_OK;
+}
+
+/* ---- layers ---------------------------------------------------------- */
+
+size_t ac_attn_layer_scratch(const ac_attn_opts *o, size_t rows, size_t nk)
+{
+    size_t qw = (size_t)o->heads * (size_t)o->head_dim, kvw = (size_t)o->kv_heads * (size_t)o->head_dim;
+    return 2 * rows * (qw + kvw) + ac_attention_scratch(o, rows, nk);
+}
+
+void ac_attn_self(const ac_attn_opts *o, const ac_attn_weights *w, const float *x, size_t T, const int *pos,
+                  const ac_mask *mask, float *y, float *scratch)
+{
+    size_t qw = (size_t)o->heads * (size_t)o->head_dim, kvw = (size_t)o->kv_heads * (size_t)o->head_dim;
+    float *q = scratch, *k = q + T * qw, *v = k + T * kvw, *ctx = v + T * kvw, *sa = ctx + T * qw;
+    ac_matmul(x, w->wq, w->bq, q, T);
+    ac_matmul(x, w->wk, w->bk, k, T);
+    ac_matmul(x, w->wv, w->bv, v, T);
+    if (o->rope_theta > 0) {
+        ac_rope(q, T, qw, (size_t)o->heads, (size_t)o->head_dim, pos, o->rope_theta);
+        ac_rope(k, T, kvw, (size_t)o->kv_heads, (size_t)o->head_dim, pos, o->rope_theta);
+    }
+    ac_attention(o, q, T, qw, &(ac_attn_kv){.n = T, .k = k, .v = v, .ld = kvw}, mask, ctx, qw, sa);
+    ac_matmul(ctx, w->wo, w->bo, y, T);
+}
+
+ac_status ac_attn_cached(const ac_attn_opts *o, const ac_attn_weights *w, ac_kv_cache *c, int layer,
+                         const float *x, int rows, const int *beam, const int *pos, float *y, float *scratch)
+{
+    size_t R = (size_t)rows, qw = (size_t)o->heads * (size_t)o->head_dim, kvw = c->width;
+    float *q = scratch, *k = q + R * qw, *v = k + R * kvw, *ctx = v + R * kvw, *sa = ctx + R * qw;
+    const ac_mat *mats[3] = {w->wq, w->wk, w->wv};
+    const float *bias[3] = {w->bq, w->bk, w->bv};
+    float *outs[3] = {q, k, v};
+    ac_matmul_multi(x, R, mats, bias, outs, 3);
+    if (o->rope_theta > 0) {
+        ac_rope(q, R, qw, (size_t)o->heads, (size_t)o->head_dim, pos, o->rope_theta);
+        ac_rope(k, R, kvw, (size_t)o->kv_heads, (size_t)o->head_dim, pos, o->rope_theta);
+    }
+    /* every row is stored before any attends: a prompt's rows see each other */
+    for (size_t r = 0; r < R; r++) AC_TRY(ac_kv_cache_append(c, layer, beam[r], pos[r], k + r * kvw, v + r * kvw));
+    for (size_t r = 0; r < R; r++) {
+        ac_attn_kv kv = {.n = (size_t)pos[r] + 1, .k = ac_kv_cache_k(c, layer, beam[r], 0),
+                         .v = ac_kv_cache_v(c, layer, beam[r], 0), .ld = kvw};
+        ac_attention(o, q + r * qw, 1, qw, &kv, NULL, ctx + r * qw, qw, sa);
+    }
+    ac_matmul(ctx, w->wo, w->bo, y, R);
+    return AC_OK;
+}
+
+void ac_attn_cross(const ac_attn_opts *o, const ac_attn_weights *w, const ac_attn_kv *kv, const float *x,
+                   size_t rows, const ac_mask *mask, float *y, float *scratch)
+{
+    size_t qw = (size_t)o->heads * (size_t)o->head_dim;
+    float *q = scratch, *ctx = q + rows * qw, *sa = ctx + rows * qw;
+    ac_matmul(x, w->wq, w->bq, q, rows);
+    ac_attention(o, q, rows, qw, kv, mask, ctx, qw, sa);
+    ac_matmul(ctx, w->wo, w->bo, y, rows);
+}

@@ -1,0 +1,15 @@
+/* AVX-512 kernel variants, used only where they measurably beat AVX2
+ * (mat_avx512.c, built with -mavx512f -mavx512bw; called only after the
+ * CPU check). */
+#ifndef AC_TENSOR_SIMD_AVX512_H
+#define AC_TENSOR_SIMD_AVX512_H
+
+#include <stddef.h>
+
+#include "tensor/mat.h"
+
+/* Output columns [n0, n) of a one-row product with 16-bit weights, in
+ * blocks of four; returns n, where the caller goes on. */
+size_t ac_matmul_row_avx512(const float *x, const ac_mat *w, const float *bias, float *y, size_t n0, size_t n1);
+
+#endif

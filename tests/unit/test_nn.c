@@ -1,0 +1,305 @@
+/* The blocks of src/nn (and the newer tensor ops) against PyTorch goldens
+ * (ref/nn_blocks_ref.py, written to the work folder first) and against
+ * naive references here: grouped-query attention against attention over
+ * explicitly repeated K/V, cached decoding against full recomputation,
+ * KV reorder, per-head F16 K/V, feed-forward. Every check runs with 1 and
+ * 2 threads and at every SIMD level the CPU has. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/arena.h"
+#include "io/tensor_file.h"
+#include "nn/attention.h"
+#include "nn/convnext.h"
+#include "nn/ffn.h"
+#include "test_util.h"
+
+static uint32_t seed = 777;
+static ac_tensor_file *golden;
+
+static float *rnd(size_t n, float lo, float hi)
+{
+    float *x = malloc((n ? n : 1) * sizeof *x);
+    fill_random(x, n, lo, hi, &seed);
+    return x;
+}
+
+/* A golden F32 tensor with NUMEL elements, or NULL (a failed check). */
+static const float *g(const char *name, size_t numel)
+{
+    const ac_tensor *t = golden ? ac_tensor_file_find(golden, name) : NULL;
+    CHECK(t && t->dtype == AC_DTYPE_F32 && (size_t)t->numel == numel, "golden tensor %s (%zu values)", name, numel);
+    return t && t->dtype == AC_DTYPE_F32 && (size_t)t->numel == numel ? t->data : NULL;
+}
+
+static void test_convnext_torch(void)
+{
+    size_t T = 23, C = 16, I = 48;
+    const float *x = g("cnx.x", T * C), *dw = g("cnx.dw_w", C * 7), *want = g("cnx.y", T * C);
+    const float *pw1 = g("cnx.pw1_w", I * C), *pw2 = g("cnx.pw2_w", C * I);
+    if (!x || !dw || !want || !pw1 || !pw2) return;
+    float dw_ours[16 * 7], *y = malloc(T * C * sizeof *y);
+    ac_depthwise_weight_from_torch(dw, dw_ours, (int)C, 7);
+    ac_mat m1 = ac_mat_f32(pw1, I, C), m2 = ac_mat_f32(pw2, C, I);
+    ac_convnext b = {(int)C, 7, dw_ours, g("cnx.dw_b", C), g("cnx.ln_w", C), g("cnx.ln_b", C), 1e-6f,
+                     &m1, &m2, g("cnx.pw1_b", I), g("cnx.pw2_b", C), g("cnx.gamma", C)};
+    float *scratch = malloc(ac_convnext_scratch(&b, T) * sizeof *scratch);
+    memcpy(y, x, T * C * sizeof *y);
+    ac_convnext_forward(&b, y, T, scratch);
+    double d = max_rel_diff(y, want, T * C);
+    CHECK(d < 1e-5, "ConvNeXt block vs torch: %g", d);
+    free(y), free(scratch);
+}
+
+static void test_attention_torch(void)
+{
+    enum { T = 11, D = 32, H = 4, G = 2, DK = 8 };
+    const float *x = g("attn.x", T * D);
+    const float *wq = g("attn.wq", H * DK * D), *wk = g("attn.wk", G * DK * D), *wv = g("attn.wv", G * DK * D);
+    const float *wo = g("attn.wo", D * H * DK), *yc = g("attn.y_causal", T * D), *yb = g("attn.y_bidir", T * D);
+    if (!x || !wq || !wk || !wv || !wo || !yc || !yb) return;
+    ac_mat q = ac_mat_f32(wq, H * DK, D), k = ac_mat_f32(wk, G * DK, D), v = ac_mat_f32(wv, G * DK, D);
+    ac_mat o = ac_mat_f32(wo, D, H * DK);
+    ac_attn_weights w = {&q, &k, &v, &o, g("attn.bq", H * DK), g("attn.bk", G * DK), g("attn.bv", G * DK), NULL};
+    ac_attn_opts opts = {H, G, DK, 0, 10000.0f};
+    float *scratch = malloc(ac_attn_layer_scratch(&opts, T, T) * sizeof *scratch), y[T * D];
+    int shifted[T];
+    for (int i = 0; i < T; i++) shifted[i] = i + 5;
+    ac_attn_self(&opts, &w, x, T, NULL, &(ac_mask){.causal = 1}, y, scratch); /* positions 0..T-1 */
+    CHECK(max_rel_diff(y, yc, T * D) < 1e-5, "causal GQA attention with RoPE vs torch: %g", max_rel_diff(y, yc, T * D));
+    ac_attn_self(&opts, &w, x, T, shifted, NULL, y, scratch);
+    CHECK(max_rel_diff(y, yb, T * D) < 1e-5, "bidirectional attention vs torch: %g", max_rel_diff(y, yb, T * D));
+
+    /* cached decoding, one token a step, gives the causal rows */
+    ac_arena a;
+    ac_arena_init(&a, 1 << 16);
+    ac_kv_cache c;
+    CHECK(ac_kv_cache_init(&c, 1, 1, T, G * DK, &a) == AC_OK, "cache");
+    int beam = 0;
+    for (int t = 0; t < T; t++) ac_attn_cached(&opts, &w, &c, 0, x + t * D, 1, &beam, &t, y + t * D, scratch);
+    CHECK(max_rel_diff(y, yc, T * D) < 1e-5, "cached decoding vs torch: %g", max_rel_diff(y, yc, T * D));
+    ac_arena_free(&a);
+    free(scratch);
+}
+
+static void test_ops_torch(void)
+{
+    size_t R = 7, C = 40;
+    const float *x = g("rms.x", R * C), *gm = g("rms.gamma", R * C), *want = g("rms.y", R * C);
+    if (x && gm && want) {
+        float y[7 * 40];
+        ac_rmsnorm(x, y, R, C, gm, C, 1e-6f);
+        CHECK(max_rel_diff(y, want, R * C) < 1e-5, "adaptive RMSNorm vs torch: %g", max_rel_diff(y, want, R * C));
+    }
+    const char *names[] = {"ct_a", "ct_b", "ct_c"};
+    for (int i = 0; i < 3; i++) {
+        char n[32];
+        snprintf(n, sizeof n, "%s.shape", names[i]);
+        const ac_tensor *st = golden ? ac_tensor_file_find(golden, n) : NULL;
+        CHECK(st && st->dtype == AC_DTYPE_I64 && st->numel == 7, "%s", n);
+        if (!st || st->dtype != AC_DTYPE_I64 || st->numel != 7) continue;
+        int64_t v[7];
+        memcpy(v, st->data, sizeof v);
+        ac_convt1d_shape s = {(int)v[0], (int)v[1], (int)v[2], (int)v[3], (int)v[4], (int)v[5], (int)v[6]};
+        size_t T = 9, To = ac_conv_transpose1d_out_len(&s, T), wn = (size_t)s.cin * s.cout * s.kernel;
+        snprintf(n, sizeof n, "%s.x", names[i]);
+        const float *cx = g(n, T * s.cin);
+        snprintf(n, sizeof n, "%s.w", names[i]);
+        const float *cw = g(n, wn);
+        snprintf(n, sizeof n, "%s.b", names[i]);
+        const float *cb = g(n, (size_t)s.cout);
+        snprintf(n, sizeof n, "%s.y", names[i]);
+        const float *cy = g(n, To * s.cout);
+        if (!cx || !cw || !cb || !cy) continue;
+        float *w = malloc(wn * sizeof *w), *y = malloc(To * s.cout * sizeof *y);
+        float *z = malloc(ac_conv_transpose1d_scratch(&s, 1, T) * sizeof *z);
+        ac_conv_transpose1d_weight_from_torch(cw, w, s.cin, s.cout, s.kernel);
+        ac_conv_transpose1d(&s, cx, 1, T, w, cb, y, z);
+        CHECK(max_rel_diff(y, cy, To * s.cout) < 1e-5, "ConvTranspose1d %s vs torch", names[i]);
+        free(w), free(y), free(z);
+    }
+    const float *gx = g("gelu.x", 1001), *gy = g("gelu.y", 1001);
+    if (gx && gy) {
+        float y[1001];
+        memcpy(y, gx, sizeof y);
+        ac_gelu(y, 1001);
+        CHECK(max_rel_diff(y, gy, 1001) < 1e-6, "GELU vs torch: %g", max_rel_diff(y, gy, 1001));
+    }
+}
+
+/* Attention by its definition, one query head at a time, KV head h / (H/G). */
+static void naive_attention(const float *q, size_t nq, const float *k, const float *v, size_t nk, int H, int G,
+                            int dk, const unsigned char *keep, float *out)
+{
+    float s[256];
+    for (size_t r = 0; r < nq; r++)
+        for (int h = 0; h < H; h++) {
+            int u = h / (H / G);
+            float mx = -INFINITY, sum = 0;
+            for (size_t j = 0; j < nk; j++) {
+                float d = 0;
+                for (int e = 0; e < dk; e++) d += q[(r * H + h) * dk + e] * k[(j * G + u) * dk + e];
+                s[j] = keep && !keep[r * nk + j] ? -INFINITY : d / sqrtf((float)dk);
+                mx = fmaxf(mx, s[j]);
+            }
+            for (size_t j = 0; j < nk; j++) sum += (s[j] = s[j] == -INFINITY ? 0 : expf(s[j] - mx));
+            for (int e = 0; e < dk; e++) {
+                float acc = 0;
+                for (size_t j = 0; j < nk; j++) acc += s[j] / sum * v[(j * G + u) * dk + e];
+                out[(r * H + h) * dk + e] = acc;
+            }
+        }
+}
+
+static void test_gqa(void)
+{
+    enum { H = 6, G = 2, DK = 20 };
+    const size_t sizes[][2] = {{1, 1}, {1, 37}, {3, 50}, {9, 9}, {40, 61}};
+    for (size_t s = 0; s < 5; s++) {
+        size_t nq = sizes[s][0], nk = sizes[s][1];
+        float *q = rnd(nq * H * DK, -1, 1), *k = rnd(nk * G * DK, -1, 1), *v = rnd(nk * G * DK, -1, 1);
+        float *ref = malloc(nq * H * DK * sizeof *ref), *got = malloc(nq * H * DK * sizeof *got);
+        float *kr = malloc(nk * H * DK * sizeof *kr), *vr = malloc(nk * H * DK * sizeof *vr);
+        unsigned char *keep = malloc(nq * nk);
+        for (size_t i = 0; i < nq * nk; i++) keep[i] = (i * 5 + 1) % 7 != 0;
+        keep[0] = 1;
+        ac_attn_opts gqa = {H, G, DK, 0, 0}, mha = {H, H, DK, 0, 0};
+        float *scratch = malloc(ac_attention_scratch(&mha, nq, nk) * sizeof *scratch);
+        ac_mask mask = {.keep = keep, .ld = nk};
+        naive_attention(q, nq, k, v, nk, H, G, DK, keep, ref);
+        ac_attention(&gqa, q, nq, H * DK, &(ac_attn_kv){.n = nk, .k = k, .v = v, .ld = G * DK}, &mask, got,
+                     H * DK, scratch);
+        CHECK(max_rel_diff(got, ref, nq * H * DK) < 1e-5, "GQA %zux%zu vs naive", nq, nk);
+        /* the same as multi-head attention over K/V repeated per query head */
+        for (size_t j = 0; j < nk; j++)
+            for (int h = 0; h < H; h++) {
+                memcpy(kr + (j * H + h) * DK, k + (j * G + h / (H / G)) * DK, DK * sizeof *kr);
+                memcpy(vr + (j * H + h) * DK, v + (j * G + h / (H / G)) * DK, DK * sizeof *vr);
+            }
+        float *rep = malloc(nq * H * DK * sizeof *rep);
+        ac_attention(&mha, q, nq, H * DK, &(ac_attn_kv){.n = nk, .k = kr, .v = vr, .ld = H * DK}, &mask, rep,
+                     H * DK, scratch);
+        CHECK(max_rel_diff(got, rep, nq * H * DK) < 1e-5, "GQA %zux%zu vs repeated K/V", nq, nk);
+        /* per-head K and V^T, F32 exactly the rows' answer, F16 close */
+        ac_arena a;
+        ac_arena_init(&a, 1 << 16);
+        ac_mat kh[G], vt[G];
+        for (int f16 = 0; f16 <= 1; f16++) {
+            CHECK(ac_attn_kv_pack(&gqa, k, v, nk, G * DK, f16 ? AC_DTYPE_F16 : AC_DTYPE_F32, &a, kh, vt) == AC_OK,
+                  "pack");
+            ac_attention(&gqa, q, nq, H * DK, &(ac_attn_kv){.n = nk, .kh = kh, .vt = vt}, &mask, rep, H * DK,
+                         scratch);
+            double d = max_rel_diff(rep, ref, nq * H * DK);
+            CHECK(d < (f16 ? 2e-3 : 1e-5), "per-head %s K/V %zux%zu: %g", f16 ? "F16" : "F32", nq, nk, d);
+        }
+        ac_arena_free(&a);
+        free(q), free(k), free(v), free(ref), free(got), free(kr), free(vr), free(keep), free(scratch), free(rep);
+    }
+}
+
+/* Two beams decode different tokens; beam search then keeps beam 1 twice:
+ * the cache answers as recomputing each sequence from its start. */
+static void test_cache_and_reorder(void)
+{
+    enum { D = 24, H = 4, G = 2, DK = 6, T = 9, B = 2 };
+    float *wf[4] = {rnd(H * DK * D, -0.4f, 0.4f), rnd(G * DK * D, -0.4f, 0.4f), rnd(G * DK * D, -0.4f, 0.4f),
+                    rnd(D * H * DK, -0.4f, 0.4f)};
+    float *bq = rnd(H * DK, -0.1f, 0.1f), *x = rnd(B * T * D, -1, 1);
+    ac_mat q = ac_mat_f32(wf[0], H * DK, D), k = ac_mat_f32(wf[1], G * DK, D), v = ac_mat_f32(wf[2], G * DK, D);
+    ac_mat o = ac_mat_f32(wf[3], D, H * DK);
+    ac_attn_weights w = {&q, &k, &v, &o, bq, NULL, NULL, NULL};
+    ac_attn_opts opts = {H, G, DK, 0, 1e6f};
+    float *scratch = malloc(ac_attn_layer_scratch(&opts, T, T) * sizeof *scratch);
+    float full[B][T * D], got[B][T * D];
+    int pos[T];
+    for (int i = 0; i < T; i++) pos[i] = i;
+    for (int b = 0; b < B; b++) ac_attn_self(&opts, &w, x + b * T * D, T, pos, &(ac_mask){.causal = 1}, full[b], scratch);
+    ac_arena a;
+    ac_arena_init(&a, 1 << 16);
+    ac_kv_cache c;
+    CHECK(ac_kv_cache_init(&c, 2, B, T, G * DK, &a) == AC_OK, "cache");
+    /* the prompt: 4 rows of beam 0 in one call; then steps with both beams */
+    int beams0[4] = {0, 0, 0, 0}, one = 1;
+    ac_attn_cached(&opts, &w, &c, 1, x, 4, beams0, pos, got[0], scratch);
+    for (int t = 0; t < 4; t++) ac_attn_cached(&opts, &w, &c, 1, x + (T + t) * D, 1, &one, &t, got[1] + t * D, scratch);
+    for (int t = 4; t < T; t++) {
+        int bs[B] = {0, 1}, ps[B] = {t, t};
+        float rows[B * D], out[B * D];
+        memcpy(rows, x + t * D, D * sizeof *rows);
+        memcpy(rows + D, x + (T + t) * D, D * sizeof *rows);
+        ac_attn_cached(&opts, &w, &c, 1, rows, B, bs, ps, out, scratch);
+        memcpy(got[0] + t * D, out, D * sizeof *out);
+        memcpy(got[1] + t * D, out + D, D * sizeof *out);
+    }
+    for (int b = 0; b < B; b++)
+        CHECK(max_rel_diff(got[b], full[b], T * D) < 1e-5, "beam %d: cached = recomputed (%g)", b,
+              max_rel_diff(got[b], full[b], T * D));
+    int parent[B] = {1, 1};
+    float before[G * DK];
+    memcpy(before, ac_kv_cache_v(&c, 1, 1, 5), sizeof before);
+    ac_kv_cache_reorder(&c, parent, T);
+    CHECK(memcmp(ac_kv_cache_v(&c, 1, 0, 5), before, sizeof before) == 0 &&
+              memcmp(ac_kv_cache_k(&c, 1, 0, 8), ac_kv_cache_k(&c, 1, 1, 8), sizeof before) == 0,
+          "reorder copies the parent's rows");
+    int bad = T;
+    CHECK(ac_attn_cached(&opts, &w, &c, 1, x, 1, parent, &bad, got[0], scratch) != AC_OK && error_has("position"),
+          "a position past the capacity is an error");
+    ac_arena_free(&a);
+    for (int i = 0; i < 4; i++) free(wf[i]);
+    free(bq), free(x), free(scratch);
+}
+
+static void test_ffn(void)
+{
+    enum { R = 5, D = 12, F = 30 };
+    float *x = rnd(R * D, -1, 1), *wu = rnd(F * D, -0.5f, 0.5f), *wg = rnd(F * D, -0.5f, 0.5f);
+    float *wd = rnd(D * F, -0.5f, 0.5f), *bu = rnd(F, -0.1f, 0.1f), *bd = rnd(D, -0.1f, 0.1f);
+    ac_mat up = ac_mat_f32(wu, F, D), gate = ac_mat_f32(wg, F, D), down = ac_mat_f32(wd, D, F);
+    for (int gated = 0; gated <= 1; gated++)
+        for (int act = AC_ACT_RELU; act <= AC_ACT_GELU; act++) {
+            ac_ffn f = {&up, gated ? &gate : NULL, &down, bu, NULL, bd, (ac_act)act};
+            float y[R * D], want[R * D], *scratch = malloc(ac_ffn_scratch(&f, R) * sizeof *scratch);
+            ac_ffn_forward(&f, x, R, y, scratch);
+            for (int r = 0; r < R; r++)
+                for (int o = 0; o < D; o++) {
+                    double acc = bd[o];
+                    for (int i = 0; i < F; i++) {
+                        double u = bu[i], gv = 0;
+                        for (int c = 0; c < D; c++) u += wu[i * D + c] * x[r * D + c];
+                        for (int c = 0; c < D; c++) gv += wg[i * D + c] * x[r * D + c];
+                        double a = gated ? gv : u;
+                        a = act == AC_ACT_RELU ? (a > 0 ? a : 0) : act == AC_ACT_SILU ? a / (1 + exp(-a))
+                                                                                     : 0.5 * a * (1 + erf(a / sqrt(2)));
+                        acc += wd[o * F + i] * (gated ? a * u : a);
+                    }
+                    want[r * D + o] = (float)acc;
+                }
+            CHECK(max_rel_diff(y, want, R * D) < 1e-5, "ffn gated=%d act=%d", gated, act);
+            free(scratch);
+        }
+    free(x), free(wu), free(wg), free(wd), free(bu), free(bd);
+}
+
+int main(int argc, char **argv)
+{
+    test_init(argc, argv);
+    ac_status st = ac_tensor_file_open(work_path("nn_blocks.safetensors"), &golden);
+    CHECK(st == AC_OK, "nn_blocks.safetensors (made by ref/nn_blocks_ref.py): %s", ac_last_error());
+    for (int simd = AC_SIMD_AVX512; simd >= AC_SIMD_NONE; simd--) {
+        ac_kernels_set_simd(simd);
+        if (ac_kernels_simd() != simd) continue;
+        for (int threads = 1; threads <= 2; threads++) {
+            ac_set_threads(threads);
+            fprintf(stderr, "-- simd %d, %d threads\n", simd, threads);
+            RUN(test_convnext_torch);
+            RUN(test_attention_torch);
+            RUN(test_ops_torch);
+            RUN(test_gqa);
+            RUN(test_cache_and_reorder);
+            RUN(test_ffn);
+        }
+    }
+    if (golden) ac_tensor_file_close(golden);
+    return test_finish();
+}
