@@ -1,6 +1,7 @@
 #include "audio/reader.h"
 
 #include <errno.h>
+#include <math.h>
 #include <sndfile.h>
 #include <soxr.h>
 #include <stdio.h>
@@ -208,6 +209,12 @@ static ac_status decode_block(ac_audio_reader *r)
         float acc = 0;
         for (int c = 0; c < ch; c++) acc += r->inter[i * ch + c];
         r->mono[i] = ch == 1 ? acc : acc / (float)ch;
+        /* float files and PCM buffers can hold NaN or infinity (any such
+         * sample of any channel ends up in the mix); a model fed them
+         * answers nonsense, so they are refused */
+        if (!isfinite(r->mono[i]))
+            return ac_error(AC_ERR_FORMAT, "%s: sample %lld is not a finite number (NaN or infinity)", r->name,
+                            (long long)(r->src_pos + i));
     }
     r->src_pos += n;
     r->mono_n = (size_t)n;

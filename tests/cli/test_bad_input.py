@@ -194,6 +194,23 @@ def test_audio_inputs():
         open(p("cut.wav"), "wb").write(blob[:len(blob) // 2])
         rc, out, err = vad(model, p("cut.wav"), "--format", "json")
         check(rc == 0 and json.loads(out)["samples"] > 0, f"truncated WAV: decodes the part present ({err})")
+        # float WAVs of NaN or infinity (one bad sample in a stereo file is enough) are refused
+        for name, bad in (("nan.wav", float("nan")), ("inf.wav", float("inf")), ("neginf.wav", float("-inf"))):
+            write_float_wav(p(name), 16000, 2, [0.1] * 4001 + [bad] + [0.0] * 3998)
+            for what, argv in (("vad", vad(model, p(name))),
+                               ("transcribe", audioc("transcribe", p(name)))):
+                rc, _, err = argv
+                clean_failure(check, f"{what} of a float WAV with {bad}", rc, err,
+                              f"{name}: sample 2000 is not a finite number")
+
+
+def write_float_wav(path, rate, channels, samples):
+    """A 32-bit float WAV of interleaved SAMPLES."""
+    data = struct.pack(f"<{len(samples)}f", *samples)
+    fmt = struct.pack("<HHIIHH", 3, channels, rate, rate * 4 * channels, 4 * channels, 32)
+    with open(path, "wb") as f:
+        f.write(b"RIFF" + struct.pack("<I", 4 + 8 + len(fmt) + 8 + len(data)) + b"WAVE")
+        f.write(b"fmt " + struct.pack("<I", len(fmt)) + fmt + b"data" + struct.pack("<I", len(data)) + data)
 
 
 def test_three_hour_silence():

@@ -3,7 +3,7 @@
 hundreds of idle, slow-header and slow-body connections from several
 addresses while a normal client keeps getting its answers in its usual time;
 the per-address connection limit; refusals answered before the body is
-read; no forged log lines; the API key's scheme. Python stdlib only."""
+read; no forged log lines; the API key's scheme; non-finite audio. Python stdlib only."""
 import os
 import selectors
 import socket
@@ -246,6 +246,23 @@ def test_log_and_key(a):
     srv.stop()
 
 
+def test_non_finite(a):
+    """Uploads of NaN or infinite samples are refused with 400, not answered with invented text."""
+    sys.path.insert(0, os.path.join(HERE, "../cli"))
+    from test_bad_input import write_float_wav
+    srv = Server("non_finite", ["--model", f"tiny={a.tiny}"])
+    if not srv.ok:
+        return
+    for bad in (float("nan"), float("inf")):
+        write_float_wav(a.path("bad.wav"), 16000, 1, [0.1] * 8000 + [bad] + [0.0] * 7999)
+        r = transcribe(srv.port, a.bytes("bad.wav"), filename="bad.wav")
+        msg = ((r.json() or {}).get("error") or {}).get("message", "")
+        check(r.status == 400 and "not a finite number" in msg,
+              f"[non_finite] a float WAV with {bad}: 400 naming the problem ({r!r})")
+    srv.survived("non-finite uploads")
+    srv.stop()
+
+
 def main():
     if not os.path.exists(ts.TOKENIZER):
         print("skipped: data not found")
@@ -262,6 +279,7 @@ def main():
     test_per_client_limit(a)
     test_early_answers(a)
     test_log_and_key(a)
+    test_non_finite(a)
     return check.finish()
 
 

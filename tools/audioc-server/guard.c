@@ -101,14 +101,14 @@ static void *watch(void *arg)
                 if (!w->dropped && overdue(w, now)) drop(w);
             next_check = now + 0.2;
         }
-        int n = n_linger;
-        for (int i = 0; i < n; i++) p[i] = (struct pollfd){.fd = linger[i].fd, .events = POLLIN | POLLRDHUP};
+        nfds_t n = (nfds_t)n_linger;
+        for (nfds_t i = 0; i < n; i++) p[i] = (struct pollfd){.fd = linger[i].fd, .events = POLLIN | POLLRDHUP};
         pthread_mutex_unlock(&lock);
-        if (n) poll(p, (nfds_t)n, 50);
+        if (n) poll(p, n, 50);
         else usleep(50 * 1000);
         now = ac_now();
         pthread_mutex_lock(&lock);
-        for (int i = n - 1; i >= 0; i--) {   /* from the end: later entries stay in place */
+        for (nfds_t i = n; i-- > 0;) {   /* from the end: later entries stay in place */
             int done = (p[i].revents & (POLLRDHUP | POLLHUP | POLLERR)) || now > linger[i].until;
             if (p[i].revents & POLLIN) done |= drain(p[i].fd);
             if (!done) continue;
