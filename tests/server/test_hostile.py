@@ -3,7 +3,7 @@
 hundreds of idle, slow-header and slow-body connections from several
 addresses while a normal client keeps getting its answers in its usual time;
 the per-address connection limit; refusals answered before the body is
-read; no forged log lines; the API key's scheme; non-finite audio. Python stdlib only."""
+read; no forged log lines; the API key's scheme; non-finite audio; a graceful stop with a deadline. Python stdlib only."""
 import os
 import selectors
 import socket
@@ -263,6 +263,52 @@ def test_non_finite(a):
     srv.stop()
 
 
+def test_shutdown_deadline(a):
+    """SIGTERM with a client uploading at 1 byte per second: new clients are
+    refused at once, and the server exits 0 at --shutdown-timeout."""
+    srv = Server("shutdown", ["--model", f"tiny={a.tiny}", "--shutdown-timeout", "2", "--min-upload-rate", "0",
+                              "--header-timeout", "60"])
+    if not srv.ok:
+        return
+    slow = socket.create_connection(("127.0.0.1", srv.port))
+    slow.sendall(b"POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n"
+                 b"Content-Type: multipart/form-data; boundary=b\r\n\r\n--b\r\n")
+    stop = threading.Event()
+
+    def trickle():
+        while not stop.is_set():
+            try:
+                slow.send(b"x")
+            except OSError:
+                return
+            stop.wait(1.0)
+
+    t = threading.Thread(target=trickle, daemon=True)
+    t.start()
+    time.sleep(0.5)
+    t0 = time.time()
+    srv.terminate()
+    time.sleep(0.5)
+    try:
+        c = socket.create_connection(("127.0.0.1", srv.port), timeout=2)
+        c.close()
+        refused = False
+    except OSError:
+        refused = True
+    check(refused, "[shutdown] after SIGTERM new connections are refused, not left in the backlog")
+    try:
+        srv.proc.wait(10 * SLOW)
+    except Exception:
+        pass
+    took = time.time() - t0
+    check(srv.proc.returncode == 0 and took < 2 + 2.0 * SLOW,
+          f"[shutdown] exits 0 at the 2 s deadline despite the slow upload (exit {srv.proc.returncode} "
+          f"after {took:.1f} s)")
+    stop.set()
+    slow.close()
+    srv.stop()
+
+
 def main():
     if not os.path.exists(ts.TOKENIZER):
         print("skipped: data not found")
@@ -280,6 +326,7 @@ def main():
     test_early_answers(a)
     test_log_and_key(a)
     test_non_finite(a)
+    test_shutdown_deadline(a)
     return check.finish()
 
 

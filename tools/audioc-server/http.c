@@ -338,7 +338,9 @@ static MHD_socket listen_fd = MHD_INVALID_SOCKET;
 
 void http_quiesce(void)
 {
-    if (daemon_ && listen_fd == MHD_INVALID_SOCKET) listen_fd = MHD_quiesce_daemon(daemon_);
+    if (!daemon_ || listen_fd != MHD_INVALID_SOCKET) return;
+    listen_fd = MHD_quiesce_daemon(daemon_);
+    if (listen_fd != MHD_INVALID_SOCKET) close(listen_fd);   /* ours now: new clients are refused, not queued */
 }
 
 int http_in_flight(void) { return atomic_load(&in_flight); }
@@ -348,6 +350,5 @@ void http_stop(void)
     if (daemon_) MHD_stop_daemon(daemon_);
     daemon_ = NULL;
     guard_stop();
-    if (listen_fd != MHD_INVALID_SOCKET) close(listen_fd);   /* ours after quiescing, closed after the stop */
     listen_fd = MHD_INVALID_SOCKET;
 }

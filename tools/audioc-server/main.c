@@ -48,14 +48,18 @@ static void usage(FILE *f)
         "  --min-upload-rate KB an upload must average KB kilobytes per second after\n"
         "                       the header timeout's grace, or it is dropped (16)\n"
         "                       [AUDIOC_MIN_UPLOAD_RATE]\n"
+        "  --shutdown-timeout S on SIGINT/SIGTERM, wait up to S seconds for the\n"
+        "                       requests in progress, then stop them (30)\n"
+        "                       [AUDIOC_SHUTDOWN_TIMEOUT]\n"
         "  --api-key KEY        require 'Authorization: Bearer KEY' on /v1/ [AUDIOC_API_KEY]\n"
         "  --cors ORIGIN        allow browser calls from ORIGIN (or *) [AUDIOC_CORS]\n"
         "  -q, --quiet          no request log on stderr\n"
         "  -h, --help           this help\n"
         "\n"
         "When it is ready it prints 'audioc-server: listening on http://HOST:PORT'.\n"
-        "SIGINT or SIGTERM stops it after the requests in progress are answered\n"
-        "(a second signal stops it at once).\n",
+        "SIGINT or SIGTERM closes the listening socket (new clients are refused),\n"
+        "answers the requests in progress for up to --shutdown-timeout seconds,\n"
+        "stops what is left and exits 0 (a second signal stops it at once).\n",
         f);
 }
 
@@ -147,6 +151,10 @@ static int set_option(const char *opt, const char *v, int *threads)
         int s;
         if (arg_int(opt, v, 1, 3600, &s)) return -1;
         g_cfg.header_timeout = s;
+    } else if (!strcmp(opt, "--shutdown-timeout")) {
+        int s;
+        if (arg_int(opt, v, 0, 86400, &s)) return -1;
+        g_cfg.shutdown_timeout = s;
     } else if (!strcmp(opt, "--min-upload-rate")) {
         int kb;
         if (arg_int(opt, v, 0, 1 << 20, &kb)) return -1;
@@ -165,7 +173,8 @@ static const struct {
                    {"AUDIOC_MAX_CONNECTIONS", "--max-connections"},
                    {"AUDIOC_MAX_CONNECTIONS_PER_CLIENT", "--max-connections-per-client"},
                    {"AUDIOC_HEADER_TIMEOUT", "--header-timeout"},
-                   {"AUDIOC_MIN_UPLOAD_RATE", "--min-upload-rate"}};
+                   {"AUDIOC_MIN_UPLOAD_RATE", "--min-upload-rate"},
+                   {"AUDIOC_SHUTDOWN_TIMEOUT", "--shutdown-timeout"}};
 
 static int parse(int argc, char **argv, int *threads)
 {
@@ -226,7 +235,7 @@ int main(int argc, char **argv)
     mallopt(M_ARENA_MAX, 2);
     g_cfg = (server_config){.host = "127.0.0.1", .port = 8080, .max_queue = 16, .max_upload_mb = 25,
                             .max_connections = 256, .max_per_client = 32, .header_timeout = 10,
-                            .min_upload_rate = 16 * 1024.0};
+                            .min_upload_rate = 16 * 1024.0, .shutdown_timeout = 30};
     int threads = ac_get_threads();
     if (parse(argc, argv, &threads)) return 2;
     if (!g_cfg.workers) g_cfg.workers = threads / 2 > 1 ? threads / 2 : 1;
@@ -263,16 +272,20 @@ int main(int argc, char **argv)
     fflush(stdout);
     int sig;
     sigwait(&stop, &sig);
-    /* graceful: accept nothing new and let the requests in progress be answered;
-     * a second signal stops at once */
+    /* graceful: accept nothing new and let the requests in progress be
+     * answered until the deadline; a second signal stops at once */
     http_quiesce();
-    fprintf(stderr, "audioc-server: stopping after %d request(s) in progress (%s; again to stop now)\n",
-            http_in_flight(), sig == SIGINT ? "SIGINT" : "SIGTERM");
+    fprintf(stderr, "audioc-server: stopping after %d request(s) in progress, %.0f s at most (%s; again to stop now)\n",
+            http_in_flight(), g_cfg.shutdown_timeout, sig == SIGINT ? "SIGINT" : "SIGTERM");
     struct timespec tick = {0, 50 * 1000 * 1000};
-    while (http_in_flight() > 0 && sigtimedwait(&stop, NULL, &tick) < 0) {
+    double until = ac_now() + g_cfg.shutdown_timeout;
+    while (http_in_flight() > 0 && ac_now() < until && sigtimedwait(&stop, NULL, &tick) < 0) {
     }
-    queue_stop();   /* what still waits is dropped (503), running jobs finish */
-    http_stop();
+    if (http_in_flight() > 0)
+        fprintf(stderr, "audioc-server: stopping %d request(s) still in progress\n", http_in_flight());
+    queue_cancel_running();   /* nothing runs past the deadline */
+    queue_stop();             /* what still waits is dropped (503) */
+    http_stop();              /* closes every connection, slow uploads too */
     rc = 0;
 out:
     for (int i = 0; i < g_cfg.n_models; i++) ac_model_free(g_cfg.models[i].model);

@@ -4,6 +4,7 @@
  * variable cover every job's state: requests are few, and this keeps the
  * waiting simple. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -17,6 +18,7 @@ static struct {
     int cap, head, count;
     int stop;
     pthread_t *tid;
+    job **running;            /* each worker's job, or NULL */
     int n_workers, threads_each, warm;
     void (*warm_up)(void);
 } q = {.mu = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER};
@@ -40,7 +42,7 @@ static job *pop(void)
 
 static void *worker(void *arg)
 {
-    (void)arg;
+    int me = (int)(intptr_t)arg;
     ac_set_local_threads(q.threads_each);
     if (q.warm_up) q.warm_up();
     pthread_mutex_lock(&q.mu);
@@ -51,9 +53,14 @@ static void *worker(void *arg)
         if (!q.count) break;   /* stopping, and nothing left */
         job *j = pop();
         j->state = JOB_RUNNING;
+        q.running[me] = j;
+        int stopping = q.stop;
         pthread_cond_broadcast(&q.changed);
         pthread_mutex_unlock(&q.mu);
-        if (!atomic_load(&j->cancelled) && !q.stop) j->run(j);
+        if (!atomic_load(&j->cancelled) && !stopping) j->run(j);
+        pthread_mutex_lock(&q.mu);
+        q.running[me] = NULL;
+        pthread_mutex_unlock(&q.mu);
         queue_finish(j);
         pthread_mutex_lock(&q.mu);
     }
@@ -68,10 +75,11 @@ int queue_start(int workers, int threads_per_worker, int max_queue, void (*warm_
     q.cap = max_queue > 0 ? max_queue : 1;
     q.ring = calloc((size_t)q.cap, sizeof *q.ring);
     q.tid = calloc((size_t)workers, sizeof *q.tid);
-    if (!q.ring || !q.tid) return -1;
+    q.running = calloc((size_t)workers, sizeof *q.running);
+    if (!q.ring || !q.tid || !q.running) return -1;
     q.threads_each = threads_per_worker;
     for (; q.n_workers < workers; q.n_workers++)
-        if (pthread_create(&q.tid[q.n_workers], NULL, worker, NULL) != 0) return -1;
+        if (pthread_create(&q.tid[q.n_workers], NULL, worker, (void *)(intptr_t)q.n_workers) != 0) return -1;
     pthread_mutex_lock(&q.mu);
     while (q.warm < q.n_workers) pthread_cond_wait(&q.changed, &q.mu);
     pthread_mutex_unlock(&q.mu);
@@ -142,6 +150,14 @@ void queue_finish(job *j)
     pthread_mutex_unlock(&q.mu);
 }
 
+void queue_cancel_running(void)
+{
+    pthread_mutex_lock(&q.mu);
+    for (int i = 0; i < q.n_workers; i++)
+        if (q.running[i]) atomic_store(&q.running[i]->cancelled, 1);
+    pthread_mutex_unlock(&q.mu);
+}
+
 void queue_stop(void)
 {
     pthread_mutex_lock(&q.mu);
@@ -153,6 +169,8 @@ void queue_stop(void)
     for (int i = 0; i < q.n_workers; i++) pthread_join(q.tid[i], NULL);
     free(q.tid);
     free(q.ring);
+    free(q.running);
+    q.running = NULL;
     q.tid = NULL;
     q.ring = NULL;
     q.n_workers = 0;

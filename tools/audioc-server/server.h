@@ -31,6 +31,7 @@ typedef struct {
     int max_connections, max_per_client;   /* open connections in all, and from one address */
     double header_timeout;                 /* seconds for a request head (and the body's grace) */
     double min_upload_rate;                /* bytes per second a body must average after that */
+    double shutdown_timeout;               /* seconds a graceful stop waits for requests in progress */
     served_model *models;
     int n_models;
 } server_config;
@@ -121,6 +122,8 @@ void queue_push_event(job *j, const char *data, size_t n);
 long queue_read_events(job *j, size_t pos, char *out, size_t max, double timeout);
 /* Marks J finished (called by the worker, and for jobs that never ran). */
 void queue_finish(job *j);
+/* Asks the jobs running now to stop at their next chance. */
+void queue_cancel_running(void);
 void queue_stop(void);
 
 /* ---- endpoints --------------------------------------------------------- */
@@ -152,7 +155,8 @@ void guard_stop(void);
 
 /* 0, -1 for a bad host address, -2 when the daemon cannot start. */
 int http_start(const char *host, int port, int *bound_port);
-/* Stops accepting new connections; requests in progress go on. */
+/* Stops accepting: the listening socket is closed, so new clients are
+ * refused at once; requests in progress go on. */
 void http_quiesce(void);
 /* Requests begun and not yet answered. */
 int http_in_flight(void);
