@@ -19,11 +19,24 @@ void ac_arena_init(ac_arena *a, size_t block_size)
     a->block_size = block_size ? block_size : (1u << 20);
 }
 
+/* Blocks of this size and more are pages of their own (ac_pages_alloc):
+ * request after request of another length would otherwise leave the heap
+ * fragmented and the process ever larger. */
+#define PAGES_FROM (1u << 20)
+
+static void *block_data(size_t size) { return size >= PAGES_FROM ? ac_pages_alloc(size) : ac_alloc_aligned(size); }
+
+static void block_data_free(void *p, size_t size)
+{
+    if (size >= PAGES_FROM) ac_pages_free(p, size);
+    else ac_free_aligned(p);
+}
+
 static ac_arena_block *block_new(size_t size)
 {
     ac_arena_block *b = ac_malloc(sizeof *b);
     if (!b) return NULL;
-    b->data = ac_alloc_aligned(size);
+    b->data = block_data(size);
     if (!b->data) {
         free(b);
         return NULL;
@@ -68,7 +81,7 @@ static void free_chain(ac_arena_block *b)
 {
     while (b) {
         ac_arena_block *next = b->next;
-        ac_free_aligned(b->data);
+        block_data_free(b->data, b->size);
         free(b);
         b = next;
     }

@@ -49,6 +49,43 @@ void *ac_alloc_aligned(size_t size)
 
 void ac_free_aligned(void *p) { free(p); }
 
+/* The mapping behind a block of SIZE: the size rounded to pages, plus room
+ * to align large ones to a huge page. */
+static size_t pages_span(size_t size, size_t *align)
+{
+    *align = size >= 2 * HUGE_PAGE ? HUGE_PAGE : 4096;
+    size_t rounded = (size + 4095) / 4096 * 4096;
+    return rounded + (*align > 4096 ? *align : 0);
+}
+
+void *ac_pages_alloc(size_t size)
+{
+    size_t align, span = pages_span(size ? size : 1, &align);
+    if (size > SIZE_MAX / 2 || span < size) {
+        ac_error(AC_ERR_NOMEM, "allocation of %zu bytes overflows", size);
+        return NULL;
+    }
+    unsigned char *base = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED) {
+        ac_error(AC_ERR_NOMEM, "out of memory (%zu bytes)", size);
+        return NULL;
+    }
+    /* keep the aligned part only: the head and tail go back */
+    unsigned char *p = (unsigned char *)(((uintptr_t)base + align - 1) & ~(uintptr_t)(align - 1));
+    size_t used = span - (align > 4096 ? align : 0);
+    if (p > base) munmap(base, (size_t)(p - base));
+    if (base + span > p + used) munmap(p + used, (size_t)(base + span - (p + used)));
+    if (align == HUGE_PAGE) madvise(p, used, MADV_HUGEPAGE);
+    return p;
+}
+
+void ac_pages_free(void *p, size_t size)
+{
+    if (!p) return;
+    size_t align, span = pages_span(size ? size : 1, &align);
+    munmap(p, span - (align > 4096 ? align : 0));
+}
+
 int ac_floatvec_push(ac_floatvec *v, const float *x, size_t n)
 {
     if (n == 0) return AC_OK;

@@ -13,6 +13,13 @@ void *ac_calloc(size_t n, size_t size);
 /* Aligned to AC_ALIGN, zeroed; free with ac_free_aligned. */
 void *ac_alloc_aligned(size_t size);
 void ac_free_aligned(void *p);
+/* Zeroed pages straight from the kernel, on huge pages where it grants
+ * them; free with ac_pages_free and the same SIZE. For large scratch whose
+ * size changes between requests: memory from malloc would stay with the
+ * process after free (glibc raises its mmap threshold each time a mapped
+ * block is freed, and the heap then fragments), pages go back at once. */
+void *ac_pages_alloc(size_t size);
+void ac_pages_free(void *p, size_t size);
 
 /* A growable array of floats. */
 typedef struct ac_floatvec {

@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import (AUDIOC, CLIP, MARBLE_DIR, SANITIZED, SILERO, SKIP, Checker,  # noqa: E402
+from common import (AUDIOC, CLIP, MARBLE_DIR, SAMPLES, SANITIZED, SILERO, SKIP, Checker,  # noqa: E402
                     audioc, clean_failure, have_data, read_st, write_st)
 
 WORK = os.path.join(os.environ["TEST_WORK"], "bad_input")
@@ -231,6 +231,35 @@ def test_three_hour_silence():
         print(f"3 h silence, {os.path.basename(model)}: peak RSS {rss} MB")
 
 
+def test_long_transcription_memory():
+    """Transcribing 1 min, 20 min and 3 h (1 min and 20 min under the
+    sanitizers, which are ten times slower) peaks at the same memory: chunk
+    buffers and scratch are reused, not grown with the length."""
+    p = lambda name: os.path.join(WORK, name)  # noqa: E731
+    parts = []
+    for i, f in enumerate(SAMPLES):
+        parts.append(p(f"sample{i}.wav"))
+        subprocess.run(["sox", f, "-r", "16000", "-c", "1", "-b", "16", parts[-1], "pad", "0", "1"], check=True)
+    subprocess.run(["sox", *parts, p("round.wav")], check=True)          # ~11 s
+    lengths = {"1min": ("round.wav", 5), "20min": ("1min.wav", 20), "3h": ("20min.wav", 9)}
+    peaks = {}
+    for name, (src, times) in lengths.items():
+        if name == "3h" and SANITIZED:
+            continue
+        path = p(name + ".wav")
+        if not os.path.exists(path):
+            subprocess.run(["sox", p(src), path, "repeat", str(times - 1)], check=True)
+        rc, out, err = audioc("transcribe", "--timings", "-t", "2", path)
+        rss = [float(ln.split()[-4]) for ln in err.splitlines() if "peak RSS" in ln]
+        check(rc == 0 and out.strip() != "" and rss, f"transcribe {name}: exit {rc}, {err.strip()[-300:]}")
+        if rss:
+            peaks[name] = rss[0]
+    print(f"transcription peak RSS by length: {peaks} MB")
+    if len(peaks) >= 2:
+        lo, hi = min(peaks.values()), max(peaks.values())
+        check(hi <= 1.10 * lo, f"transcription peak RSS within 10 % across lengths: {peaks} MB")
+
+
 def main():
     if not have_data():
         print("skipped: real VAD weights not found")
@@ -241,6 +270,7 @@ def main():
     test_configs()
     test_audio_inputs()
     test_three_hour_silence()
+    test_long_transcription_memory()
     return check.finish()
 
 
