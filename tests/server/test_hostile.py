@@ -3,7 +3,7 @@
 hundreds of idle, slow-header and slow-body connections from several
 addresses while a normal client keeps getting its answers in its usual time;
 the per-address connection limit; refusals answered before the body is
-read; no forged log lines; the API key's scheme; non-finite audio; a graceful stop with a deadline. Python stdlib only."""
+read; no forged log lines; the API key's scheme; non-finite audio; a graceful stop with a deadline; the upload memory budget. Python stdlib only."""
 import os
 import selectors
 import socket
@@ -63,7 +63,7 @@ class Attack:
                 s.send(b"POST /v1/audio/transcriptions HTTP/1.1\r\n" if not st["sent_head"] else b"X-Slow: 1\r\n")
             elif not st["sent_head"]:
                 s.send(b"POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n"
-                       b"Content-Type: multipart/form-data; boundary=b\r\n\r\n--b\r\n")
+                       b"Content-Type: multipart/form-data; boundary=bnd\r\n\r\n--bnd\r\n")
             else:
                 s.send(b"x")
             st["sent_head"] = True
@@ -194,9 +194,9 @@ def test_early_answers(a):
     heads = {
         "404 unknown path": (b"POST /v1/nope HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000000\r\n\r\n", 404),
         "401 no API key": (b"POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000000\r\n"
-                           b"Content-Type: multipart/form-data; boundary=b\r\n\r\n", 401),
+                           b"Content-Type: multipart/form-data; boundary=bnd\r\n\r\n", 401),
         "413 over the limit": (b"POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n"
-                               b"Content-Length: 2000000000\r\nContent-Type: multipart/form-data; boundary=b\r\n\r\n",
+                               b"Content-Length: 2000000000\r\nContent-Type: multipart/form-data; boundary=bnd\r\n\r\n",
                                413),
         "400 not multipart": (b"POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n"
                               b"Content-Length: 100000\r\nContent-Type: application/json\r\n\r\n", 400),
@@ -272,7 +272,7 @@ def test_shutdown_deadline(a):
         return
     slow = socket.create_connection(("127.0.0.1", srv.port))
     slow.sendall(b"POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n"
-                 b"Content-Type: multipart/form-data; boundary=b\r\n\r\n--b\r\n")
+                 b"Content-Type: multipart/form-data; boundary=bnd\r\n\r\n--bnd\r\n")
     stop = threading.Event()
 
     def trickle():
@@ -309,6 +309,93 @@ def test_shutdown_deadline(a):
     srv.stop()
 
 
+def proc_status_kb(pid, key):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def open_upload(port, length):
+    """A connection that sent the head of an upload of LENGTH bytes and a little of its body."""
+    s = socket.create_connection(("127.0.0.1", port))
+    s.settimeout(5 * SLOW)
+    s.sendall(b"POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n"
+              b"Content-Type: multipart/form-data; boundary=bnd\r\n\r\n--bnd\r\n" % length)
+    return s
+
+
+def first_line(s):
+    try:
+        return s.recv(4096).split(b"\r\n", 1)[0].decode("latin-1")
+    except OSError as e:
+        return repr(e)
+
+
+def test_upload_budget(a):
+    """Uploads reserve their Content-Length from --max-buffer-mb before their
+    body is read; beyond it they get 503 at once."""
+    srv = Server("budget", ["--model", f"tiny={a.tiny}", "--max-upload-mb", "4", "--max-buffer-mb", "9"])
+    if not srv.ok:
+        return
+    held = [open_upload(srv.port, 4 << 20) for _ in range(2)]     # 8 MB of 9 reserved
+    time.sleep(0.3)
+    t = time.time()
+    third = open_upload(srv.port, 4 << 20)
+    line = first_line(third)
+    check(line.startswith("HTTP/1.1 503") and time.time() - t < 1.0 * SLOW,
+          f"[budget] a third 4 MB upload with 8 of 9 MB reserved: 503 at once ({line!r})")
+    third.close()
+    small = transcribe(srv.port, a.bytes("clip.wav"))              # 70 KB still fit
+    check(small.status == 200, f"[budget] a small upload still fits beside them ({small!r})")
+    for h in held:
+        h.close()
+    time.sleep(0.5)
+    again = open_upload(srv.port, 4 << 20)
+    again.settimeout(1.0)
+    try:
+        got = again.recv(4096)
+    except socket.timeout:
+        got = b""                                                   # admitted: waits for its body
+    check(not got.startswith(b"HTTP/1.1 503"), f"[budget] the budget is given back when uploads end ({got[:60]!r})")
+    again.close()
+    srv.survived("a full upload budget")
+    srv.stop()
+
+
+def test_concurrent_large_uploads(a):
+    """60 concurrent uploads of 24 MB: each is admitted or refused from its
+    head, and the server's peak memory stays under the budget (256 MB) plus
+    what it held before."""
+    srv = Server("large_uploads", ["--model", f"tiny={a.tiny}", "--threads", "2"])
+    if not srv.ok:
+        return
+    transcribe(srv.port, a.bytes("clip.wav"))
+    base_kb = proc_status_kb(srv.pid, "VmRSS")
+    blob = os.urandom(24 << 20)                                      # not audio: answered 400 once read
+    body, ctype = ts.multipart([("model", "tiny")], [("file", "noise.wav", blob)])
+    statuses = []
+
+    def one():
+        r = request(srv.port, "POST", "/v1/audio/transcriptions", body, {"Content-Type": ctype})
+        statuses.append(r.status)
+
+    threads = [threading.Thread(target=one) for _ in range(60)]
+    ts.wait_all(threads)
+    peak_kb = proc_status_kb(srv.pid, "VmHWM")
+    counts = {st: statuses.count(st) for st in set(statuses)}
+    check(set(statuses) <= {400, 503} and counts.get(400, 0) >= 1,
+          f"[large_uploads] each upload read and refused as not audio (400) or refused at once (503): {counts}")
+    limit_mb = base_kb / 1024 + 256 + 64
+    print(f"60 x 24 MB uploads: {counts}; RSS before {base_kb / 1024:.0f} MB, peak {peak_kb / 1024:.0f} MB")
+    if not ts.SANITIZED:   # the sanitizers keep freed memory in quarantine
+        check(peak_kb / 1024 <= limit_mb, f"[large_uploads] peak RSS {peak_kb / 1024:.0f} MB <= "
+                                           f"{limit_mb:.0f} MB (before {base_kb / 1024:.0f} MB + budget 256 + 64)")
+    srv.survived("60 concurrent 24 MB uploads")
+    srv.stop()
+
+
 def main():
     if not os.path.exists(ts.TOKENIZER):
         print("skipped: data not found")
@@ -327,6 +414,8 @@ def main():
     test_log_and_key(a)
     test_non_finite(a)
     test_shutdown_deadline(a)
+    test_upload_budget(a)
+    test_concurrent_large_uploads(a)
     return check.finish()
 
 

@@ -42,7 +42,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     upload *u = *con_cls;
     if (!u) {
         u = calloc(1, sizeof *u);
-        u->f = form_new(c, 1 << 20);
+        u->f = form_new(c, 1 << 20, 0);
         *con_cls = u;
         return MHD_YES;
     }

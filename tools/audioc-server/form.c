@@ -14,9 +14,20 @@ struct form {
     form_field fields[MAX_FIELDS];
     int n;
     size_t total, max;
+    size_t expect;          /* the body's length when known: a file field gets it at once */
     int too_large;          /* FORM_BODY_TOO_LARGE or FORM_FIELD_TOO_LARGE */
     char long_field[64];    /* the text field over FORM_MAX_TEXT_FIELD */
 };
+
+int buffer_reserve(buffer *b, size_t cap)
+{
+    if (cap + 1 <= b->cap) return 0;
+    char *d = realloc(b->data, cap + 1);
+    if (!d) return -1;
+    b->data = d;
+    b->cap = cap + 1;
+    return 0;
+}
 
 int buffer_add(buffer *b, const void *p, size_t n)
 {
@@ -62,6 +73,8 @@ static enum MHD_Result field_data(void *cls, enum MHD_ValueKind kind, const char
         snprintf(fl->name, sizeof fl->name, "%s", key);
         fl->is_file = filename != NULL;
         if (filename) snprintf(fl->filename, sizeof fl->filename, "%s", filename);
+        /* one allocation of the body's size, not doublings that may hold twice the upload */
+        if (filename && f->expect && buffer_reserve(&fl->value, f->expect)) return MHD_NO;
     }
     f->total += size;
     if (f->total > f->max) {
@@ -76,11 +89,12 @@ static enum MHD_Result field_data(void *cls, enum MHD_ValueKind kind, const char
     return buffer_add(&fl->value, data, size) ? MHD_NO : MHD_YES;
 }
 
-form *form_new(void *connection, size_t max_bytes)
+form *form_new(void *connection, size_t max_bytes, size_t expect_bytes)
 {
     form *f = calloc(1, sizeof *f);
     if (!f) return NULL;
     f->max = max_bytes;
+    f->expect = expect_bytes < max_bytes ? expect_bytes : max_bytes;
     f->pp = MHD_create_post_processor(connection, 64 * 1024, field_data, f);
     if (!f->pp) {
         free(f);

@@ -12,8 +12,8 @@
  * connection ends, and closing a socket with unread bytes resets it, which
  * can destroy the answer before the client reads it. So a connection that
  * was not dropped is half-closed (our FIN after the answer) and its
- * incoming bytes are read and thrown away until the client closes too, for
- * at most LINGER_S seconds. */
+ * incoming bytes are read and thrown away until the client closes too: for
+ * at most LINGER_S seconds, and while bytes keep coming (LINGER_IDLE_S). */
 #include <errno.h>
 #include <linux/tcp.h>   /* struct tcp_info with tcpi_bytes_received */
 #include <microhttpd.h>
@@ -38,15 +38,16 @@ struct watched {
     int dropped;
 };
 
-#define LINGER_S 2.0
-#define MAX_LINGER 64   /* more closing at once are closed at once */
+#define LINGER_S 30.0
+#define LINGER_IDLE_S 2.0
+#define MAX_LINGER 256   /* more closing at once are closed at once */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static watched *head;
 static int count, stopping, started;
 static struct {
     int fd;
-    double until;
+    double until, idle_until;
 } linger[MAX_LINGER];
 static int n_linger;   /* added under the lock; removed only by the watchdog */
 static pthread_t watchdog;
@@ -109,8 +110,12 @@ static void *watch(void *arg)
         now = ac_now();
         pthread_mutex_lock(&lock);
         for (nfds_t i = n; i-- > 0;) {   /* from the end: later entries stay in place */
-            int done = (p[i].revents & (POLLRDHUP | POLLHUP | POLLERR)) || now > linger[i].until;
-            if (p[i].revents & POLLIN) done |= drain(p[i].fd);
+            int done = (p[i].revents & (POLLRDHUP | POLLHUP | POLLERR)) || now > linger[i].until ||
+                       now > linger[i].idle_until;
+            if (p[i].revents & POLLIN) {
+                done |= drain(p[i].fd);
+                linger[i].idle_until = now + LINGER_IDLE_S;
+            }
             if (!done) continue;
             close(linger[i].fd);
             linger[i] = linger[--n_linger];
@@ -189,6 +194,7 @@ void guard_notify(void *cls, struct MHD_Connection *c, void **socket_context, en
         if (lingers) {
             shutdown(w->fd, SHUT_WR);
             linger[n_linger].fd = w->fd;
+            linger[n_linger].idle_until = ac_now() + LINGER_IDLE_S;
             linger[n_linger++].until = ac_now() + LINGER_S;
         }
         pthread_mutex_unlock(&lock);

@@ -23,12 +23,26 @@ typedef struct {
     double t0;
     form *form;
     int bad_body, has_body;
+    int over_budget;    /* a chunked upload outgrew the buffer budget: its rest is dropped */
+    size_t reserved;    /* bytes of the buffer budget it holds */
     reply early;        /* an answer decided before the body was read */
     job job;
     int submitted;
 } request;
 
 static atomic_int in_flight;   /* requests begun and not yet completed */
+static atomic_size_t buffered; /* upload bytes reserved by requests, against --max-buffer-mb */
+
+/* Reserves N more bytes of the upload budget for Q; 0 when they do not fit. */
+static int budget_take(request *q, size_t n)
+{
+    size_t budget = (size_t)g_cfg.max_buffer_mb << 20, cur = atomic_load(&buffered);
+    do {
+        if (n > budget || cur > budget - n) return 0;
+    } while (!atomic_compare_exchange_weak(&buffered, &cur, cur + n));
+    q->reserved += n;
+    return 1;
+}
 
 /* S for a log line: bytes outside printable ASCII (a newline that would
  * forge a line, escape sequences) and backslashes as \xHH, cut to N-1. */
@@ -144,11 +158,22 @@ static void admit(request *q, const char *url, const char *method)
     if (q->route != R_TRANSCRIPTION && q->route != R_VAD) return;
     size_t max = (size_t)g_cfg.max_upload_mb << 20;
     const char *len = header(q->conn, "Content-Length");
-    if (len && strtoull(len, NULL, 10) > max + (64u << 10)) {
+    unsigned long long n = len ? strtoull(len, NULL, 10) : 0;
+    if (n > max + (64u << 10)) {
         reply_error(&q->early, 413, "file", "the upload is larger than the limit of %ld MB", g_cfg.max_upload_mb);
         return;
     }
-    q->form = form_new(q->conn, max);
+    /* refused before a byte of the body is read: a full queue, or a full upload budget */
+    if (queue_full()) {
+        reply_error(&q->early, 503, NULL, "the server is busy: %d requests are waiting; try again later", g_cfg.max_queue);
+        return;
+    }
+    if (!budget_take(q, (size_t)n)) {
+        reply_error(&q->early, 503, NULL, "the server is busy receiving other uploads (%ld MB at most at once); "
+                    "try again later", g_cfg.max_buffer_mb);
+        return;
+    }
+    q->form = form_new(q->conn, max, (size_t)n);
     if (!q->form)
         reply_error(&q->early, 400, NULL, "the body must be multipart/form-data (with a boundary)");
 }
@@ -189,6 +214,11 @@ static enum MHD_Result start_stream(request *q)
 static enum MHD_Result run_job(request *q)
 {
     reply r = {0};
+    if (q->over_budget) {
+        reply_error(&r, 503, NULL, "the server is busy receiving other uploads (%ld MB at most at once); "
+                    "try again later", g_cfg.max_buffer_mb);
+        return send_reply(q, &r);
+    }
     const char *field;
     int too_large = form_too_large(q->form, &field);
     if (too_large == FORM_BODY_TOO_LARGE) {
@@ -253,7 +283,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     }
     if (*upload_size) {
         guard_body(c, *upload_size);
-        if (q->form && !q->bad_body && form_feed(q->form, upload, *upload_size)) q->bad_body = 1;
+        /* a body without Content-Length takes its budget as it comes */
+        if (!header(c, "Content-Length") && !q->over_budget && !budget_take(q, *upload_size)) q->over_budget = 1;
+        if (q->form && !q->bad_body && !q->over_budget && form_feed(q->form, upload, *upload_size)) q->bad_body = 1;
         *upload_size = 0;
         return MHD_YES;
     }
@@ -284,6 +316,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
         }
     }
     form_free(q->form);
+    atomic_fetch_sub(&buffered, q->reserved);
     buffer_free(&q->early.body);
     buffer_free(&q->job.result.body);
     buffer_free(&q->job.events);

@@ -51,6 +51,10 @@ static void usage(FILE *f)
         "  --shutdown-timeout S on SIGINT/SIGTERM, wait up to S seconds for the\n"
         "                       requests in progress, then stop them (30)\n"
         "                       [AUDIOC_SHUTDOWN_TIMEOUT]\n"
+        "  --max-buffer-mb N    upload bytes held in memory at once, all requests\n"
+        "                       together; more get 503 before their body is read\n"
+        "                       (256, or 4 x --max-upload-mb when larger)\n"
+        "                       [AUDIOC_MAX_BUFFER_MB]\n"
         "  --api-key KEY        require 'Authorization: Bearer KEY' on /v1/ [AUDIOC_API_KEY]\n"
         "  --cors ORIGIN        allow browser calls from ORIGIN (or *) [AUDIOC_CORS]\n"
         "  -q, --quiet          no request log on stderr\n"
@@ -151,6 +155,10 @@ static int set_option(const char *opt, const char *v, int *threads)
         int s;
         if (arg_int(opt, v, 1, 3600, &s)) return -1;
         g_cfg.header_timeout = s;
+    } else if (!strcmp(opt, "--max-buffer-mb")) {
+        int mb;
+        if (arg_int(opt, v, 1, 1 << 20, &mb)) return -1;
+        g_cfg.max_buffer_mb = mb;
     } else if (!strcmp(opt, "--shutdown-timeout")) {
         int s;
         if (arg_int(opt, v, 0, 86400, &s)) return -1;
@@ -174,7 +182,8 @@ static const struct {
                    {"AUDIOC_MAX_CONNECTIONS_PER_CLIENT", "--max-connections-per-client"},
                    {"AUDIOC_HEADER_TIMEOUT", "--header-timeout"},
                    {"AUDIOC_MIN_UPLOAD_RATE", "--min-upload-rate"},
-                   {"AUDIOC_SHUTDOWN_TIMEOUT", "--shutdown-timeout"}};
+                   {"AUDIOC_SHUTDOWN_TIMEOUT", "--shutdown-timeout"},
+                   {"AUDIOC_MAX_BUFFER_MB", "--max-buffer-mb"}};
 
 static int parse(int argc, char **argv, int *threads)
 {
@@ -238,6 +247,12 @@ int main(int argc, char **argv)
                             .min_upload_rate = 16 * 1024.0, .shutdown_timeout = 30};
     int threads = ac_get_threads();
     if (parse(argc, argv, &threads)) return 2;
+    if (!g_cfg.max_buffer_mb) g_cfg.max_buffer_mb = 4 * g_cfg.max_upload_mb > 256 ? 4 * g_cfg.max_upload_mb : 256;
+    if (g_cfg.max_buffer_mb < g_cfg.max_upload_mb + 1) {
+        fprintf(stderr, "audioc-server: --max-buffer-mb %ld cannot hold one upload of --max-upload-mb %ld (give at "
+                "least %ld)\n", g_cfg.max_buffer_mb, g_cfg.max_upload_mb, g_cfg.max_upload_mb + 1);
+        return 2;
+    }
     if (!g_cfg.workers) g_cfg.workers = threads / 2 > 1 ? threads / 2 : 1;
     int each = threads / g_cfg.workers > 1 ? threads / g_cfg.workers : 1;
 
@@ -264,8 +279,8 @@ int main(int argc, char **argv)
         queue_stop();
         goto out;
     }
-    fprintf(stderr, "audioc-server: %d worker(s) x %d thread(s), queue %d, uploads up to %ld MB%s%s\n",
-            g_cfg.workers, each, g_cfg.max_queue, g_cfg.max_upload_mb, g_cfg.api_key ? ", API key required" : "",
+    fprintf(stderr, "audioc-server: %d worker(s) x %d thread(s), queue %d, uploads up to %ld MB (%ld MB at once)%s%s\n",
+            g_cfg.workers, each, g_cfg.max_queue, g_cfg.max_upload_mb, g_cfg.max_buffer_mb, g_cfg.api_key ? ", API key required" : "",
             g_cfg.cors ? ", CORS on" : "");
     printf("audioc-server: listening on http://%s%s%s:%d\n", strchr(g_cfg.host, ':') ? "[" : "", g_cfg.host,
            strchr(g_cfg.host, ':') ? "]" : "", port);

@@ -100,6 +100,14 @@ int queue_submit(job *j)
     return ok ? 0 : -1;
 }
 
+int queue_full(void)
+{
+    pthread_mutex_lock(&q.mu);
+    int full = q.stop || q.count >= q.cap;
+    pthread_mutex_unlock(&q.mu);
+    return full;
+}
+
 int queue_wait(job *j, int want, int *events, double timeout)
 {
     struct timespec ts;

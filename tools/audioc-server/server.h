@@ -32,6 +32,7 @@ typedef struct {
     double header_timeout;                 /* seconds for a request head (and the body's grace) */
     double min_upload_rate;                /* bytes per second a body must average after that */
     double shutdown_timeout;               /* seconds a graceful stop waits for requests in progress */
+    long max_buffer_mb;                    /* upload bytes held in memory at once, all requests together */
     served_model *models;
     int n_models;
 } server_config;
@@ -49,6 +50,7 @@ typedef struct {
 } buffer;
 
 int buffer_add(buffer *b, const void *p, size_t n);   /* 0, or -1 out of memory */
+int buffer_reserve(buffer *b, size_t cap);            /* room for CAP bytes in all */
 void buffer_free(buffer *b);
 
 /* ---- multipart/form-data fields ---------------------------------------- */
@@ -61,8 +63,9 @@ typedef struct {
 } form_field;
 
 typedef struct form form;
-/* NULL when the content type is not multipart/form-data with a boundary. */
-form *form_new(void *connection, size_t max_bytes);
+/* NULL when the content type is not multipart/form-data with a boundary.
+ * EXPECT_BYTES: the body's length when known (0: not), to size a file field once. */
+form *form_new(void *connection, size_t max_bytes, size_t expect_bytes);
 /* Feeds body bytes; -1 when they are not valid multipart or too large. */
 int form_feed(form *f, const char *data, size_t n);
 /* Ends the body; -1 when it was incomplete. */
@@ -111,6 +114,8 @@ enum { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
 int queue_start(int workers, int threads_per_worker, int max_queue, void (*warm_up)(void));
 /* 0, or -1 when the queue is full. */
 int queue_submit(job *j);
+/* Whether a job submitted now would be refused (a hint: others may come first). */
+int queue_full(void);
 /* Waits until J's state is at least WANT (or, with EVENTS, until it has
  * events: *EVENTS says whether it has), or the timeout (seconds) passes;
  * returns the state. */
