@@ -89,22 +89,17 @@ static void free_chain(ac_arena_block *b)
 
 void ac_arena_reset(ac_arena *a)
 {
-    /* Keep the largest block so a repeated request allocates nothing. */
-    ac_arena_block *best = NULL, **link = &a->head;
-    for (ac_arena_block *b = a->head; b; b = b->next)
-        if (!best || b->size > best->size) best = b;
-    if (!best) return;
-    for (ac_arena_block *b = a->head; b; b = b->next) {
-        if (b == best) {
-            *link = b->next;
-            break;
-        }
-        link = &b->next;
+    /* Keep one block as large as all this request needed, so a request of
+     * the same size allocates nothing and the arena grows only with the
+     * largest request, never with how many came before. */
+    if (!a->head) return;
+    if (!a->head->next) {
+        a->head->used = 0;
+        return;
     }
+    size_t total = ac_arena_capacity(a);
     free_chain(a->head);
-    best->next = NULL;
-    best->used = 0;
-    a->head = best;
+    a->head = block_new(total);   /* NULL when out of memory: the next request allocates anew */
 }
 
 void ac_arena_free(ac_arena *a)

@@ -16,7 +16,8 @@ void ac_arena_init(ac_arena *a, size_t block_size);
 /* Zeroed memory aligned to AC_ALIGN; NULL (with ac_error) when out of memory. */
 void *ac_arena_alloc(ac_arena *a, size_t size);
 float *ac_arena_floats(ac_arena *a, size_t n);
-/* Forgets every allocation but keeps the largest block for reuse. */
+/* Forgets every allocation; keeps one block as large as all the blocks
+ * were, for reuse. */
 void ac_arena_reset(ac_arena *a);
 void ac_arena_free(ac_arena *a);
 /* Total bytes held in blocks. */

@@ -176,7 +176,11 @@ static void test_arena(void)
     CHECK(cap >= 3000 + 1024, "capacity %zu after several blocks", cap);
     ac_arena_reset(&a);
     size_t kept = ac_arena_capacity(&a);
-    CHECK(kept == 3008, "reset keeps the largest block (3000 rounded to 64): %zu", kept);
+    CHECK(kept == cap, "reset keeps one block as large as all were (%zu): %zu", cap, kept);
+    for (int i = 0; i < 10; i++) CHECK(ac_arena_alloc(&a, sizes[i]), "the same allocations again");
+    CHECK(ac_arena_capacity(&a) == kept, "the same allocations again fit the kept block: %zu", ac_arena_capacity(&a));
+    ac_arena_reset(&a);
+    CHECK(ac_arena_capacity(&a) == kept, "a reset of one block keeps it: %zu", ac_arena_capacity(&a));
     float *f = ac_arena_floats(&a, 700);
     CHECK(f && aligned(f) && f[0] == 0 && f[699] == 0, "floats after reset");
     CHECK(ac_arena_capacity(&a) == kept, "reuse after reset allocates nothing");
