@@ -182,15 +182,19 @@ const ac_zip_entry *ac_zip_find(const ac_zip *z, const char *name)
     return NULL;
 }
 
-int ac_zip_crc_ok(const ac_zip_entry *e)
+/* Bit by bit: only the small entries (the pickle) are checked. */
+uint32_t ac_crc32(const void *data, size_t n)
 {
+    const unsigned char *p = data;
     uint32_t crc = 0xFFFFFFFFu;
-    for (size_t i = 0; i < e->size; i++) {
-        crc ^= e->data[i];
+    for (size_t i = 0; i < n; i++) {
+        crc ^= p[i];
         for (int k = 0; k < 8; k++) crc = crc >> 1 ^ (0xEDB88320u & (0u - (crc & 1)));
     }
-    return ~crc == e->crc32;
+    return ~crc;
 }
+
+int ac_zip_crc_ok(const ac_zip_entry *e) { return ac_crc32(e->data, e->size) == e->crc32; }
 
 void ac_zip_close(ac_zip *z)
 {

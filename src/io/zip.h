@@ -28,6 +28,7 @@ ac_status ac_zip_open(const void *buf, size_t size, ac_zip *out);
 const ac_zip_entry *ac_zip_find(const ac_zip *z, const char *name);
 /* Whether the entry's bytes match its recorded CRC-32. */
 int ac_zip_crc_ok(const ac_zip_entry *e);
+uint32_t ac_crc32(const void *data, size_t n);
 void ac_zip_close(ac_zip *z);
 
 #endif
