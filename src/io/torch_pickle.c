@@ -96,6 +96,7 @@ static ac_status pop_mark(vm *m, size_t *at)
 
 static ac_status add_items(ac_pv *c, ac_pv *const *v, size_t n)
 {
+    if (!n) return AC_OK;
     if (!grow(&c->items, &c->cap, c->n + n, sizeof *c->items)) return AC_ERR_NOMEM;
     memcpy(c->items + c->n, v, n * sizeof *v);
     c->n += n;
@@ -107,7 +108,7 @@ static ac_status collect(vm *m, ac_pv_kind kind, size_t at)
 {
     ac_pv *c = make(m, kind);
     if (!c) return AC_ERR_NOMEM;
-    AC_TRY(add_items(c, m->stack + at, m->n_stack - at));
+    if (m->n_stack > at) AC_TRY(add_items(c, m->stack + at, m->n_stack - at));
     m->n_stack = at;
     return push(m, c);
 }

@@ -83,6 +83,7 @@ static void test_good_files(void)
     check_file(exp, values, "views.pt", 0);
     check_file(exp, values, "checkpoint.pt", 1);
     check_file(exp, values, "crafted_ok.pt", 1);
+    check_file(exp, values, "zip64.pt", 0);
     ac_tensor_file_close(exp);
     ac_config_free(values);
 }
