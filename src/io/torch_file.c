@@ -33,7 +33,8 @@ typedef struct {
 static ac_status storage_bytes(const walker *w, const ac_pv *st, const char *tname, const ac_zip_entry **out)
 {
     char entry[MAX_NAME + 64];
-    snprintf(entry, sizeof entry, "%sdata/%s", w->prefix, st->s);
+    int k = snprintf(entry, sizeof entry, "%sdata/%s", w->prefix, st->s);
+    if (k < 0 || (size_t)k >= sizeof entry) return ac_error(AC_ERR_FORMAT, "tensor '%s': storage key is too long", tname);
     const ac_zip_entry *e = ac_zip_find(w->zip, entry);
     if (!e) return ac_error(AC_ERR_FORMAT, "tensor '%s': storage entry '%s' is missing", tname, entry);
     size_t es = ac_storage_elem_size(st->st_type);
@@ -115,7 +116,10 @@ static ac_status make_tensor(walker *w, const ac_pv *v, ac_tensor *t)
     }
     if (empty) numel = 0;
     char sh[128], sd[128];
-    if (numel && (numel > limit || last >= limit))
+    if (numel > limit)
+        return ac_error(AC_ERR_FORMAT, "tensor '%s': shape %s has more elements than its storage '%s' of %" PRIu64
+                        " (an expanded view?)", t->name, ac_shape_str(v->shape, v->ndim, sh, sizeof sh), st->s, limit);
+    if (numel && last >= limit)
         return ac_error(AC_ERR_FORMAT,
                         "tensor '%s': offset %" PRId64 ", shape %s and stride %s reach past its storage '%s' of %"
                         PRIu64 " elements", t->name, v->offset, ac_shape_str(v->shape, v->ndim, sh, sizeof sh),

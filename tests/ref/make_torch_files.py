@@ -202,6 +202,7 @@ def hostile_files():
     archive("lying_storage.pt", {"w": View(Storage("0", 12), 0, (10,), (1,))}, [("0", ten)])
     archive("out_of_bounds.pt", {"w": View(s, 8, (4,), (1,))}, [("0", ten)])
     archive("strided_out.pt", {"w": View(s, 0, (2, 3), (6, 2))}, [("0", ten)])
+    archive("expanded.pt", {"w": View(s, 0, (4, 10), (0, 1))}, [("0", ten)])
     archive("missing_storage.pt", {"w": View(Storage("1", 10), 0, (10,), (1,))}, [("0", ten)])
     archive("deflated.pt", {"w": View(s, 0, (10,), (1,))}, [("0", ten)], compression=zipfile.ZIP_DEFLATED)
     archive("big_endian.pt", {"w": View(s, 0, (10,), (1,))}, [("0", ten)], byteorder="big")

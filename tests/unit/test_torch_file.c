@@ -171,6 +171,7 @@ static void test_hostile(void)
     expect_refused("lying_storage.pt", "storage '0' declares 12 Float elements but holds 40 bytes");
     expect_refused("out_of_bounds.pt", "tensor 'w': offset 8, shape [4] and stride [1] reach past its storage '0' of 10");
     expect_refused("strided_out.pt", "shape [2, 3] and stride [6, 2] reach past");
+    expect_refused("expanded.pt", "tensor 'w': shape [4, 10] has more elements than its storage '0' of 10");
     expect_refused("missing_storage.pt", "storage entry 'missing_storage/data/1' is missing");
     expect_refused("deflated.pt", "'deflated/data.pkl' is compressed (method 8)");
     expect_refused("big_endian.pt", "saved big-endian");
