@@ -4,6 +4,7 @@
  * reach the unpickler and the tensor checks rather than the CRC check.
  * Whatever is accepted must lie inside the buffer or the table's copies. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,10 +31,7 @@ static size_t wrap(const uint8_t *pkl, size_t n, uint8_t *out)
     const uint8_t *bodies[N_STORAGES + 1] = {pkl};
     size_t sizes[N_STORAGES + 1] = {n}, offsets[N_STORAGES + 1];
     for (int k = 0; k < N_STORAGES; k++) {
-        names[k + 1][0] = 0;
-        strcpy(names[k + 1], "archive/data/");
-        names[k + 1][13] = (char)('0' + k);
-        names[k + 1][14] = 0;
+        snprintf(names[k + 1], sizeof names[k + 1], "archive/data/%d", k);
         bodies[k + 1] = storage;
         sizes[k + 1] = STORAGE_BYTES;
     }
