@@ -52,16 +52,74 @@ ac_status ac_config_parse(const char *text, size_t len, const char *name, ac_con
     return make(name, root, out);
 }
 
-ac_status ac_config_load(const char *path, ac_config **out)
+ac_status ac_config_from_json(cJSON *root, const char *name, ac_config **out)
+{
+    *out = NULL;
+    if (!cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        return ac_error(AC_ERR_FORMAT, "%s: the top level is not an object", name);
+    }
+    return make(name, root, out);
+}
+
+/* Blanks comments and the commas before a closing bracket in TEXT, in
+ * place and byte for byte, so that positions in messages still hold. */
+static ac_status strip_relaxed(char *t, size_t n, const char *name)
+{
+    size_t comma = SIZE_MAX; /* a comma with only blanks after it so far */
+    char prev = 0;           /* the last character that is not blank */
+    for (size_t i = 0; i < n; i++) {
+        char ch = t[i];
+        if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r') continue;
+        if (ch == '/' && i + 1 < n && t[i + 1] == '/') {
+            for (; i < n && t[i] != '\n'; i++) t[i] = ' ';
+            continue;
+        }
+        if (ch == '/' && i + 1 < n && t[i + 1] == '*') {
+            size_t start = i;
+            for (i += 2; i + 1 < n && !(t[i] == '*' && t[i + 1] == '/'); i++) t[i] = ' ';
+            if (i + 1 >= n) return ac_error(AC_ERR_FORMAT, "%s: comment at byte %zu is not closed", name, start);
+            t[start] = t[start + 1] = t[i] = t[i + 1] = ' ';
+            i++;
+            continue;
+        }
+        if (ch == '"')
+            for (i++; i < n && t[i] != '"'; i++)
+                if (t[i] == '\\') i++;
+        /* only a comma after a value may trail: "[,]" stays an error */
+        if ((ch == '}' || ch == ']') && comma != SIZE_MAX) t[comma] = ' ';
+        comma = ch == ',' && prev && !strchr("{[,", prev) ? i : SIZE_MAX;
+        prev = ch;
+    }
+    return AC_OK;
+}
+
+ac_status ac_config_parse_relaxed(const char *text, size_t len, const char *name, ac_config **out)
+{
+    *out = NULL;
+    char *copy = ac_malloc(len ? len : 1);
+    if (!copy) return AC_ERR_NOMEM;
+    memcpy(copy, text, len);
+    ac_status s = strip_relaxed(copy, len, name);
+    if (!s) s = ac_config_parse(copy, len, name, out);
+    free(copy);
+    return s;
+}
+
+static ac_status load(const char *path, ac_status (*parse)(const char *, size_t, const char *, ac_config **),
+                      ac_config **out)
 {
     *out = NULL;
     char *buf;
     size_t n;
     AC_TRY(ac_read_file(path, AC_CONFIG_MAX_BYTES, &buf, &n));
-    ac_status s = ac_config_parse(buf, n, path, out);
+    ac_status s = parse(buf, n, path, out);
     free(buf);
     return s;
 }
+
+ac_status ac_config_load(const char *path, ac_config **out) { return load(path, ac_config_parse, out); }
+ac_status ac_config_load_relaxed(const char *path, ac_config **out) { return load(path, ac_config_parse_relaxed, out); }
 
 void ac_config_free(ac_config *c)
 {
@@ -148,6 +206,14 @@ ac_status ac_config_array(const ac_config *c, const cJSON *obj, const char *wher
 {
     AC_TRY(get(c, obj, where, key, out));
     if (!cJSON_IsArray(*out)) return wrong(c, where, key, "an array");
+    return AC_OK;
+}
+
+ac_status ac_config_object(const ac_config *c, const cJSON *obj, const char *where,
+                           const char *key, const cJSON **out)
+{
+    AC_TRY(get(c, obj, where, key, out));
+    if (!cJSON_IsObject(*out)) return wrong(c, where, key, "an object");
     return AC_OK;
 }
 

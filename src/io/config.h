@@ -1,5 +1,6 @@
 /* JSON configs through cJSON, with typed getters whose errors name the
- * file and the key. */
+ * file and the key. Hugging Face files are strict JSON; Amphion writes its
+ * configs with comments and trailing commas, read by the _relaxed forms. */
 #ifndef AC_IO_CONFIG_H
 #define AC_IO_CONFIG_H
 
@@ -17,6 +18,12 @@ typedef struct ac_config {
 
 ac_status ac_config_load(const char *path, ac_config **out);
 ac_status ac_config_parse(const char *text, size_t len, const char *name, ac_config **out);
+/* JSON plus // and block comments and trailing commas in objects and
+ * arrays (outside strings: "http://x" stays a string). */
+ac_status ac_config_load_relaxed(const char *path, ac_config **out);
+ac_status ac_config_parse_relaxed(const char *text, size_t len, const char *name, ac_config **out);
+/* A config over ROOT (an object, owned from here on) named NAME. */
+ac_status ac_config_from_json(cJSON *root, const char *name, ac_config **out);
 void ac_config_free(ac_config *c);
 
 /* Getters on any object of the config (OBJ NULL = the root). WHERE names
@@ -35,6 +42,8 @@ ac_status ac_config_string(const ac_config *c, const cJSON *obj, const char *whe
                            const char *key, const char **out);
 ac_status ac_config_array(const ac_config *c, const cJSON *obj, const char *where,
                           const char *key, const cJSON **out);
+ac_status ac_config_object(const ac_config *c, const cJSON *obj, const char *where,
+                           const char *key, const cJSON **out);
 
 /* Warns once for each key of OBJ that is not in KNOWN (NULL-terminated):
  * newer packages may carry keys we do not use. */

@@ -13,6 +13,7 @@
 
 #include "base/error.h"
 #include "base/mem.h"
+#include "io/config.h"
 
 const char *ac_shape_str(const int64_t *shape, int ndim, char *buf, size_t size)
 {
@@ -50,6 +51,9 @@ void ac_tensor_file_free_table(ac_tensor_file *f)
         free(f->meta[i].value);
     }
     for (size_t i = 0; i < f->n_files; i++) free(f->files[i].name);
+    for (size_t i = 0; i < f->n_owned; i++) ac_free_aligned(f->owned[i]);
+    free(f->owned);
+    ac_config_free(f->values);
     free(f->tensors);
     free(f->meta);
     free(f->files);
@@ -69,18 +73,37 @@ static int by_name(const void *a, const void *b)
     return strcmp((*(const ac_tensor *const *)a)->name, (*(const ac_tensor *const *)b)->name);
 }
 
+/* Every tensor, sorted by COMPARE, in a new array. */
+static const ac_tensor **sorted(const ac_tensor_file *f, int (*compare)(const void *, const void *))
+{
+    const ac_tensor **v = ac_calloc(f->n_tensors ? f->n_tensors : 1, sizeof *v);
+    if (!v) return NULL;
+    for (size_t i = 0; i < f->n_tensors; i++) v[i] = &f->tensors[i];
+    qsort(v, f->n_tensors, sizeof *v, compare);
+    return v;
+}
+
+ac_status ac_tensor_file_check_names(ac_tensor_file *f)
+{
+    const ac_tensor **v = sorted(f, by_name);
+    if (!v) return AC_ERR_NOMEM;
+    ac_status s = AC_OK;
+    for (size_t i = 1; i < f->n_tensors && !s; i++)
+        if (strcmp(v[i - 1]->name, v[i]->name) == 0)
+            s = ac_error(AC_ERR_FORMAT, "tensor '%s' appears twice in the header", v[i]->name);
+    free(v);
+    return s;
+}
+
 ac_status ac_tensor_file_check(ac_tensor_file *f)
 {
-    size_t n = f->n_tensors;
-    const ac_tensor **v = ac_calloc(n, sizeof *v);
+    const ac_tensor **v = sorted(f, by_offset);
     if (!v) return AC_ERR_NOMEM;
-    for (size_t i = 0; i < n; i++) v[i] = &f->tensors[i];
     ac_status s = AC_OK;
-    qsort(v, n, sizeof *v, by_offset);
     /* each non-empty tensor must start at or after the furthest end so far
      * (empty tensors in between take no bytes and prove nothing) */
     const ac_tensor *furthest = NULL;
-    for (size_t i = 0; i < n && !s; i++) {
+    for (size_t i = 0; i < f->n_tensors && !s; i++) {
         if (!v[i]->nbytes) continue;
         if (furthest && (uintptr_t)v[i]->data < (uintptr_t)furthest->data + furthest->nbytes)
             s = ac_error(AC_ERR_FORMAT, "tensors '%s' and '%s' overlap in the data section",
@@ -88,12 +111,17 @@ ac_status ac_tensor_file_check(ac_tensor_file *f)
         if (!furthest || (uintptr_t)v[i]->data + v[i]->nbytes > (uintptr_t)furthest->data + furthest->nbytes)
             furthest = v[i];
     }
-    qsort(v, n, sizeof *v, by_name);
-    for (size_t i = 1; i < n && !s; i++)
-        if (strcmp(v[i - 1]->name, v[i]->name) == 0)
-            s = ac_error(AC_ERR_FORMAT, "tensor '%s' appears twice in the header", v[i]->name);
     free(v);
-    return s;
+    return s ? s : ac_tensor_file_check_names(f);
+}
+
+/* A zip (whose 9th byte, the compression method, cannot be the '{' that
+ * starts a safetensors header), or the pickle of torch before 1.6 (PROTO 2
+ * and its magic number), which the torch parser names and refuses. */
+static int is_torch(const unsigned char *b, size_t size)
+{
+    if (size >= 4 && (memcmp(b, "PK\3\4", 4) == 0 || memcmp(b, "PK\5\6", 4) == 0)) return size < 9 || b[8] != '{';
+    return size >= 4 && memcmp(b, "\x80\x02\x8a\x0a", 4) == 0;
 }
 
 ac_status ac_tensor_file_open(const char *path, ac_tensor_file **out)
@@ -116,8 +144,9 @@ ac_status ac_tensor_file_open(const char *path, ac_tensor_file **out)
         }
     }
     close(fd);
-    const void *buf = map ? map : "";
+    const unsigned char *buf = map ? map : (const void *)"";
     ac_status s = size >= 4 && memcmp(buf, "GGUF", 4) == 0 ? ac_gguf_parse(buf, size, path, out)
+                  : is_torch(buf, size)                   ? ac_torch_parse(buf, size, path, out)
                                                           : ac_safetensors_parse(buf, size, path, out);
     if (s) {
         if (map) munmap(map, size);
@@ -148,6 +177,8 @@ const ac_embedded_file *ac_tensor_file_embedded(const ac_tensor_file *f, const c
         if (strcmp(f->files[i].name, name) == 0) return &f->files[i];
     return NULL;
 }
+
+const struct ac_config *ac_tensor_file_values(const ac_tensor_file *f) { return f->values; }
 
 void ac_tensor_file_close(ac_tensor_file *f)
 {

@@ -38,6 +38,8 @@ void ac_weights_free(ac_weights *w)
 
 int ac_weights_has(const ac_weights *w, const char *name) { return ac_tensor_file_find(w->st, name) != NULL; }
 
+const struct ac_config *ac_weights_values(const ac_weights *w) { return ac_tensor_file_values(w->st); }
+
 const ac_embedded_file *ac_weights_embedded(const ac_weights *w, const char *name)
 {
     return ac_tensor_file_embedded(w->st, name);

@@ -21,6 +21,8 @@ ac_status ac_weights_open(const char *path, ac_weights **out);
 void ac_weights_free(ac_weights *w);
 
 int ac_weights_has(const ac_weights *w, const char *name);
+/* The plain values of a torch checkpoint (medium.pt's "dims"), or NULL. */
+const struct ac_config *ac_weights_values(const ac_weights *w);
 /* A file carried inside the container (GGUF), or NULL. */
 const ac_embedded_file *ac_weights_embedded(const ac_weights *w, const char *name);
 

@@ -68,6 +68,9 @@ def main():
     write(os.path.join(cfg, "odd.json"),
           '{"a": -0.0, "b": 1e-7, "c": "\\u00e6\\u00f8\\u00e5 \\"q\\"", "d": [[], {}, null, false],'
           ' "e": {"f": {"g": 2147483647}}, "sample_rate": -2147483648}\n')
+    write(os.path.join(cfg, "amphion.json"),
+          '// Amphion writes comments\n{\n  "model": {"n_mels": 80, /* block */ "layers": [1, 2,],},\n'
+          '  "name": "http://x//y /* z */", // after a string\n}\n')
 
     au = os.path.join(HERE, "audio")
     os.makedirs(au, exist_ok=True)
@@ -95,6 +98,11 @@ def main():
     gg = os.path.join(HERE, "gguf")
     os.makedirs(gg, exist_ok=True)
     gguf_seeds(gg)
+
+    torch_seeds = os.path.join(HERE, "torch_file")
+    os.makedirs(torch_seeds, exist_ok=True)
+    subprocess.run(["/usr/bin/python3", os.path.join(os.path.dirname(HERE), "..", "ref", "make_torch_files.py"),
+                    "--seeds", torch_seeds], check=True)
 
 
 def gguf_seeds(folder):

@@ -175,6 +175,104 @@ static void test_trailing_garbage(void)
     ac_config_free(c);
 }
 
+/* Amphion's configs: comments and trailing commas, read by the relaxed
+ * entry points only; comment markers inside strings are text. */
+static const char AMPHION[] =
+    "// written by Amphion\n"
+    "{\n"
+    "  \"model\": {\n"
+    "    /* the prosody tokenizer,\n"
+    "       a block comment over lines */\n"
+    "    \"coco_style\": {\"coco_type\": \"style\", \"codebook_size\": 512, // 6.25 Hz\n"
+    "                   \"encoder\": {\"vocos_dim\": 384, \"vocos_num_layers\": 12,},},\n"
+    "    \"rates\": [8, 4, /* last */ ],\n"
+    "    \"nested\": [[1, 2,], {\"a\": [],},],\n"
+    "  },\n"
+    "  \"url\": \"https://huggingface.co/RMSnow/Vevo2//x\", // a comment after a URL\n"
+    "  \"path\": \"/* not a comment */ // nor this\",\n"
+    "  \"quote\": \"a \\\" // b\", \"slash\": \"\\\\\", \"after_slash\": 3, \"star\": 2 /* * / */,\n"
+    "}\n"
+    "// the end, without a newline";
+
+static void test_relaxed(void)
+{
+    const char *path = work_path("amphion_config.json");
+    CHECK(write_file(path, AMPHION, strlen(AMPHION)) == 0, "write %s", path);
+    ac_config *c = NULL;
+    CHECK(ac_config_load_relaxed(path, &c) == AC_OK && c, "relaxed load: %s", ac_last_error());
+    if (!c) return;
+    const cJSON *model = NULL, *style = NULL, *enc = NULL, *arr = NULL;
+    const char *str = NULL;
+    int i = 0;
+    CHECK(ac_config_object(c, NULL, NULL, "model", &model) == AC_OK, "model: %s", ac_last_error());
+    CHECK(ac_config_object(c, model, "model", "coco_style", &style) == AC_OK, "coco_style: %s", ac_last_error());
+    CHECK(ac_config_string(c, style, "model.coco_style", "coco_type", &str) == AC_OK && strcmp(str, "style") == 0,
+          "coco_type");
+    CHECK(ac_config_int(c, style, "model.coco_style", "codebook_size", &i) == AC_OK && i == 512, "codebook %d", i);
+    CHECK(ac_config_object(c, style, "model.coco_style", "encoder", &enc) == AC_OK &&
+              ac_config_int(c, enc, "model.coco_style.encoder", "vocos_num_layers", &i) == AC_OK && i == 12,
+          "encoder layers %d", i);
+    CHECK(ac_config_array(c, model, "model", "rates", &arr) == AC_OK && cJSON_GetArraySize(arr) == 2 &&
+              cJSON_GetArrayItem(arr, 1)->valuedouble == 4, "rates");
+    CHECK(ac_config_array(c, model, "model", "nested", &arr) == AC_OK && cJSON_GetArraySize(arr) == 2 &&
+              cJSON_GetArraySize(cJSON_GetArrayItem(arr, 0)) == 2, "nested");
+    CHECK(ac_config_string(c, NULL, NULL, "url", &str) == AC_OK &&
+              strcmp(str, "https://huggingface.co/RMSnow/Vevo2//x") == 0, "url '%s'", str);
+    CHECK(ac_config_string(c, NULL, NULL, "path", &str) == AC_OK && strcmp(str, "/* not a comment */ // nor this") == 0,
+          "path '%s'", str);
+    CHECK(ac_config_string(c, NULL, NULL, "quote", &str) == AC_OK && strcmp(str, "a \" // b") == 0, "quote '%s'", str);
+    CHECK(ac_config_string(c, NULL, NULL, "slash", &str) == AC_OK && strcmp(str, "\\") == 0, "slash '%s'", str);
+    CHECK(ac_config_int(c, NULL, NULL, "after_slash", &i) == AC_OK && i == 3, "after_slash %d", i);
+    CHECK(ac_config_int(c, NULL, NULL, "star", &i) == AC_OK && i == 2, "star %d", i);
+    /* missing and wrong-typed keys name the file and the full key */
+    ac_error_clear();
+    CHECK(ac_config_int(c, style, "model.coco_style", "hidden_size", &i) == AC_ERR_MODEL &&
+              error_has("amphion_config.json: missing key 'model.coco_style.hidden_size'"), "%s", ac_last_error());
+    ac_error_clear();
+    CHECK(ac_config_int(c, style, "model.coco_style", "coco_type", &i) == AC_ERR_MODEL &&
+              error_has("amphion_config.json: key 'model.coco_style.coco_type' must be an integer"), "%s",
+          ac_last_error());
+    ac_error_clear();
+    CHECK(ac_config_object(c, model, "model", "rates", &enc) == AC_ERR_MODEL &&
+              error_has("key 'model.rates' must be an object"), "%s", ac_last_error());
+    ac_config_free(c);
+    /* Hugging Face files stay strict */
+    c = NULL;
+    ac_error_clear();
+    CHECK(ac_config_load(path, &c) == AC_ERR_FORMAT && !c && error_has("amphion_config.json: not valid JSON"),
+          "strict load: %s", ac_last_error());
+    ac_config_free(c);
+}
+
+static void expect_relaxed_err(const char *text, const char *needle)
+{
+    ac_config *c = (ac_config *)1;
+    ac_error_clear();
+    ac_status s = ac_config_parse_relaxed(text, strlen(text), "bad.json", &c);
+    CHECK(s == AC_ERR_FORMAT && c == NULL && error_has(needle) && error_has("bad.json"), "'%s' -> %d '%s'", text, s,
+          ac_last_error());
+    if (s == AC_OK) ac_config_free(c);
+}
+
+static void test_relaxed_errors(void)
+{
+    expect_relaxed_err("{\"a\": 1 /* open", "bad.json: comment at byte 8 is not closed");
+    expect_relaxed_err("{\"a\": 1 /*/", "comment at byte 8 is not closed");
+    expect_relaxed_err("{\"a\": [1,,2]}", "not valid JSON");
+    expect_relaxed_err("{\"a\": [,]}", "not valid JSON");
+    expect_relaxed_err("{,}", "not valid JSON");
+    expect_relaxed_err("{\"a\": 1,,}", "not valid JSON");
+    expect_relaxed_err("{\"a\": 1} / 2", "not valid JSON");
+    expect_relaxed_err("{\"a\": \"open // x}", "not valid JSON");
+    expect_relaxed_err("[1, 2,]", "the top level is not a JSON object");
+    /* a trailing comma is fine, a comment is blank */
+    ac_config *c = NULL;
+    const char *t = "{\"a\": 1, /* b */ } // c";
+    CHECK(ac_config_parse_relaxed(t, strlen(t), "ok.json", &c) == AC_OK && cJSON_GetArraySize(c->root) == 1, "%s",
+          ac_last_error());
+    ac_config_free(c);
+}
+
 int main(int argc, char **argv)
 {
     test_init(argc, argv);
@@ -182,5 +280,7 @@ int main(int argc, char **argv)
     RUN(test_errors);
     RUN(test_bad_json);
     RUN(test_trailing_garbage);
+    RUN(test_relaxed);
+    RUN(test_relaxed_errors);
     return test_finish();
 }
