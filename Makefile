@@ -2,10 +2,11 @@
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
+TSAN_BUILD ?= build-tsan
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all build demo test test-sanitize bench fuzz clean
+.PHONY: all build demo test test-sanitize test-tsan bench fuzz clean
 
 all: build
 
@@ -26,6 +27,14 @@ test-sanitize:
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
 
+# The threaded parts (the API shared by threads, the server) under ThreadSanitizer.
+test-tsan:
+	@test -f $(TSAN_BUILD)/CMakeCache.txt || cmake -S . -B $(TSAN_BUILD) $(GENERATOR) \
+	    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAUDIOC_TSAN=ON
+	cmake --build $(TSAN_BUILD) -j $(JOBS)
+	TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" \
+	    ctest --test-dir $(TSAN_BUILD) --output-on-failure -j $(JOBS) -R 'unit_api|unit_base|unit_nn|test_server|test_sdk'
+
 bench: build
 	/usr/bin/python3 bench/vad_bench.py $(BUILD)/audioc
 	/usr/bin/python3 bench/asr_bench.py --build $(BUILD)
@@ -39,4 +48,4 @@ fuzz:
 	tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(TSAN_BUILD)

@@ -948,7 +948,7 @@ def test_upload_limit(a):
 def test_queue(a):
     """--workers 1 --max-queue 1: one runs, one waits, the rest get 503 at once."""
     srv = Server("queue", ["--model", f"tiny={a.tiny}", "--model", f"silero={SILERO}", "--workers", "1",
-                           "--max-queue", "1", "--threads", "1"])
+                           "--max-queue", "1", "--threads", "1", "--shutdown-timeout", "600"])
     if not srv.ok:
         srv.stop()
         return

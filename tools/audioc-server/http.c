@@ -249,11 +249,15 @@ static enum MHD_Result run_job(request *q)
     for (;;) {
         int state = queue_wait(&q->job, JOB_DONE, q->job.stream ? &has_events : NULL, 0.1);
         if (state == JOB_DONE || has_events) break;
-        if (!atomic_load(&q->job.cancelled) && client_gone(q->conn)) atomic_store(&q->job.cancelled, 1);
+        if (!atomic_load(&q->job.cancelled) && client_gone(q->conn)) atomic_store(&q->job.cancelled, JOB_CLIENT_GONE);
     }
-    if (atomic_load(&q->job.cancelled)) {
+    if (atomic_load(&q->job.cancelled) == JOB_CLIENT_GONE) {
         log_request(q, 499);
         return MHD_NO;   /* nobody to answer; the job is waited for when the request is freed */
+    }
+    if (atomic_load(&q->job.cancelled) == JOB_STOPPED && !has_events) {
+        reply_error(&r, 503, NULL, "the server is shutting down: the request was stopped at its deadline");
+        return send_reply(q, &r);
     }
     if (has_events) return start_stream(q);
     if (!q->job.result.status) reply_error(&q->job.result, 503, NULL, "the server is shutting down");
@@ -311,7 +315,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
     request *q = *con_cls;
     if (!q) return;
     if (q->submitted) {
-        atomic_store(&q->job.cancelled, 1);
+        atomic_store(&q->job.cancelled, JOB_CLIENT_GONE);
         while (queue_wait(&q->job, JOB_DONE, NULL, 1.0) != JOB_DONE) {
         }
     }

@@ -162,7 +162,7 @@ void queue_cancel_running(void)
 {
     pthread_mutex_lock(&q.mu);
     for (int i = 0; i < q.n_workers; i++)
-        if (q.running[i]) atomic_store(&q.running[i]->cancelled, 1);
+        if (q.running[i]) atomic_store(&q.running[i]->cancelled, JOB_STOPPED);
     pthread_mutex_unlock(&q.mu);
 }
 

@@ -101,13 +101,14 @@ struct job {
     void (*run)(job *j);       /* runs on a worker */
     void *ctx;
     int state;                 /* JOB_QUEUED, JOB_RUNNING, JOB_DONE (under the queue lock) */
-    atomic_int cancelled;      /* the client went away: stop at the next chance */
+    atomic_int cancelled;      /* JOB_CLIENT_GONE or JOB_STOPPED: stop at the next chance */
     reply result;
     /* server-sent events, appended by the worker while it runs */
     buffer events;
     int stream;                /* answer with the events (set when prepared) */
 };
 enum { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
+enum { JOB_CLIENT_GONE = 1, JOB_STOPPED = 2 };   /* why a job was cancelled */
 
 /* Starts the workers; each first runs WARM_UP (may be NULL), and this
  * returns when all have. */
