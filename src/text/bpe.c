@@ -237,8 +237,8 @@ ac_status ac_bpe_add_merge(ac_bpe *b, const char *left, size_t nl, const char *r
     int32_t m = vocab_id(b, both, nl + nr);
     if (both != small) free(both);
     if (m < 0)
-        return ac_error(AC_ERR_FORMAT, "%s: %s makes '%.64s%.64s' which is not in the vocabulary", name, where, left,
-                        right);
+        return ac_error(AC_ERR_FORMAT, "%s: %s makes '%.*s%.*s' which is not in the vocabulary", name, where,
+                        (int)(nl > 64 ? 64 : nl), left, (int)(nr > 64 ? 64 : nr), right);
     if (2 * (b->n_merges + 1) > b->merge_cap) AC_TRY(merges_grow(b));
     uint64_t key = (uint64_t)(uint32_t)a << 32 | (uint32_t)c;
     size_t i = merge_slot(b, key);
@@ -448,6 +448,7 @@ static merge_at heap_pop(encoder *e)
 static merge_at merge_of(const ac_bpe *b, int32_t l, int32_t r, int32_t pos)
 {
     uint64_t key = (uint64_t)(uint32_t)l << 32 | (uint32_t)r;
+    if (!b->merge_key) return (merge_at){NONE, pos, NONE}; /* no merges at all */
     size_t i = merge_slot(b, key);
     if (b->merge_key[i] != key) return (merge_at){NONE, pos, NONE};
     return (merge_at){b->merge_rank[i], pos, b->merge_new[i]};
