@@ -8,7 +8,8 @@
 
 /* Length of the valid UTF-8 character at S (N > 0 bytes available), 0 when
  * it is not one: no overlong forms, no surrogates, nothing above U+10FFFF.
- * Its code point goes to *CP when CP is not NULL. */
+ * Its code point goes to *CP when CP is not NULL. (libsentencepiece's
+ * DecodeUTF8 rule as well.) */
 size_t ac_utf8_char(const uint8_t *s, size_t n, uint32_t *cp);
 /* Offset of the first byte of S that does not start a valid character,
  * N when all of S is valid. */
