@@ -151,6 +151,20 @@ def compare(check, name, model, oracle_json, texts, size):
     print(f"{name}: {same}/{len(texts)} texts, {dsame}/{len(decode)} decodes as the oracle", file=sys.stderr)
 
 
+def compare_long(check, name, model, oracle_json):
+    """A long text through stdin: the texts shuffled together (~200 KB, the
+    word cache at work), and one 20 000-letter word (the merge heap)."""
+    rng = random.Random(11)
+    parts = TEXTS * 40
+    rng.shuffle(parts)
+    texts = ["".join(parts), "".join(rng.choice("abcdefghij") for _ in range(20000))]
+    ref = oracle(oracle_json, texts, [])
+    for text, want in zip(texts, ref["ids"]):
+        rc, out, err = audioc("tokenize", "--model", model, input=text)
+        got = json.loads(out) if rc == 0 else None
+        check(got == want, f"{name}: {len(text.encode())} bytes from stdin: {len(got or [])} ids, oracle {len(want)}")
+
+
 def main():
     check = Checker()
     if not os.path.isfile(os.path.join(QWEN, "vocab.json")):
@@ -170,6 +184,7 @@ def main():
     compare(check, "qwen2.5 (vocab.json + merges.txt)", QWEN, qwen_json, TEXTS, 151665)
     compare(check, "qwen2.5 (tokenizer.json)", qwen_json, qwen_json, TEXTS[:12], 151665)
     compare(check, "vevo2 package", package, vevo_json, VEVO_TEXTS + TEXTS, vevo_size)
+    compare_long(check, "vevo2 package", package, vevo_json)
 
     # errors name the file and the problem
     bad = os.path.join(WORK, "bad")
