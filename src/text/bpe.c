@@ -242,7 +242,7 @@ ac_status ac_bpe_add_merge(ac_bpe *b, const char *left, size_t nl, const char *r
     if (2 * (b->n_merges + 1) > b->merge_cap) AC_TRY(merges_grow(b));
     uint64_t key = (uint64_t)(uint32_t)a << 32 | (uint32_t)c;
     size_t i = merge_slot(b, key);
-    if (b->merge_key[i] == key) return AC_OK; /* a repeated merge keeps its first rank */
+    /* a repeated merge takes its last rank, as in HF's merge map */
     b->merge_key[i] = key;
     b->merge_rank[i] = (int32_t)b->n_merges++;
     b->merge_new[i] = m;

@@ -140,6 +140,12 @@ static void test_merges(void)
     CHECK(ac_bpe_size(b) == 260 && ac_bpe_token_to_id(b, "abc") == 258 && !ac_bpe_token(b, 260), "lookups");
     ac_bpe_free(b);
 
+    /* a repeated merge takes its last rank (HF's merge map), so bc comes first */
+    b = tiny("\"ab\": 256, \"bc\": 257", "\"a b\", \"b c\", \"a b\"", "", "");
+    if (!b) return;
+    CHECK(strcmp(got = ids_of(b, "abc"), "97 257") == 0, "a repeated merge: %s", got);
+    ac_bpe_free(b);
+
     /* ignore_merges: a word that is a vocabulary entry is taken whole */
     b = tiny("\"ab\": 256, \"bc\": 257, \"abc\": 258", "\"b c\"", "", ", \"ignore_merges\": true");
     if (!b) return;
