@@ -542,7 +542,7 @@ static ac_status encode_word(const ac_bpe *b, encoder *e, const char *w, size_t 
         grow((void **)&e->cached, &e->cached_cap, e->cached_n + got, sizeof *e->cached))
         return AC_ERR_NOMEM;
     memcpy(e->keys + e->keys_n, w, n);
-    memcpy(e->cached + e->cached_n, e->ids + before, got * sizeof *e->cached);
+    if (got) memcpy(e->cached + e->cached_n, e->ids + before, got * sizeof *e->cached); /* none: bytes without symbols */
     e->words[e->n_words] = (cached_word){e->keys_n, e->cached_n, (uint32_t)n, (uint32_t)got};
     e->slot[i] = (int32_t)e->n_words++;
     e->keys_n += n;
