@@ -160,6 +160,10 @@ static int run_decode(const ac_tokenizer *tok, int argc, char **argv, int keep_s
     size_t n = 0, cap = 0;
     for (int i = 0; i < argc && !failed; i++) {
         int array = argv[i][0] == '[';
+        if (array && n) { /* plain ids before an array are a sequence of their own */
+            failed |= decode(tok, ids, n, keep_special);
+            n = 0;
+        }
         if (parse_ids(argv[i], &ids, &n, &cap)) {
             fprintf(stderr, "audioc tokenize: '%s' is not a list of ids\n", argv[i]);
             free(ids);
