@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """audioc tokenize against Hugging Face tokenizers (the Rust library through
 its Node binding, tests/node/bpe_oracle.js): the same ids for a varied set
-of texts with the real Qwen2.5 vocabulary (read from vocab.json +
+of texts (and 1000 random ones from the characters that matter to the
+pre-tokenizer) with the real Qwen2.5 vocabulary (read from vocab.json +
 merges.txt + tokenizer_config.json, which the oracle gets as the equivalent
 tokenizer.json) and with a Vevo2-style package whose tokenizer.json adds
 the content-style and prosody tokens; the same text back from ids, special
@@ -56,6 +57,20 @@ VEVO_TEXTS = [
     "<|content_style_1|>2<|content_style_12|>3<|content_style_1234|>", "<|content_style_99999|> <|prosody_|>",
     "text<|content_style_5|>glued<|prosody_5|>words", "<|content_style_16384|> <|prosody_512|>",
 ]
+
+
+def random_texts(n, seed=5):
+    """Short texts drawn from the characters the pre-tokenizer treats
+    differently: letters, digits, apostrophes and contraction letters, every
+    kind of white space and line break, punctuation, combining marks, CJK,
+    emoji with ZWJ, and pieces of added tokens."""
+    pool = (list("aAsStTrReEvVmMlLdD'' .,!?-_\"()[]{}#$%&*+/<>|=~`^") + list("0123456789") +
+            [" ", "  ", "\t", "\n", "\r\n", "\r", "\u00a0", "\u3000", "\u0085", "\u2028", "\u200b", "\u000b",
+             "\u000c", "\u001c", "\u0301", "\u0308", "\u017f", "\u00e9", "\u00f8", "\u00df", "\u4f60", "\u597d",
+             "\u3042", "\ud55c", "\u0639", "\u0664", "\u00bd", "\u2167", "\U0001F600", "\u200d", "\U0001F469",
+             "\U0001F3FD", "\ufe0f", "<|im_start|>", "<|endoftext|>", "<|im_", "|>", "'ll", "'S", "'re", "'Ve"])
+    rng = random.Random(seed)
+    return ["".join(rng.choice(pool) for _ in range(rng.randint(1, 24))) for _ in range(n)]
 
 
 def tokenizer_json(vocab, merges, added):
@@ -182,7 +197,7 @@ def main():
     os.makedirs(WORK, exist_ok=True)
     qwen_json, package, vevo_json, vevo_size = make_tokenizers()
     compare(check, "qwen2.5 (vocab.json + merges.txt)", QWEN, qwen_json, TEXTS, 151665)
-    compare(check, "qwen2.5 (tokenizer.json)", qwen_json, qwen_json, TEXTS[:12], 151665)
+    compare(check, "qwen2.5 (tokenizer.json)", qwen_json, qwen_json, TEXTS[:12] + random_texts(1000), 151665)
     compare(check, "vevo2 package", package, vevo_json, VEVO_TEXTS + TEXTS, vevo_size)
     compare_long(check, "vevo2 package", package, vevo_json)
 
