@@ -264,12 +264,11 @@ ac_status ac_bpe_add_token(ac_bpe *b, const char *content, size_t len, long long
     return spans_push(&b->added, s);
 }
 
-static ac_status trie_insert(ac_bpe *b, size_t k)
+/* Adds added token K as the string P (N > 0 bytes) to the trie. */
+static ac_status trie_insert(ac_bpe *b, size_t k, const uint8_t *p, size_t n)
 {
-    const span *s = &b->added.v[k];
-    const uint8_t *p = (const uint8_t *)b->pool + s->off;
     int32_t node = NONE;
-    for (uint32_t i = 0; i < s->len; i++) {
+    for (size_t i = 0; i < n; i++) {
         /* the child of NODE for byte p[i], or the last sibling before it */
         int32_t c = node < 0 ? b->root[p[i]] : b->trie[node].child, last = NONE;
         while (c >= 0 && b->trie[c].byte != p[i]) last = c, c = b->trie[c].sibling;
@@ -313,7 +312,18 @@ ac_status ac_bpe_end(ac_bpe *b, const char *name)
             return ac_error(AC_ERR_FORMAT, "%s: id %d belongs to two added tokens, '%s' and '%s'", name, (int)id,
                             b->pool + b->added.v[*o].off, b->pool + b->added.v[i].off);
         *o = (int32_t)i;
-        AC_TRY(trie_insert(b, i));
+        /* a normalized token is looked for in NFC text, so in NFC itself */
+        const span *t = &b->added.v[i];
+        utf8proc_uint8_t *nfc = NULL;
+        utf8proc_ssize_t m = b->added_normalized[i]
+                                 ? utf8proc_map((const utf8proc_uint8_t *)b->pool + t->off, t->len, &nfc,
+                                                UTF8PROC_STABLE | UTF8PROC_COMPOSE)
+                                 : 0;
+        if (m < 0) return ac_error(AC_ERR_FORMAT, "%s: added token '%s': %s", name, b->pool + t->off, utf8proc_errmsg(m));
+        ac_status st = nfc ? (m ? trie_insert(b, i, nfc, (size_t)m) : AC_OK)
+                           : trie_insert(b, i, (const uint8_t *)b->pool + t->off, t->len);
+        free(nfc);
+        AC_TRY(st);
     }
     for (int c = 0; c < 256; c++) {
         char sym[4];

@@ -160,7 +160,8 @@ static void test_added(void)
                      "{\"id\": 300, \"content\": \"<|a|>\", \"special\": true, \"normalized\": false}, "
                      "{\"id\": 301, \"content\": \"<|a|><|b|>\", \"special\": true, \"normalized\": false}, "
                      "{\"id\": 302, \"content\": \"<|b|>\", \"special\": false, \"normalized\": false}, "
-                     "{\"id\": 303, \"content\": \"\\u00e9\", \"special\": false, \"normalized\": true}",
+                     "{\"id\": 303, \"content\": \"\\u00e9\", \"special\": false, \"normalized\": true}, "
+                     "{\"id\": 304, \"content\": \"A\\u030a\", \"special\": false, \"normalized\": true}",
                      "");
     if (!b) return;
     const char *got;
@@ -169,8 +170,11 @@ static void test_added(void)
     CHECK(strcmp(got = ids_of(b, "<|a|"), "60 124 97 124") == 0, "a cut token is text: %s", got);
     /* e + U+0301 is é after NFC: the normalized token matches it */
     CHECK(strcmp(got = ids_of(b, "e\xCC\x81"), "303") == 0, "normalized token after NFC: %s", got);
+    /* ... and its own content is normalized too: A + U+030A is Å */
+    CHECK(strcmp(got = ids_of(b, "\xC3\x85"), "304") == 0 && strcmp(ids_of(b, "A\xCC\x8A"), "304") == 0,
+          "a normalized token in NFC: %s", got);
     CHECK(ac_bpe_is_special(b, 300) && !ac_bpe_is_special(b, 302) && !ac_bpe_is_special(b, 97), "special flags");
-    CHECK(ac_bpe_token_to_id(b, "<|b|>") == 302 && ac_bpe_size(b) == 304, "added lookups");
+    CHECK(ac_bpe_token_to_id(b, "<|b|>") == 302 && ac_bpe_size(b) == 305, "added lookups");
     int ids[] = {104, 300, 105, 302};
     char *text;
     size_t len;
