@@ -266,6 +266,29 @@ AC_API ac_status ac_asr_transcribe(ac_model *asr, const ac_audio_input *in, cons
                                    ac_asr_result **out);
 AC_API void ac_asr_result_free(ac_asr_result *res);
 
+/* ---- Text tokenizers ------------------------------------------------- */
+
+/* A byte-level BPE tokenizer (Qwen2's, with Hugging Face tokenizers'
+ * behaviour). Read-only once loaded: any number of threads may use it. */
+typedef struct ac_tokenizer ac_tokenizer;
+
+/* The tokenizer of PATH: a tokenizer.json file, a folder with tokenizer.json
+ * or vocab.json + merges.txt (+ tokenizer_config.json, added_tokens.json),
+ * or a Vevo2 package (its contentstyle_modeling/posttrained folder). */
+AC_API ac_status ac_tokenizer_load(const char *path, ac_tokenizer **out);
+AC_API void ac_tokenizer_free(ac_tokenizer *tok);
+/* One more than the largest token id. */
+AC_API int ac_tokenizer_size(const ac_tokenizer *tok);
+/* The ids of TEXT (LEN bytes of UTF-8) in *IDS, *N of them (free *IDS with
+ * ac_free). Added tokens in the text ("<|im_start|>") become their ids. */
+AC_API ac_status ac_tokenize(const ac_tokenizer *tok, const char *text, size_t len, int **ids, size_t *n);
+/* The text of IDS in *TEXT (NUL-terminated UTF-8, free with ac_free), its
+ * length in *LEN (may be NULL). Special tokens are kept when KEEP_SPECIAL. */
+AC_API ac_status ac_detokenize(const ac_tokenizer *tok, const int *ids, size_t n, int keep_special, char **text,
+                               size_t *len);
+/* Frees a buffer the library returned (ac_tokenize, ac_detokenize). */
+AC_API void ac_free(void *p);
+
 #ifdef __cplusplus
 }
 #endif

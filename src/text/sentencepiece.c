@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "base/file.h"
 #include "base/mem.h"
+#include "text/utf8.h"
 
 #define MAX_FILE (1u << 30)   /* real models are < 10 MB */
 #define MAX_GROUP_DEPTH 64    /* protobuf's own recursion limit is 100 */
@@ -30,28 +31,6 @@ struct ac_sp {
 };
 
 /* ---- UTF-8 -------------------------------------------------------------- */
-
-/* Length of the valid UTF-8 character at S (N bytes available), 0 when it
- * is not one: no overlong forms, no surrogates, nothing above U+10FFFF.
- * This is libsentencepiece's DecodeUTF8 rule as well. */
-static size_t utf8_char(const uint8_t *s, size_t n)
-{
-    uint8_t c = s[0];
-    if (c < 0x80) return 1;
-    size_t len;
-    uint32_t cp, min;
-    if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1Fu, min = 0x80;
-    else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0Fu, min = 0x800;
-    else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07u, min = 0x10000;
-    else return 0;
-    if (n < len) return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80) return 0;
-        cp = cp << 6 | (s[i] & 0x3Fu);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp < 0xE000)) return 0;
-    return len;
-}
 
 /* Bytes of the whitespace character (Python's str.isspace) that starts at
  * S, 0 if none. S is valid UTF-8 with N bytes. */
@@ -228,7 +207,7 @@ static ac_status parse_piece(ac_sp *sp, const source *s, size_t pos, size_t end,
         return ac_error(AC_ERR_FORMAT, "%s: piece %d has unknown type %" PRIu64, name, id, type);
     const uint8_t *p = s->buf + str_at;
     for (size_t i = 0, k; i < str_len; i += k) {
-        k = utf8_char(p + i, str_len - i);
+        k = ac_utf8_char(p + i, str_len - i, NULL);
         if (k == 0 || p[i] == 0)
             return ac_error(AC_ERR_FORMAT, "%s: piece %d is not valid UTF-8 (%s at byte %zu)", name, id,
                             k ? "NUL" : "bad sequence", str_at + i);
@@ -440,7 +419,7 @@ static size_t put_bytes(char *out, const uint8_t *b, size_t n)
 {
     size_t o = 0;
     for (size_t i = 0, k; i < n; i += k) {
-        k = utf8_char(b + i, n - i);
+        k = ac_utf8_char(b + i, n - i, NULL);
         if (k == 1 && b[i] == 0) continue;
         if (k) {
             memcpy(out + o, b + i, k);

@@ -103,6 +103,46 @@ def main():
     os.makedirs(torch_seeds, exist_ok=True)
     subprocess.run(["/usr/bin/python3", os.path.join(os.path.dirname(HERE), "..", "ref", "make_torch_files.py"),
                     "--seeds", torch_seeds], check=True)
+    bpe_seeds(os.path.join(HERE, "bpe"))
+
+
+def bpe_seeds(folder):
+    """Byte-level BPE tokenizer.json files (the 256 GPT-2 byte symbols, a
+    few merges, added tokens), each followed by a NUL and a text."""
+    os.makedirs(folder, exist_ok=True)
+    printable = [b for b in range(256) if 0x21 <= b <= 0x7E or 0xA1 <= b <= 0xAC or b >= 0xAE]
+    alphabet, k = {}, 0
+    for b in range(256):
+        if b in printable:
+            alphabet[b] = chr(b)
+        else:
+            alphabet[b] = chr(0x100 + k)
+            k += 1
+    sym = lambda s: "".join(alphabet[b] for b in s.encode())  # noqa: E731
+    vocab = {alphabet[b]: b for b in range(256)}
+    merges = []
+    for a, b in [("Ġ", "t"), ("h", "e"), ("Ġt", "he"), ("e", "r"), ("Ġ", "Ġ"), ("ĠĠ", "ĠĠ"), ("1", "2"),
+                 (sym("ø")[0], sym("ø")[1])]:
+        vocab[a + b] = len(vocab)
+        merges.append(f"{a} {b}")
+    regex = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
+             r"\s*[\r\n]+|\s+(?!\S)|\s+")
+    added = [{"id": len(vocab) + i, "content": c, "special": i < 2, "normalized": i == 3}
+             for i, c in enumerate(["<|im_start|>", "<|im_end|>", "<|content_style_1|>", "\u00e9"])]
+    tok = {"added_tokens": added, "normalizer": {"type": "NFC"},
+           "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+               {"type": "Split", "pattern": {"Regex": regex}, "behavior": "Isolated", "invert": False},
+               {"type": "ByteLevel", "add_prefix_space": False, "use_regex": False}]},
+           "model": {"type": "BPE", "vocab": vocab, "merges": merges}}
+    texts = {"chat.bin": "<|im_start|>user\nthe other 12 'S  \r\n\tkø e\u0301<|im_end|><|content_style_1|>",
+             "emoji.bin": "\U0001F468\u200d\U0001F469 \u4f60\u597d 1234 ...!  "}
+    for name, text in texts.items():
+        with open(os.path.join(folder, name), "wb") as f:
+            f.write(json.dumps(tok, ensure_ascii=False).encode() + b"\0" + text.encode())
+    tok["model"]["merges"] = [m.split(" ") for m in merges]
+    tok["model"]["ignore_merges"] = True
+    with open(os.path.join(folder, "pairs.bin"), "wb") as f:
+        f.write(json.dumps(tok).encode() + b"\0" + "the there".encode())
 
 
 def gguf_seeds(folder):

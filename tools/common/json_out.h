@@ -6,5 +6,7 @@
 #include <stdio.h>
 
 void json_string(FILE *f, const char *s);
+/* The same for LEN bytes that may hold NUL (written as \u0000). */
+void json_string_n(FILE *f, const char *s, size_t len);
 
 #endif

@@ -1,0 +1,53 @@
+/* The public tokenizer calls: where a tokenizer lives (a file, a folder, a
+ * Vevo2 package) and the byte-level BPE of src/text behind it. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "base/error.h"
+#include "text/bpe.h"
+
+/* The AR model's folder in a Vevo2 package, which holds its tokenizer. */
+#define VEVO2_AR_DIR "contentstyle_modeling/posttrained"
+
+static int is_dir(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+ac_status ac_tokenizer_load(const char *path, ac_tokenizer **out)
+{
+    if (!out) return ac_error(AC_ERR_ARG, "ac_tokenizer_load: no output pointer");
+    *out = NULL;
+    if (!path) return ac_error(AC_ERR_ARG, "ac_tokenizer_load: no path");
+    struct stat sb;
+    if (stat(path, &sb) != 0) return ac_error(AC_ERR_IO, "%s: no such file or folder", path);
+    ac_bpe *b;
+    if (!S_ISDIR(sb.st_mode)) {
+        AC_TRY(ac_bpe_load_json(path, &b));
+    } else {
+        char sub[PATH_MAX];
+        snprintf(sub, sizeof sub, "%s/" VEVO2_AR_DIR, path);
+        AC_TRY(ac_bpe_load_dir(is_dir(sub) ? sub : path, &b));
+    }
+    *out = (ac_tokenizer *)b;
+    return AC_OK;
+}
+
+void ac_tokenizer_free(ac_tokenizer *tok) { ac_bpe_free((ac_bpe *)tok); }
+
+int ac_tokenizer_size(const ac_tokenizer *tok) { return ac_bpe_size((const ac_bpe *)tok); }
+
+ac_status ac_tokenize(const ac_tokenizer *tok, const char *text, size_t len, int **ids, size_t *n)
+{
+    return ac_bpe_encode((const ac_bpe *)tok, text, len, ids, n);
+}
+
+ac_status ac_detokenize(const ac_tokenizer *tok, const int *ids, size_t n, int keep_special, char **text, size_t *len)
+{
+    return ac_bpe_decode((const ac_bpe *)tok, ids, n, keep_special, text, len);
+}
+
+void ac_free(void *p) { free(p); }
