@@ -135,31 +135,31 @@ static unsigned long long bytes_received(int fd)
     return ti.tcpi_bytes_received;
 }
 
-/* A new connection over the limit: the slowest sender makes room. Of the
- * connections waiting for a head or receiving a body for at least
- * ROOM_GRACE_S, the one receiving the fewest bytes per second goes (an
- * upload only when below the minimum rate); a legitimate client sends its
- * head at once, so idle and trickling ones go first. Failing that, the one
- * waiting longest for its head; failing that, the newcomer itself. */
-#define ROOM_GRACE_S 0.5
+/* A new connection over the limit: the slowest sender makes room (the
+ * oldest of equals), else the newcomer, which has had no time to send yet.
+ * A sender's speed is the bytes it sent in its phase over the time it has
+ * been in it (at least RATE_FLOOR_S, so a client that has just sent its
+ * whole head is fast): idle and trickling connections go first, a client
+ * whose request is already here goes last. Uploads are candidates only
+ * after their first second and below the minimum rate; connections being
+ * answered never are. */
+#define RATE_FLOOR_S 0.05
 
 static void make_room(watched *newcomer, double now)
 {
-    watched *slowest = NULL, *oldest = NULL;
+    watched *slowest = NULL;
     double slowest_rate = 0;
     for (watched *w = head; w; w = w->next) {
         if (w == newcomer || w->dropped || w->phase == CONN_WORK) continue;
-        if (w->phase == CONN_HEAD && (!oldest || w->since < oldest->since)) oldest = w;
         double t = now - w->since;
-        if (t < ROOM_GRACE_S) continue;
-        double rate = (double)(bytes_received(w->fd) - w->bytes_at_phase) / t;
-        if (w->phase == CONN_BODY && rate >= g_cfg.min_upload_rate) continue;
-        if (!slowest || rate < slowest_rate) {
+        double rate = (double)(bytes_received(w->fd) - w->bytes_at_phase) / (t > RATE_FLOOR_S ? t : RATE_FLOOR_S);
+        if (w->phase == CONN_BODY && (t < 1.0 || rate >= g_cfg.min_upload_rate)) continue;
+        if (!slowest || rate < slowest_rate || (rate == slowest_rate && w->since < slowest->since)) {
             slowest = w;
             slowest_rate = rate;
         }
     }
-    drop(slowest ? slowest : oldest ? oldest : newcomer);
+    drop(slowest ? slowest : newcomer);
 }
 
 void guard_notify(void *cls, struct MHD_Connection *c, void **socket_context, enum MHD_ConnectionNotificationCode code)

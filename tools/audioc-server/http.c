@@ -355,8 +355,9 @@ int http_start(const char *host, int port, int *bound_port)
                                MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
                                MHD_OPTION_NOTIFY_CONNECTION, guard_notify, NULL,
                                /* the guard keeps max_connections by dropping; this hard limit only has to
-                                * leave room for newcomers while dropped connections are still closing */
-                               MHD_OPTION_CONNECTION_LIMIT, (unsigned)(2 * g_cfg.max_connections + 64),
+                                * leave room for newcomers while dropped connections are still closing,
+                                * which lags on a loaded machine */
+                               MHD_OPTION_CONNECTION_LIMIT, (unsigned)(4 * g_cfg.max_connections + 64),
                                MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)g_cfg.max_per_client,
                                MHD_OPTION_CONNECTION_TIMEOUT, 120u,
                                MHD_OPTION_END);
