@@ -51,7 +51,8 @@ def weights(cfg, seed):
     def norm(n):
         return (1 + rng.standard_normal(n) * 0.05).astype(f32)
 
-    t = {"model.embed_tokens.weight": (rng.standard_normal((VOCAB, D)) / np.sqrt(D)).astype(f32)}
+    V = cfg["vocab_size"]
+    t = {"model.embed_tokens.weight": (rng.standard_normal((V, D)) / np.sqrt(D)).astype(f32)}
     for i in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{i}."
         t[p + "input_layernorm.weight"] = norm(D)
@@ -68,7 +69,7 @@ def weights(cfg, seed):
         t[p + "mlp.down_proj.weight"] = linear(D, F)
     t["model.norm.weight"] = norm(D)
     if not cfg["tie_word_embeddings"]:
-        t["lm_head.weight"] = linear(VOCAB, D)
+        t["lm_head.weight"] = linear(V, D)
     return t
 
 
