@@ -3,8 +3,9 @@
  *   test_qwen2_stages --load MODEL_DIR        loads only: prints the error, exit 3 on failure
  * Parity: logits at every position under teacher forcing, the KV-cached
  * steps against the full recomputation, greedy ids, ids sampled with the
- * reference's uniforms; seeded sampling equal on 1 and 2 threads; a stop id
- * ends the run; the position limit and the cache refuse what does not fit.
+ * reference's uniforms, the per-step log-probabilities, top-k 1 = greedy;
+ * seeded sampling equal on 1 and 2 threads; a stop id ends the run; the
+ * position limit and the cache refuse what does not fit.
  * Writes GOLDEN_DIR/c_steps.bin (per sampled step: the barred logits and the
  * sampler's distribution, [steps][2][vocab] f32) and c_sampled.txt (the ids)
  * for the processors' check in tests/ref/test_qwen2_parity.py. */
@@ -136,7 +137,10 @@ static void greedy(const qwen2_model *m, const int *prompt, int P, ac_arena *a)
     qwen2_gen_options o = with_limits(m, MIN_NEW, 30);
     o.sampler.temperature = 0, o.sampler.top_k = 0, o.sampler.top_p = 1;
     qwen2_gen_result r;
-    CHECK(qwen2_generate(m, prompt, P, &o, a, &r) == AC_OK, "greedy: %s", ac_last_error());
+    if (qwen2_generate(m, prompt, P, &o, a, &r) != AC_OK || r.n < 1) {
+        CHECK(0, "greedy: %s", ac_last_error());
+        return;
+    }
     int same = 0;
     while (same < r.n && same < nw && r.ids[same] == want[same]) same++;
     if (same < nw && same < r.n && margin[same] < 1e-4)
@@ -144,6 +148,35 @@ static void greedy(const qwen2_model *m, const int *prompt, int P, ac_arena *a)
     else
         CHECK(same == nw && r.n == nw, "greedy: ids differ from step %d (%d ids, reference %d)", same, r.n, nw);
     fprintf(stderr, "  greedy               %d ids, %d equal to the reference\n", r.n, same);
+
+    /* the per-step log-probabilities: log_softmax of one pass over prompt + ids */
+    int seq[MAX_IDS], L = P + r.n - 1;
+    size_t V = (size_t)m->cfg.vocab;
+    memcpy(seq, prompt, (size_t)P * sizeof *seq);
+    memcpy(seq + P, r.ids, (size_t)(r.n - 1) * sizeof *seq);
+    float *lg = malloc((size_t)L * V * sizeof *lg);
+    qwen2_session *s;
+    double worst = 0;
+    CHECK(qwen2_session_new(m, L, L, a, &s) == AC_OK && qwen2_forward(s, seq, L, 0, r.n, lg) == AC_OK, "%s",
+          ac_last_error());
+    for (int step = 0; step < r.n; step++) {
+        float *row = lg + (size_t)step * V;
+        for (int i = 0; i < o.n_stop; i++) ac_bar_eos(row, o.stop[i], step, MIN_NEW);
+        ac_log_softmax(row, V);
+        worst = fmax(worst, fabs(row[r.ids[step]] - r.logprobs[step]));
+    }
+    CHECK(worst <= 1e-5, "greedy log-probabilities differ by %.3g", worst);
+    fprintf(stderr, "  greedy log-probs     max difference %.2e from one pass (tolerance 1e-5)\n", worst);
+    free(lg);
+
+    /* sampling with top-k 1 is greedy, whatever the draws */
+    qwen2_gen_options k1 = o;
+    k1.sampler.temperature = 1, k1.sampler.top_k = 1, k1.seed = 99;
+    qwen2_gen_result rk;
+    CHECK(qwen2_generate(m, prompt, P, &k1, a, &rk) == AC_OK && rk.n == r.n &&
+              memcmp(rk.ids, r.ids, (size_t)r.n * sizeof *r.ids) == 0,
+          "top-k 1 differs from greedy");
+    qwen2_gen_result_free(&rk);
 
     /* the first new id that did not occur before, as the only stop id:
      * barred before MIN_NEW, it changes no earlier argmax */
