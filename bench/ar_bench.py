@@ -1,0 +1,63 @@
+#!/usr/bin/python3
+"""Qwen2 (Vevo2's AR model) speed on full-size synthetic packages
+(bench/make_qwen2_full.py, BF16 as published and F16, made on demand under
+build/bench/, ~1 GB each): prefill of a 200-token prompt and ms per cached
+decoding step over 500 steps, on 1 and 2 threads, the step against the
+memory bandwidth (bench_bandwidth): a step reads every layer matrix and the
+tied head once.
+
+usage: bench/ar_bench.py [--build DIR] [--prompt N] [--steps N]
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def sh(*cmd):
+    return subprocess.run(cmd, check=True, capture_output=True, text=True)
+
+
+def step_bytes(cfg):
+    """Weight bytes (2 per value) one step reads: q/k/v/o, gate/up/down, the head."""
+    D, F, L, V = cfg["hidden_size"], cfg["intermediate_size"], cfg["num_hidden_layers"], cfg["vocab_size"]
+    hd = cfg.get("head_dim", D // cfg["num_attention_heads"])
+    q, kv = cfg["num_attention_heads"] * hd, cfg["num_key_value_heads"] * hd
+    return 2 * (L * (D * q + 2 * D * kv + q * D + 3 * D * F) + V * D)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--prompt", type=int, default=200)
+    ap.add_argument("--steps", type=int, default=500)
+    a = ap.parse_args()
+    work = os.path.join(a.build, "bench")
+    bw = sh(os.path.join(a.build, "bench_bandwidth"), "1024").stdout
+    gbs = {int(t): float(g) for t, g in re.findall(r"threads (\d): ([\d.]+) GB/s", bw)}
+    print("| dtype | threads | load (ms) | prefill (ms) | ms/step | bound (ms) | ratio | peak RSS (MB) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for dtype in ("bf16", "f16"):
+        model = os.path.join(work, f"qwen2_full_{dtype}")
+        if not os.path.exists(os.path.join(model, "model.safetensors")):
+            print(f"making the full-size {dtype} package (once) ...", file=sys.stderr)
+            sh("/usr/bin/python3", os.path.join(HERE, "make_qwen2_full.py"), model, "--dtype", dtype)
+        cfg = json.load(open(os.path.join(model, "config.json")))
+        for threads in (1, 2):
+            out = sh(os.path.join(a.build, "bench_ar"), model, str(a.prompt), str(a.steps), str(threads)).stdout
+            num = lambda pat: float(re.search(pat, out).group(1))  # noqa: E731
+            load, pre = num(r"load ([\d.]+) ms"), num(r"tokens ([\d.]+) ms")
+            step, rss = num(r"([\d.]+) ms/step"), num(r"peak RSS ([\d.]+) MB")
+            bound = step_bytes(cfg) / gbs[threads] / 1e6
+            print(f"| {dtype} | {threads} | {load:.0f} | {pre:.0f} | {step:.2f} | {bound:.1f} | {step / bound:.2f} | {rss:.0f} |")
+    print(f"\nweights read per step: {step_bytes(cfg) / 1e6:.0f} MB; bandwidth "
+          + ", ".join(f"{t} thread(s) {g:.1f} GB/s" for t, g in sorted(gbs.items())))
+
+
+if __name__ == "__main__":
+    main()

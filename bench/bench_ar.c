@@ -1,0 +1,61 @@
+/* Speed of the Qwen2 decoder on a package: the prompt's prefill and the
+ * cached decoding steps after it (each step feeds the previous step's
+ * argmax, so every step is a real one-token pass plus the head).
+ * usage: bench_ar MODEL_DIR [PROMPT_LEN 200] [STEPS 500] [THREADS 1] */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "audioc.h"
+#include "base/arena.h"
+#include "models/qwen2/qwen2.h"
+
+static int argmax(const float *x, int n)
+{
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (x[i] > x[best]) best = i;
+    return best;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: bench_ar MODEL_DIR [PROMPT_LEN] [STEPS] [THREADS]\n");
+        return 2;
+    }
+    int P = argc > 2 ? atoi(argv[2]) : 200, steps = argc > 3 ? atoi(argv[3]) : 500;
+    ac_set_threads(argc > 4 ? atoi(argv[4]) : 1);
+    double t0 = ac_now();
+    qwen2_model *m;
+    if (qwen2_load(argv[1], &m)) {
+        fprintf(stderr, "%s\n", ac_last_error());
+        return 1;
+    }
+    double t_load = ac_now() - t0;
+    int V = m->cfg.vocab, *prompt = malloc((size_t)P * sizeof *prompt);
+    float *logits = malloc((size_t)V * sizeof *logits);
+    for (int i = 0; i < P; i++) prompt[i] = (int)((i * 7919u + 13u) % (unsigned)V);
+    ac_arena a;
+    ac_arena_init(&a, 1 << 20);
+    qwen2_session *s;
+    if (qwen2_session_new(m, P + steps, P, &a, &s)) {
+        fprintf(stderr, "%s\n", ac_last_error());
+        return 1;
+    }
+    t0 = ac_now();
+    ac_status st = qwen2_forward(s, prompt, P, 0, 1, logits);
+    double t_prefill = ac_now() - t0;
+    t0 = ac_now();
+    for (int i = 0; !st && i < steps; i++) {
+        int id = argmax(logits, V);
+        st = qwen2_forward(s, &id, 1, P + i, 1, logits);
+    }
+    double t_steps = ac_now() - t0;
+    if (st) fprintf(stderr, "%s\n", ac_last_error());
+    printf("load %.0f ms, prefill %d tokens %.1f ms, %d steps %.2f ms/step, peak RSS %.0f MB\n", t_load * 1e3, P,
+           t_prefill * 1e3, steps, t_steps * 1e3 / steps, ac_peak_rss_mb());
+    ac_arena_free(&a);
+    free(prompt), free(logits);
+    qwen2_free(m);
+    return st ? 1 : 0;
+}
