@@ -30,20 +30,13 @@ import make_checkpoints  # noqa: E402
 import qwen2_ref  # noqa: E402
 import sampler_ref  # noqa: E402
 import st_io  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, "..", "cli"))
+from common import Checker  # noqa: E402
 
 STAGES = os.environ["QWEN2_STAGES"]
 WORK = os.path.join(os.environ["TEST_WORK"], "qwen2_parity")
 PY = "/usr/bin/python3"
-failures, checks = [], 0
-
-
-def check(cond, msg):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(msg)
-        print("FAIL", msg, file=sys.stderr)
-    return cond
+check = Checker()
 
 
 def run(cmd):
@@ -155,8 +148,7 @@ def main():
     want = "defaults: do_sample 0 top_k 50 top_p 1 temperature 1 repetition_penalty 1 pad -1 eos 297"
     check(p.stdout.strip() == want, f"no generation_config.json: {p.stdout.strip()!r}, expected {want!r}")
     bad_inputs(os.path.join(tiny, "f32"), os.path.join(tiny, "f16_untied"))
-    print(f"{checks - len(failures)} passed, {len(failures)} failed")
-    return 1 if failures else 0
+    return check.finish()
 
 
 if __name__ == "__main__":

@@ -309,14 +309,6 @@ def test_shutdown_deadline(a):
     srv.stop()
 
 
-def proc_status_kb(pid, key):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    return 0
-
-
 def open_upload(port, length):
     """A connection that sent the head of an upload of LENGTH bytes and a little of its body."""
     s = socket.create_connection(("127.0.0.1", port))
@@ -373,7 +365,7 @@ def test_concurrent_large_uploads(a):
     if not srv.ok:
         return
     transcribe(srv.port, a.bytes("clip.wav"))
-    base_kb = proc_status_kb(srv.pid, "VmRSS")
+    base_kb = ts.proc_status_kb(srv.pid, "VmRSS")
     blob = os.urandom(24 << 20)                                      # not audio: answered 400 once read
     body, ctype = ts.multipart([("model", "tiny")], [("file", "noise.wav", blob)])
     statuses, errors = [], []
@@ -386,7 +378,7 @@ def test_concurrent_large_uploads(a):
 
     threads = [threading.Thread(target=one) for _ in range(60)]
     ts.wait_all(threads)
-    peak_kb = proc_status_kb(srv.pid, "VmHWM")
+    peak_kb = ts.proc_status_kb(srv.pid, "VmHWM")
     counts = {st: statuses.count(st) for st in set(statuses)}
     check(set(statuses) <= {400, 503} and counts.get(400, 0) >= 1,
           f"[large_uploads] each upload read and refused as not audio (400) or refused at once (503): {counts} "

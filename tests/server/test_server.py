@@ -251,15 +251,20 @@ def raw_exchange(port, head, body=b"", chunked=False, timeout=HTTP_TIMEOUT):
     return status, data
 
 
-def vmrss_kb(pid):
+def proc_status_kb(pid, key):
+    """A kB figure of /proc/PID/status (VmRSS, VmHWM, ...); 0 when gone."""
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
-                if line.startswith("VmRSS:"):
+                if line.startswith(key + ":"):
                     return int(line.split()[1])
     except OSError:
         pass
     return 0
+
+
+def vmrss_kb(pid):
+    return proc_status_kb(pid, "VmRSS")
 
 
 # ---------------------------------------------------------------- server process

@@ -33,7 +33,6 @@ struct watched {
     int fd;              /* our duplicate of the connection's socket */
     int phase;           /* CONN_HEAD, CONN_BODY, CONN_WORK */
     double since;        /* when the phase began */
-    unsigned long long body_bytes;
     unsigned long long bytes_at_phase;   /* the TCP byte count when the phase began */
     int dropped;
 };
@@ -61,12 +60,24 @@ static void drop(watched *w)
     atomic_fetch_add(&dropped_total, 1);
 }
 
+/* Bytes the peer has sent on FD so far, from the kernel's TCP counters
+ * (libmicrohttpd reads the request head before we see anything of it). */
+static unsigned long long bytes_received(int fd)
+{
+    struct tcp_info ti;
+    socklen_t n = sizeof ti;
+    memset(&ti, 0, sizeof ti);
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &n) != 0) return 0;
+    return ti.tcpi_bytes_received;
+}
+
 /* Whether W has outstayed its phase at time NOW. */
 static int overdue(const watched *w, double now)
 {
     double t = now - w->since, grace = g_cfg.header_timeout;
     if (w->phase == CONN_HEAD) return t > grace;
-    if (w->phase == CONN_BODY) return t > grace && (double)w->body_bytes < g_cfg.min_upload_rate * (t - grace);
+    if (w->phase == CONN_BODY)
+        return t > grace && (double)(bytes_received(w->fd) - w->bytes_at_phase) < g_cfg.min_upload_rate * (t - grace);
     return 0;
 }
 
@@ -122,17 +133,6 @@ static void *watch(void *arg)
         }
         pthread_mutex_unlock(&lock);
     }
-}
-
-/* Bytes the peer has sent on FD so far, from the kernel's TCP counters
- * (libmicrohttpd reads the request head before we see anything of it). */
-static unsigned long long bytes_received(int fd)
-{
-    struct tcp_info ti;
-    socklen_t n = sizeof ti;
-    memset(&ti, 0, sizeof ti);
-    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &n) != 0) return 0;
-    return ti.tcpi_bytes_received;
 }
 
 /* A new connection over the limit: the slowest sender makes room (the
@@ -217,17 +217,7 @@ void guard_phase(struct MHD_Connection *c, int phase)
     pthread_mutex_lock(&lock);
     w->phase = phase;
     w->since = ac_now();
-    w->body_bytes = 0;
     w->bytes_at_phase = bytes_received(w->fd);
-    pthread_mutex_unlock(&lock);
-}
-
-void guard_body(struct MHD_Connection *c, size_t n)
-{
-    watched *w = watched_of(c);
-    if (!w) return;
-    pthread_mutex_lock(&lock);
-    w->body_bytes += n;
     pthread_mutex_unlock(&lock);
 }
 

@@ -286,7 +286,6 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         return MHD_YES;
     }
     if (*upload_size) {
-        guard_body(c, *upload_size);
         /* a body without Content-Length takes its budget as it comes */
         if (!header(c, "Content-Length") && !q->over_budget && !budget_take(q, *upload_size)) q->over_budget = 1;
         if (q->form && !q->bad_body && !q->over_budget && form_feed(q->form, upload, *upload_size)) q->bad_body = 1;

@@ -152,7 +152,6 @@ enum { CONN_HEAD, CONN_BODY, CONN_WORK };
 void guard_notify(void *cls, struct MHD_Connection *c, void **socket_context,
                   enum MHD_ConnectionNotificationCode code);
 void guard_phase(struct MHD_Connection *c, int phase);
-void guard_body(struct MHD_Connection *c, size_t n);   /* body bytes received */
 long guard_dropped(void);                               /* connections dropped so far */
 int guard_start(void);
 void guard_stop(void);
