@@ -98,6 +98,12 @@ typedef struct ac_audio_info {
  * NULL) receives what the source was. */
 AC_API ac_status ac_audio_convert(const char *file, int rate, const char *out, ac_audio_info *info);
 
+/* Writes FRAMES interleaved frames of PCM to PATH, whose extension picks
+ * the format as in ac_audio_convert; a .wav holds 16-bit PCM when PCM16,
+ * else 32-bit float. */
+AC_API ac_status ac_audio_save(const char *path, const float *pcm, int64_t frames, int channels, int rate,
+                               int pcm16);
+
 /* Audio for a model: a file, interleaved float PCM of any rate and channel
  * count, or an encoded file image in memory (e.g. an upload). Every model
  * decodes, mixes to mono and resamples it to the rate it runs at. The
@@ -141,11 +147,12 @@ typedef enum {
     AC_TASK_ANY = 0,   /* in ac_families: every task */
     AC_TASK_ASR,       /* speech to text: ac_asr_transcribe */
     AC_TASK_VAD,       /* speech segments: ac_vad_run */
+    AC_TASK_VOICE,     /* speech and singing in another voice: ac_voice_convert */
 } ac_task;
 
 typedef struct ac_model ac_model;
 
-/* "transcription", "vad" ("any" for AC_TASK_ANY). */
+/* "transcription", "vad", "voice" ("any" for AC_TASK_ANY). */
 AC_API const char *ac_task_name(ac_task task);
 /* Names of the families this build runs for TASK, NULL-terminated. */
 AC_API const char *const *ac_families(ac_task task);
@@ -159,6 +166,23 @@ AC_API ac_status ac_model_probe(const char *path, const char **family, ac_task *
 /* Loads the model at PATH. FAMILY names its family (one of ac_families), or
  * NULL to probe for it. */
 AC_API ac_status ac_model_load(const char *path, const char *family, ac_model **out);
+
+/* What a model needs besides its package. */
+typedef struct ac_load_options {
+    size_t struct_size;
+    /* Vevo2: the Whisper-medium encoder it runs on (OpenAI's medium.pt, a
+     * Hugging Face openai/whisper-medium folder, or model.safetensors with
+     * OpenAI names + config.json). NULL: a whisper-medium folder or
+     * medium.pt inside the package, else a whisper-medium folder beside it. */
+    const char *whisper;
+} ac_load_options;
+
+/* Fills the first SIZE bytes of OPT with the defaults; use ac_load_options_default. */
+AC_API void ac_load_options_init(ac_load_options *opt, size_t size);
+static inline void ac_load_options_default(ac_load_options *opt) { ac_load_options_init(opt, sizeof *opt); }
+/* ac_model_load with options (OPT NULL: the defaults). */
+AC_API ac_status ac_model_load_with(const char *path, const char *family, const ac_load_options *opt,
+                                    ac_model **out);
 AC_API const char *ac_model_family(const ac_model *model);
 AC_API ac_task ac_model_task(const ac_model *model);
 AC_API void ac_model_free(ac_model *model);
@@ -265,6 +289,65 @@ static inline void ac_asr_options_default(ac_asr_options *opt) { ac_asr_options_
 AC_API ac_status ac_asr_transcribe(ac_model *asr, const ac_audio_input *in, const ac_asr_options *opt,
                                    ac_asr_result **out);
 AC_API void ac_asr_result_free(ac_asr_result *res);
+
+/* ---- Voice conversion ------------------------------------------------ */
+
+/* Pitch shift of the source's melody (its chromagram) before conversion. */
+typedef enum {
+    AC_PITCH_ESTIMATE = 0,  /* the semitones between the two voices' median F0 (upstream's default) */
+    AC_PITCH_FIXED,         /* pitch_shift semitones as given */
+    AC_PITCH_NONE,          /* no shift */
+} ac_pitch_mode;
+
+typedef struct ac_voice_options {
+    size_t struct_size;
+    /* The voice to speak or sing in: a few seconds of it (required). */
+    const ac_audio_input *target_voice;
+    ac_pitch_mode pitch_mode;         /* AC_PITCH_ESTIMATE */
+    int pitch_shift;                  /* AC_PITCH_FIXED: semitones in [-24, 24] (0) */
+    int steps;                        /* flow-matching steps (32) */
+    uint64_t seed;                    /* of the initial noise (0) */
+    /* The initial noise instead of the seeded one: [frames][mel] floats,
+     * exactly as many as the conversion needs (an error says how many). */
+    const float *noise;
+    size_t n_noise;
+    /* Called between stages and after each flow-matching step (STAGE
+     * "fm": DONE of TOTAL steps); a nonzero return stops the call with
+     * AC_ERR_CANCELLED. On the calling thread. */
+    int (*on_progress)(const char *stage, int done, int total, void *user);
+    void *user;
+} ac_voice_options;
+
+/* Seconds per stage, both clips together where a stage sees both. */
+typedef struct ac_voice_timings {
+    double decode;        /* reading and resampling the inputs to 24 kHz */
+    double whisper;       /* 16 kHz resampling, log-mel and the Whisper encoder */
+    double pitch;         /* F0 estimate and the pitch shift */
+    double chroma, tokenizer, timbre_mel;
+    double fm;            /* the whole flow matching (fm / fm_steps per step) */
+    double vocoder;
+    int fm_steps;
+} ac_voice_timings;
+
+typedef struct ac_voice_result {
+    size_t struct_size;
+    float *samples;       /* mono */
+    int64_t n_samples;
+    int sample_rate;      /* 24000 */
+    int pitch_shift;      /* the semitones applied */
+    ac_voice_timings timings;
+} ac_voice_result;
+
+/* Fills the first SIZE bytes of OPT with the defaults; use ac_voice_options_default. */
+AC_API void ac_voice_options_init(ac_voice_options *opt, size_t size);
+static inline void ac_voice_options_default(ac_voice_options *opt) { ac_voice_options_init(opt, sizeof *opt); }
+
+/* SOURCE (speech or singing) said or sung again in the target voice of
+ * OPT, its words, melody and style kept (Vevo2's style-preserved voice and
+ * singing conversion). *OUT is the caller's, freed with ac_voice_result_free. */
+AC_API ac_status ac_voice_convert(ac_model *model, const ac_audio_input *source, const ac_voice_options *opt,
+                                  ac_voice_result **out);
+AC_API void ac_voice_result_free(ac_voice_result *res);
 
 /* ---- Text tokenizers ------------------------------------------------- */
 

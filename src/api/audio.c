@@ -31,3 +31,14 @@ ac_status ac_audio_convert(const char *file, int rate, const char *out, ac_audio
     ac_audio_close(r);
     return s;
 }
+
+ac_status ac_audio_save(const char *path, const float *pcm, int64_t frames, int channels, int rate, int pcm16)
+{
+    if (!path || (!pcm && frames > 0) || frames < 0 || channels < 1 || rate < 1)
+        return ac_error(AC_ERR_ARG, "ac_audio_save: bad arguments");
+    ac_audio_writer *w;
+    AC_TRY(ac_audio_writer_open(path, rate, channels, pcm16, &w));
+    ac_status s = frames ? ac_audio_write(w, pcm, (size_t)frames) : AC_OK;
+    ac_status c = ac_audio_writer_close(w);
+    return s ? s : c;
+}

@@ -7,16 +7,18 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "api/input.h"
 #include "base/error.h"
 
 static const ac_family *const families[] = {&ac_family_silero_vad, &ac_family_marblenet_vad, &ac_family_hviske_asr};
-enum { N_FAMILIES = sizeof families / sizeof *families, N_TASKS = AC_TASK_VAD + 1 };
+enum { N_FAMILIES = sizeof families / sizeof *families, N_TASKS = AC_TASK_VOICE + 1 };
 
 const char *ac_task_name(ac_task t)
 {
     switch (t) {
     case AC_TASK_ASR: return "transcription";
     case AC_TASK_VAD: return "vad";
+    case AC_TASK_VOICE: return "voice";
     case AC_TASK_ANY: return "any";
     }
     return "unknown";
@@ -91,9 +93,23 @@ ac_status ac_model_probe(const char *path, const char **family, ac_task *task)
     return AC_OK;
 }
 
+void ac_load_options_init(ac_load_options *o, size_t size)
+{
+    ac_load_options d = {.struct_size = size, .whisper = NULL};
+    memcpy(o, &d, size < sizeof d ? size : sizeof d);
+}
+
 ac_status ac_model_load(const char *path, const char *family, ac_model **out)
 {
+    return ac_model_load_with(path, family, NULL, out);
+}
+
+ac_status ac_model_load_with(const char *path, const char *family, const ac_load_options *opt, ac_model **out)
+{
     *out = NULL;
+    ac_load_options o;
+    ac_load_options_default(&o);
+    if (opt) AC_TRY(ac_struct_take(&o, sizeof o, opt, "ac_load_options"));
     if (!path) return ac_error(AC_ERR_ARG, "no model path given");
     const ac_family *f = NULL;
     if (family) {
@@ -112,7 +128,7 @@ ac_status ac_model_load(const char *path, const char *family, ac_model **out)
         free(m);
         return s;
     }
-    if ((s = f->load(path, &m->impl))) {
+    if ((s = f->load(path, &o, &m->impl))) {
         ac_scratch_pool_free(&m->scratch);
         free(m);
         return s;

@@ -44,17 +44,27 @@ typedef struct {
     int (*hop)(const void *model);   /* samples per probability */
 } ac_vad_ops;
 
+typedef struct {
+    /* SOURCE[n] and TARGET[n_target] (the target voice), mono at the
+     * model's rate, converted into OUT: its samples, pitch shift and
+     * timings (the driver adds the decoding time). The model loads what
+     * the call needs on first use, hence not const. */
+    ac_status (*convert)(void *model, const float *source, int64_t n, const float *target, int64_t n_target,
+                         const ac_voice_options *o, ac_voice_result *out);
+} ac_voice_ops;
+
 typedef struct ac_family {
     const char *name;
     ac_task task;
     /* Whether PATH holds this family: a folder (TF NULL), or a tensor file
      * already opened as TF. Looks, does not load. */
     int (*probe)(const char *path, const ac_tensor_file *tf);
-    ac_status (*load)(const char *path, void **model);
+    ac_status (*load)(const char *path, const ac_load_options *o, void **model);
     void (*free)(void *model);
     int (*rate)(const void *model);   /* the sample rate it runs at */
     const ac_asr_ops *asr;            /* AC_TASK_ASR */
     const ac_vad_ops *vad;            /* AC_TASK_VAD */
+    const ac_voice_ops *voice;        /* AC_TASK_VOICE */
 } ac_family;
 
 extern const ac_family ac_family_silero_vad, ac_family_marblenet_vad, ac_family_hviske_asr;

@@ -11,7 +11,10 @@ static int probe(const char *path, const ac_tensor_file *tf)
     return ac_tensor_file_embedded(tf, "config.json") || ac_tensor_file_find(tf, "encoder_decoder_proj.weight");
 }
 
-static ac_status load(const char *path, void **m) { return hviske_load(path, (hviske_model **)m); }
+static ac_status load(const char *path, const ac_load_options *o, void **m)
+{
+    return hviske_load(path, (hviske_model **)m);
+}
 static void free_model(void *m) { hviske_free(m); }
 static int rate(const void *m) { return ((const hviske_model *)m)->cfg.sample_rate; }
 
@@ -47,4 +50,8 @@ static ac_status transcribe(const void *m, ac_audio_reader *r, const int64_t *sp
 
 static const ac_asr_ops asr = {transcribe};
 
-const ac_family ac_family_hviske_asr = {"hviske_asr", AC_TASK_ASR, probe, load, free_model, rate, &asr, NULL};
+const ac_family ac_family_hviske_asr = {
+    .name = "hviske_asr", .task = AC_TASK_ASR,
+    .probe = probe, .load = load, .free = free_model, .rate = rate,
+    .asr = &asr,
+};

@@ -9,7 +9,10 @@ static int probe(const char *path, const ac_tensor_file *tf)
     return ac_tensor_file_find(tf, "preprocessor.featurizer.fb") && ac_tensor_file_find(tf, "encoder.encoder.0.mconv.0.conv.weight");
 }
 
-static ac_status load(const char *path, void **m) { return ac_marblenet_load(path, (ac_marblenet **)m); }
+static ac_status load(const char *path, const ac_load_options *o, void **m)
+{
+    return ac_marblenet_load(path, (ac_marblenet **)m);
+}
 static void free_model(void *m) { ac_marblenet_free(m); }
 static int rate(const void *m) { return ac_marblenet_rate(m); }
 static int hop(const void *m) { return ac_marblenet_hop(m); }
@@ -27,4 +30,8 @@ static ac_status segments(const void *m, const float *probs, size_t n_probs, int
 
 static const ac_vad_ops vad = {stream_new, feed, finish, stream_free, segments, hop};
 
-const ac_family ac_family_marblenet_vad = {"marblenet_vad", AC_TASK_VAD, probe, load, free_model, rate, NULL, &vad};
+const ac_family ac_family_marblenet_vad = {
+    .name = "marblenet_vad", .task = AC_TASK_VAD,
+    .probe = probe, .load = load, .free = free_model, .rate = rate,
+    .vad = &vad,
+};

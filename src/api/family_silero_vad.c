@@ -8,7 +8,10 @@ static int probe(const char *path, const ac_tensor_file *tf)
     return ac_tensor_file_find(tf, "stft_conv.weight") && ac_tensor_file_find(tf, "lstm_cell.weight_ih");
 }
 
-static ac_status load(const char *path, void **m) { return ac_silero_load(path, (ac_silero **)m); }
+static ac_status load(const char *path, const ac_load_options *o, void **m)
+{
+    return ac_silero_load(path, (ac_silero **)m);
+}
 static void free_model(void *m) { ac_silero_free(m); }
 static int rate(const void *m) { return AC_SILERO_RATE; }
 static int hop(const void *m) { return AC_SILERO_CHUNK; }
@@ -25,4 +28,8 @@ static ac_status segments(const void *m, const float *probs, size_t n_probs, int
 
 static const ac_vad_ops vad = {stream_new, feed, finish, stream_free, segments, hop};
 
-const ac_family ac_family_silero_vad = {"silero_vad", AC_TASK_VAD, probe, load, free_model, rate, NULL, &vad};
+const ac_family ac_family_silero_vad = {
+    .name = "silero_vad", .task = AC_TASK_VAD,
+    .probe = probe, .load = load, .free = free_model, .rate = rate,
+    .vad = &vad,
+};

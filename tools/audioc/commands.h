@@ -8,6 +8,8 @@ int cmd_vad(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_transcribe(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
+/* vc and svc (CMD names which in messages) */
+int cmd_voice(const char *cmd, int argc, char **argv);
 
 /* -t/--threads N, -q, -v, --progress, --no-progress: options of every
  * command. Returns 1 when ARGV[*I] was one (advancing *I past a value),
