@@ -42,8 +42,9 @@ ac_status ac_phase_vocoder(const float *spec, int64_t frames, double rate, float
 {
     if (!rate_ok(rate)) return ac_error(AC_ERR_ARG, "phase vocoder: rate %g is outside [0.25, 4]", rate);
     if (frames < 1) return ac_error(AC_ERR_ARG, "phase vocoder: %lld frames", (long long)frames);
-    /* (magnitude, angle) of every bin, and a frame of zeros past the end */
-    float *polar = ac_calloc(((size_t)frames + 1) * 2 * BINS, sizeof *polar);
+    /* (magnitude, angle) of every bin, and two frames of zeros past the end
+     * as librosa pads (t*rate may round up to the frame count) */
+    float *polar = ac_calloc(((size_t)frames + 2) * 2 * BINS, sizeof *polar);
     if (!polar) return AC_ERR_NOMEM;
     /* rounded once from double: the float32 accumulator below turns an ulp
      * of difference in an angle into a lasting one, so the angles are the
