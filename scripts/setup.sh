@@ -11,6 +11,8 @@ packages=(
   libpcre2-dev libutf8proc-dev libmicrohttpd-dev
   # tests: independent PyTorch references, tokenizer and resampler oracles, speech to test with
   python3 python3-torch python3-numpy python3-scipy python3-torchaudio python3-sentencepiece espeak-ng sox
+  # tests: Praat's pitch tracker, the F0 estimator Vevo2's upstream uses (compared in test_vevo2_pitch)
+  praat
   # tests: Node.js for the npm clients and oracles below
   nodejs
   # fuzzing (libFuzzer) and sanitizer runtimes for clang
