@@ -1,6 +1,8 @@
 #include "io/weights.h"
 
+#include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -197,5 +199,33 @@ ac_status ac_weights_make_hot(ac_weights *w, ac_mat *const *mats, size_t n)
     mprotect(region, total, PROT_READ);
     w->hot = region;
     w->hot_size = total;
+    return AC_OK;
+}
+
+ac_status ac_weights_weight_norm(ac_weights *w, const char *prefix, int ndim, const int64_t *shape, float **out)
+{
+    char vname[256], gname[256];
+    int64_t gshape[8];
+    if (ndim < 1 || ndim > 8) return ac_error(AC_ERR_ARG, "%s: weight norm of %d dimensions", w->file, ndim);
+    snprintf(vname, sizeof vname, "%s.weight_v", prefix);
+    snprintf(gname, sizeof gname, "%s.weight_g", prefix);
+    for (int i = 0; i < ndim; i++) gshape[i] = i ? 1 : shape[0];
+    const float *g;
+    float *v;
+    AC_TRY(ac_weights_f32(w, gname, ndim, gshape, &g));
+    AC_TRY(ac_weights_f32_copy(w, vname, ndim, shape, &v));
+    size_t rows = (size_t)shape[0], cols = 1;
+    for (int i = 1; i < ndim; i++) cols *= (size_t)shape[i];
+    for (size_t o = 0; o < rows; o++) {
+        float *r = v + o * cols;
+        double ss = 0;
+        for (size_t i = 0; i < cols; i++) ss += (double)r[i] * r[i];
+        if (!(ss > 0))
+            return ac_error(AC_ERR_MODEL, "%s: row %zu of tensor '%s' has zero norm (weight norm divides by it)",
+                            w->file, o, vname);
+        float scale = (float)(g[o] / sqrt(ss));
+        for (size_t i = 0; i < cols; i++) r[i] *= scale;
+    }
+    *out = v;
     return AC_OK;
 }

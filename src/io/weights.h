@@ -44,6 +44,11 @@ ac_status ac_weights_mat(ac_weights *w, const char *name, int ndim, const int64_
  * stays the same. Streaming weights through 4 KB pages costs a third of the
  * memory bandwidth in TLB misses. */
 ac_status ac_weights_make_hot(ac_weights *w, ac_mat *const *mats, size_t n);
+/* A weight-normed weight (torch's weight_norm over dim 0): PREFIX.weight_v
+ * of shape SHAPE[NDIM] and PREFIX.weight_g of [shape[0], 1, ...], resolved
+ * once to W[o] = g[o] * v[o] / ||v[o]|| as f32 [shape[0]][the rest], owned
+ * by the table. A row of v whose norm is zero is refused. */
+ac_status ac_weights_weight_norm(ac_weights *w, const char *prefix, int ndim, const int64_t *shape, float **out);
 /* A float buffer of N values that lives as long as the table. */
 float *ac_weights_scratch(ac_weights *w, size_t n);
 
