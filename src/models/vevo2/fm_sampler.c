@@ -42,11 +42,10 @@ ac_status vevo2_fm_noise_load(const char *path, int F, int mel, float *out)
         s = ac_error(AC_ERR_IO, "%s: cannot read the noise file", path);
     fclose(f);
     if (s) return s;
+    const unsigned char *b = (const unsigned char *)out; /* decoded in place, 4 bytes at a time */
     for (size_t i = 0; i < want / sizeof(float); i++) {
-        uint32_t u;
-        memcpy(&u, out + i, 4);
-        const unsigned char *b = (const unsigned char *)&u;
-        u = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24; /* little-endian */
+        uint32_t u = (uint32_t)b[4 * i] | (uint32_t)b[4 * i + 1] << 8 | (uint32_t)b[4 * i + 2] << 16 |
+                     (uint32_t)b[4 * i + 3] << 24;
         memcpy(out + i, &u, 4);
         if (!isfinite(out[i])) return ac_error(AC_ERR_FORMAT, "%s: noise value %zu is not finite", path, i);
     }
