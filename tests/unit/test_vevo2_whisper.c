@@ -9,11 +9,15 @@
  *   test_vevo2_whisper --load MODEL        prints the dims and the number of
  *                                          tensors copied out, or the error (exit 3)
  *   test_vevo2_whisper --stats PATH DIM    prints the first values or the error (exit 3)
+ *   test_vevo2_whisper bench MODEL THREADS REPS
+ *       times the log-mel and the encoder over a 30 s window (best of REPS)
+ *       and prints the encoder's GFLOP and GFLOP/s
  * MODEL is anything whisper_encoder_load takes. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/arena.h"
+#include "base/timing.h"
 #include "models/whisper/whisper.h"
 #include "test_util.h"
 
@@ -86,6 +90,52 @@ static int run(const char *model, const char *stats_path, const char *audio, int
     return test_finish();
 }
 
+/* Multiply-adds x 2 of the encoder: the convs, the projections and MLP, and
+ * attention's two products per head (QK^T and PV). */
+static double encoder_flops(const whisper_config *c)
+{
+    double T = c->n_ctx, d = c->d, F = (double)whisper_mel_frames(c);
+    double conv = 2 * F * d * 3 * c->n_mels + 2 * T * d * 3 * d;
+    double block = 2 * T * (4 * d * d + 2 * d * c->ffn) + 2 * 2 * T * T * d;
+    return conv + c->layers * block;
+}
+
+static int bench(const char *model, int threads, int reps)
+{
+    whisper_encoder *m;
+    if (whisper_encoder_load(model, &m)) {
+        fprintf(stderr, "load %s: %s\n", model, ac_last_error());
+        return 1;
+    }
+    ac_set_threads(threads);
+    size_t n = whisper_window_samples(&m->cfg), F = whisper_mel_frames(&m->cfg) * (size_t)m->cfg.n_mels;
+    float *x = malloc(n * sizeof *x), *mel = malloc(F * sizeof *mel);
+    float *enc = malloc((size_t)m->cfg.n_ctx * (size_t)m->cfg.d * sizeof *enc);
+    uint32_t seed = 1;
+    fill_random(x, n, -0.3f, 0.3f, &seed);
+    ac_arena a;
+    ac_arena_init(&a, 1 << 20);
+    double best_mel = 1e30, best_enc = 1e30;
+    for (int r = 0; r < reps; r++) {
+        double t0 = ac_now();
+        CHECK(whisper_logmel(m, x, n, mel) == AC_OK, "log-mel: %s", ac_last_error());
+        double t1 = ac_now();
+        CHECK(whisper_encode(m, mel, &a, enc) == AC_OK, "encode: %s", ac_last_error());
+        double t2 = ac_now();
+        ac_arena_reset(&a);
+        best_mel = t1 - t0 < best_mel ? t1 - t0 : best_mel;
+        best_enc = t2 - t1 < best_enc ? t2 - t1 : best_enc;
+    }
+    double gf = encoder_flops(&m->cfg) / 1e9;
+    printf("d %d layers %d threads %d: log-mel %.1f ms, encoder %.3f s, %.0f GFLOP, %.1f GFLOP/s, scratch %.0f MB\n",
+           m->cfg.d, m->cfg.layers, threads, best_mel * 1e3, best_enc, gf, gf / best_enc,
+           (double)ac_arena_capacity(&a) / 1e6);
+    ac_arena_free(&a);
+    free(x), free(mel), free(enc);
+    whisper_encoder_free(m);
+    return test_finish();
+}
+
 int main(int argc, char **argv)
 {
     test_init(0, argv);
@@ -113,7 +163,9 @@ int main(int argc, char **argv)
         whisper_stats_free(s);
         return 0;
     }
+    if (argc == 5 && strcmp(argv[1], "bench") == 0) return bench(argv[2], atoi(argv[3]), atoi(argv[4]));
     if (argc == 7 && strcmp(argv[1], "run") == 0) return run(argv[2], argv[3], argv[4], atoi(argv[5]), argv[6]);
-    fprintf(stderr, "usage: test_vevo2_whisper run MODEL STATS AUDIO.f32 T OUT_PREFIX | --load MODEL | --stats PATH DIM\n");
+    fprintf(stderr, "usage: test_vevo2_whisper run MODEL STATS AUDIO.f32 T OUT_PREFIX | --load MODEL | --stats PATH DIM |"
+                    " bench MODEL THREADS REPS\n");
     return 2;
 }
