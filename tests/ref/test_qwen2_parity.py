@@ -101,12 +101,7 @@ def broken(name, base, config=None, drop=None, reshape=None, generation=None):
         with open(os.path.join(out, "generation_config.json"), "w") as f:
             json.dump(generation, f)
     if drop or reshape:
-        t = st_io.load(os.path.join(base, "model.safetensors"))
-        if drop:
-            del t[drop]
-        if reshape:
-            t[reshape] = t[reshape][:-1]
-        st_io.save(os.path.join(out, "model.safetensors"), t)
+        st_io.edit(os.path.join(base, "model.safetensors"), os.path.join(out, "model.safetensors"), drop, reshape)
     return out
 
 

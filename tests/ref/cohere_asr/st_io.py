@@ -99,3 +99,14 @@ def save(path, tensors, metadata=None):
         f.write(hjson)
         for _, _, _, data in items:
             f.write(data)
+
+
+def edit(src, dst, drop=None, cut=None):
+    """A copy of the file SRC at DST with the tensor DROP left out and CUT one row short (broken
+    checkpoints for the bad-input tests)."""
+    t = load(src)
+    if drop:
+        del t[drop]
+    if cut:
+        t[cut] = t[cut][:-1]
+    save(dst, t)

@@ -1,0 +1,78 @@
+/* The encoder graph (spec vevo2.md §4.1 step 4): x = GELU(conv2(GELU(
+ * conv1(mel)))) + pos, then per block x += attn(LN(x)), x += mlp(LN(x)),
+ * and ln_post. Every product runs on all n_ctx rows at once. */
+#include <string.h>
+
+#include "base/error.h"
+#include "models/whisper/whisper.h"
+#include "nn/attention.h"
+#include "nn/ffn.h"
+#include "tensor/kernels.h"
+
+#define LN_EPS 1e-5f
+
+static size_t max2(size_t a, size_t b) { return a > b ? a : b; }
+
+static ac_ffn mlp(const whisper_block *B)
+{
+    return (ac_ffn){.up = &B->fc1, .down = &B->fc2, .b_up = B->b_fc1, .b_down = B->b_fc2, .act = AC_ACT_GELU};
+}
+
+ac_status whisper_encode(const whisper_encoder *m, const float *mel, ac_arena *a, float *out)
+{
+    const whisper_config *c = &m->cfg;
+    size_t F = whisper_mel_frames(c), T = (size_t)c->n_ctx, D = (size_t)c->d;
+    ac_conv1d_shape s1 = {c->n_mels, c->d, 3, 1, 1, 1}, s2 = {c->d, c->d, 3, 2, 1, 1};
+    ac_attn_opts o = {c->heads, c->heads, c->d / c->heads, 0, 0};
+    ac_ffn f = mlp(&m->block[0]);
+    size_t scratch = max2(max2(ac_conv1d_scratch(&s1, 1, F), ac_conv1d_scratch(&s2, 1, F)),
+                          max2(ac_attn_layer_scratch(&o, T, T), ac_ffn_scratch(&f, T)));
+    float *x1 = ac_arena_floats(a, F * D), *x = ac_arena_floats(a, T * D), *n = ac_arena_floats(a, T * D);
+    float *y = ac_arena_floats(a, T * D), *sc = ac_arena_floats(a, scratch);
+    if (!x1 || !x || !n || !y || !sc) return AC_ERR_NOMEM;
+
+    ac_conv1d(&s1, mel, 1, F, m->conv1_w, m->conv1_b, x1, sc);
+    ac_gelu(x1, F * D);
+    ac_conv1d(&s2, x1, 1, F, m->conv2_w, m->conv2_b, x, sc);
+    ac_gelu(x, T * D);
+    ac_axpy(x, m->pos, 1.0f, T * D);
+    for (int l = 0; l < c->layers; l++) {
+        const whisper_block *B = &m->block[l];
+        ac_attn_weights w = {&B->wq, &B->wk, &B->wv, &B->wo, B->bq, NULL, B->bv, B->bo};
+        ac_layernorm(x, n, T, D, B->attn_ln_w, B->attn_ln_b, LN_EPS);
+        ac_attn_self(&o, &w, n, T, NULL, NULL, y, sc);
+        ac_axpy(x, y, 1.0f, T * D);
+        ac_layernorm(x, n, T, D, B->mlp_ln_w, B->mlp_ln_b, LN_EPS);
+        f = mlp(B);
+        ac_ffn_forward(&f, n, T, y, sc);
+        ac_axpy(x, y, 1.0f, T * D);
+    }
+    ac_layernorm(x, out, T, D, m->ln_post_w, m->ln_post_b, LN_EPS);
+    return AC_OK;
+}
+
+ac_status whisper_encode_audio(const whisper_encoder *m, const float *x, size_t n, ac_arena *a, float *out)
+{
+    float *mel = ac_arena_floats(a, whisper_mel_frames(&m->cfg) * (size_t)m->cfg.n_mels);
+    if (!mel) return AC_ERR_NOMEM;
+    AC_TRY(whisper_logmel(m, x, n, mel));
+    return whisper_encode(m, mel, a, out);
+}
+
+ac_status whisper_features(const whisper_config *c, const float *enc, int T, const whisper_stats *stats, float *feat)
+{
+    size_t D = (size_t)c->d;
+    if (T < 0) return ac_error(AC_ERR_ARG, "whisper: %d feature frames", T);
+    if (stats && stats->dim != c->d)
+        return ac_error(AC_ERR_ARG, "whisper: stats of %d channels for features of %d", stats->dim, c->d);
+    for (int t = 0; t < T; t++) {
+        const float *src = enc + (size_t)(t < c->n_ctx ? t : c->n_ctx - 1) * D;
+        float *dst = feat + (size_t)t * D;
+        if (!stats) {
+            memcpy(dst, src, D * sizeof *dst);
+            continue;
+        }
+        for (size_t i = 0; i < D; i++) dst[i] = (src[i] - stats->mean[i]) / stats->std[i];
+    }
+    return AC_OK;
+}

@@ -1,0 +1,222 @@
+/* Loading the encoder from any of its three forms (spec vevo2.md §2.0):
+ * the form decides the dims' source and the tensor names; every tensor of
+ * §4.1 is checked against the shape the dims imply. Matrices stay in their
+ * stored type; the conv kernels are rearranged once into f32. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/error.h"
+#include "base/mem.h"
+#include "models/whisper/whisper.h"
+#include "tensor/kernels.h"
+
+#define PATH_MAX_LEN 4200
+
+/* The tensor of OpenAI name OA or Hugging Face name HF, of block LAYER
+ * (-1: outside the blocks). */
+static const char *tname(const whisper_encoder *m, char *buf, size_t size, int layer, const char *oa, const char *hf)
+{
+    int hf_names = m->cfg.names == WHISPER_NAMES_HF;
+    const char *prefix = hf_names ? "model.encoder." : "encoder.";
+    if (layer < 0) snprintf(buf, size, "%s%s", prefix, hf_names ? hf : oa);
+    else snprintf(buf, size, "%s%s.%d.%s", prefix, hf_names ? "layers" : "blocks", layer, hf_names ? hf : oa);
+    return buf;
+}
+
+static ac_status vec(whisper_encoder *m, int layer, const char *oa, const char *hf, int n, const float **out)
+{
+    char b[160];
+    return ac_weights_f32(m->weights, tname(m, b, sizeof b, layer, oa, hf), AC_SHAPE(n), out);
+}
+
+static ac_status mat(whisper_encoder *m, int layer, const char *oa, const char *hf, int rows, int cols, ac_mat *out)
+{
+    char b[160];
+    return ac_weights_mat(m->weights, tname(m, b, sizeof b, layer, oa, hf), AC_SHAPE(rows, cols), out);
+}
+
+/* A Conv1d weight [cout][cin][3] as f32 [cout][3][cin] for ac_conv1d. */
+static ac_status conv(whisper_encoder *m, const char *name, int cout, int cin, const float **out)
+{
+    char b[160];
+    ac_mat w;
+    AC_TRY(ac_weights_mat(m->weights, tname(m, b, sizeof b, -1, name, name), AC_SHAPE(cout, cin, 3), &w));
+    float *torch = malloc(w.rows * w.cols * sizeof *torch), *dst = ac_weights_scratch(m->weights, w.rows * w.cols);
+    if (!torch || !dst) {
+        free(torch);
+        return ac_error(AC_ERR_NOMEM, "%s: no memory for '%s'", m->weights->file, b);
+    }
+    ac_mat_rows(&w, 0, w.rows, torch);
+    ac_conv1d_weight_from_torch(torch, dst, cout, cin, 3);
+    free(torch);
+    *out = dst;
+    return AC_OK;
+}
+
+static ac_status load_block(whisper_encoder *m, int i)
+{
+    whisper_block *B = &m->block[i];
+    int D = m->cfg.d, F = m->cfg.ffn;
+    AC_TRY(vec(m, i, "attn_ln.weight", "self_attn_layer_norm.weight", D, &B->attn_ln_w));
+    AC_TRY(vec(m, i, "attn_ln.bias", "self_attn_layer_norm.bias", D, &B->attn_ln_b));
+    AC_TRY(mat(m, i, "attn.query.weight", "self_attn.q_proj.weight", D, D, &B->wq));
+    AC_TRY(vec(m, i, "attn.query.bias", "self_attn.q_proj.bias", D, &B->bq));
+    AC_TRY(mat(m, i, "attn.key.weight", "self_attn.k_proj.weight", D, D, &B->wk));
+    AC_TRY(mat(m, i, "attn.value.weight", "self_attn.v_proj.weight", D, D, &B->wv));
+    AC_TRY(vec(m, i, "attn.value.bias", "self_attn.v_proj.bias", D, &B->bv));
+    AC_TRY(mat(m, i, "attn.out.weight", "self_attn.out_proj.weight", D, D, &B->wo));
+    AC_TRY(vec(m, i, "attn.out.bias", "self_attn.out_proj.bias", D, &B->bo));
+    AC_TRY(vec(m, i, "mlp_ln.weight", "final_layer_norm.weight", D, &B->mlp_ln_w));
+    AC_TRY(vec(m, i, "mlp_ln.bias", "final_layer_norm.bias", D, &B->mlp_ln_b));
+    AC_TRY(mat(m, i, "mlp.0.weight", "fc1.weight", F, D, &B->fc1));
+    AC_TRY(vec(m, i, "mlp.0.bias", "fc1.bias", F, &B->b_fc1));
+    AC_TRY(mat(m, i, "mlp.2.weight", "fc2.weight", D, F, &B->fc2));
+    return vec(m, i, "mlp.2.bias", "fc2.bias", D, &B->b_fc2);
+}
+
+static ac_status load_weights(whisper_encoder *m)
+{
+    const whisper_config *c = &m->cfg;
+    char b[160];
+    AC_TRY(conv(m, "conv1.weight", c->d, c->n_mels, &m->conv1_w));
+    AC_TRY(vec(m, -1, "conv1.bias", "conv1.bias", c->d, &m->conv1_b));
+    AC_TRY(conv(m, "conv2.weight", c->d, c->d, &m->conv2_w));
+    AC_TRY(vec(m, -1, "conv2.bias", "conv2.bias", c->d, &m->conv2_b));
+    AC_TRY(ac_weights_f32(m->weights, tname(m, b, sizeof b, -1, "positional_embedding", "embed_positions.weight"),
+                          AC_SHAPE(c->n_ctx, c->d), &m->pos));
+    m->block = ac_calloc((size_t)c->layers, sizeof *m->block);
+    if (!m->block) return AC_ERR_NOMEM;
+    for (int i = 0; i < c->layers; i++) AC_TRY(load_block(m, i));
+    AC_TRY(vec(m, -1, "ln_post.weight", "layer_norm.weight", c->d, &m->ln_post_w));
+    return vec(m, -1, "ln_post.bias", "layer_norm.bias", c->d, &m->ln_post_b);
+}
+
+/* The front end's constants: the window and the Slaney filterbank for n_mels. */
+static ac_status load_frontend(whisper_encoder *m)
+{
+    int bins = WHISPER_N_FFT / 2 + 1;
+    ac_hann(WHISPER_N_FFT, 1, m->window);
+    m->mel_fb = ac_calloc((size_t)m->cfg.n_mels * (size_t)bins, sizeof *m->mel_fb);
+    if (!m->mel_fb) return AC_ERR_NOMEM;
+    ac_mel_slaney(m->cfg.n_mels, WHISPER_N_FFT, WHISPER_RATE, 0, WHISPER_RATE / 2, m->mel_fb);
+    return ac_melbank_init(&m->mel, m->mel_fb, m->cfg.n_mels, bins);
+}
+
+/* Takes W (freed on error). */
+static ac_status finish(ac_weights *w, const whisper_config *cfg, whisper_encoder **out)
+{
+    whisper_encoder *m = ac_calloc(1, sizeof *m);
+    if (!m) {
+        ac_weights_free(w);
+        return AC_ERR_NOMEM;
+    }
+    m->cfg = *cfg;
+    m->weights = w;
+    ac_status s = load_weights(m);
+    if (!s) s = load_frontend(m);
+    if (s) {
+        whisper_encoder_free(m);
+        return s;
+    }
+    *out = m;
+    return AC_OK;
+}
+
+ac_status whisper_encoder_load_with(const char *weights_path, const whisper_config *cfg, whisper_encoder **out)
+{
+    *out = NULL;
+    ac_weights *w;
+    AC_TRY(ac_weights_open(weights_path, &w));
+    return finish(w, cfg, out);
+}
+
+/* config.json of the safetensors forms: OpenAI dims under "audio_encoder"
+ * (the port's file) or Hugging Face's WhisperConfig. */
+static ac_status read_config(const char *path, whisper_config *cfg)
+{
+    ac_config *c;
+    AC_TRY(ac_config_load_relaxed(path, &c));
+    const cJSON *dims = cJSON_GetObjectItemCaseSensitive(c->root, "audio_encoder");
+    ac_status s;
+    if (dims) {
+        s = ac_config_object(c, NULL, NULL, "audio_encoder", &dims);
+        if (!s) s = whisper_config_parse(c, dims, "audio_encoder", cfg);
+    } else if (cJSON_GetObjectItemCaseSensitive(c->root, "d_model")) {
+        s = whisper_config_parse_hf(c, NULL, NULL, cfg);
+    } else {
+        s = ac_error(AC_ERR_MODEL, "%s: neither 'audio_encoder' (OpenAI dims) nor 'd_model' (Hugging Face WhisperConfig)",
+                     c->file);
+    }
+    ac_config_free(c);
+    return s;
+}
+
+/* A torch.save file carries its dims; safetensors take config.json from
+ * the same folder. */
+static ac_status load_file(const char *path, whisper_encoder **out)
+{
+    ac_weights *w;
+    whisper_config cfg;
+    AC_TRY(ac_weights_open(path, &w));
+    const ac_config *v = ac_weights_values(w);
+    ac_status s;
+    if (v) {
+        const cJSON *dims;
+        s = ac_config_object(v, NULL, NULL, "dims", &dims);
+        if (!s) s = whisper_config_parse(v, dims, "dims", &cfg);
+    } else {
+        char p[PATH_MAX_LEN];
+        const char *slash = strrchr(path, '/');
+        int dir = slash ? (int)(slash - path) : 1;
+        snprintf(p, sizeof p, "%.*s/config.json", dir, slash ? path : ".");
+        s = read_config(p, &cfg);
+    }
+    if (s) {
+        ac_weights_free(w);
+        return s;
+    }
+    return finish(w, &cfg, out);
+}
+
+/* The one .pt file of folder DIR into P. */
+static ac_status find_torch_file(const char *dir, char *p, size_t size)
+{
+    DIR *d = opendir(dir);
+    if (!d) return ac_error(AC_ERR_IO, "%s: cannot open the folder (%s)", dir, strerror(errno));
+    int found = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (n < 4 || strcmp(e->d_name + n - 3, ".pt") != 0) continue;
+        if (found++ == 0) snprintf(p, size, "%s/%s", dir, e->d_name);
+    }
+    closedir(d);
+    if (found == 1) return AC_OK;
+    if (found) return ac_error(AC_ERR_MODEL, "%s: no model.safetensors and %d .pt files (name one)", dir, found);
+    return ac_error(AC_ERR_MODEL, "%s: no model.safetensors and no .pt file", dir);
+}
+
+ac_status whisper_encoder_load(const char *path, whisper_encoder **out)
+{
+    *out = NULL;
+    struct stat sb;
+    if (stat(path, &sb) != 0) return ac_error(AC_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
+    if (!S_ISDIR(sb.st_mode)) return load_file(path, out);
+    char p[PATH_MAX_LEN];
+    snprintf(p, sizeof p, "%s/model.safetensors", path);
+    if (stat(p, &sb) != 0) AC_TRY(find_torch_file(path, p, sizeof p));
+    return load_file(p, out);
+}
+
+void whisper_encoder_free(whisper_encoder *m)
+{
+    if (!m) return;
+    ac_melbank_free(&m->mel);
+    free(m->mel_fb);
+    free(m->block);
+    ac_weights_free(m->weights);
+    free(m);
+}

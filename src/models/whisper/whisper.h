@@ -1,0 +1,106 @@
+/* The Whisper audio encoder (OpenAI Whisper, spec vevo2.md §4.1 steps 2-5):
+ * a model module that families call (Vevo2's content-style features).
+ *
+ * 16 kHz audio, padded or cut to the 30 s window, becomes Whisper's log-mel
+ * [2*n_ctx][n_mels]; conv1 + GELU, conv2 (stride 2) + GELU, the stored
+ * positional table, pre-LN blocks of multi-head attention (no key bias)
+ * and an exact-GELU MLP, then ln_post give [n_ctx][d].
+ *
+ * The weights come in three forms (spec §2.0), told apart by the loader:
+ * OpenAI's torch.save file (medium.pt: "dims" + "model_state_dict"), a
+ * Hugging Face folder (config.json + model.safetensors, names
+ * "model.encoder.*"), or a folder with model.safetensors in OpenAI's names
+ * and config.json {"audio_encoder": dims}. Decoder tensors are ignored. */
+#ifndef AC_MODELS_WHISPER_H
+#define AC_MODELS_WHISPER_H
+
+#include <stddef.h>
+
+#include "audio/mel.h"
+#include "audioc.h"
+#include "base/arena.h"
+#include "io/config.h"
+#include "io/weights.h"
+#include "tensor/mat.h"
+
+#define WHISPER_RATE 16000
+#define WHISPER_HOP 160     /* 10 ms frames */
+#define WHISPER_N_FFT 400
+
+/* Which names the weights carry. */
+typedef enum { WHISPER_NAMES_OPENAI, WHISPER_NAMES_HF } whisper_names;
+
+typedef struct whisper_config {
+    int n_mels, n_ctx, d, heads, layers, ffn;
+    whisper_names names;
+} whisper_config;
+
+/* OpenAI's dims (medium.pt's "dims", the port's "audio_encoder"): n_mels,
+ * n_audio_ctx, n_audio_state, n_audio_head, n_audio_layer; the MLP is 4x
+ * the state, as OpenAI's model builds it. OBJ is the dims object, WHERE
+ * its name in messages. */
+ac_status whisper_config_parse(const ac_config *c, const cJSON *obj, const char *where, whisper_config *out);
+/* Hugging Face's WhisperConfig (the root of config.json): d_model,
+ * encoder_layers, encoder_attention_heads, encoder_ffn_dim, num_mel_bins,
+ * max_source_positions. */
+ac_status whisper_config_parse_hf(const ac_config *c, const cJSON *obj, const char *where, whisper_config *out);
+
+typedef struct whisper_block {
+    const float *attn_ln_w, *attn_ln_b, *bq, *bv, *bo, *mlp_ln_w, *mlp_ln_b, *b_fc1, *b_fc2;
+    ac_mat wq, wk, wv, wo, fc1, fc2;
+} whisper_block;
+
+typedef struct whisper_encoder {
+    whisper_config cfg;
+    ac_weights *weights;
+    const float *conv1_w, *conv1_b;   /* conv weights f32 as [cout][kernel][cin] */
+    const float *conv2_w, *conv2_b;
+    const float *pos;                 /* [n_ctx][d] */
+    whisper_block *block;
+    const float *ln_post_w, *ln_post_b;
+    float window[WHISPER_N_FFT];      /* periodic Hann */
+    float *mel_fb;                    /* [n_mels][n_fft/2+1], Slaney */
+    ac_melbank mel;                   /* over mel_fb */
+} whisper_encoder;
+
+/* PATH is medium.pt (or any torch.save file of that layout), a
+ * model.safetensors with config.json beside it, or a folder holding
+ * config.json + model.safetensors (either form), else one .pt file. */
+ac_status whisper_encoder_load(const char *path, whisper_encoder **out);
+/* The weights file WEIGHTS_PATH with the names and dims of CFG. */
+ac_status whisper_encoder_load_with(const char *weights_path, const whisper_config *cfg, whisper_encoder **out);
+void whisper_encoder_free(whisper_encoder *m);
+
+/* Samples of the window (30 s for n_ctx 1500) and its log-mel frames. */
+size_t whisper_window_samples(const whisper_config *c);
+size_t whisper_mel_frames(const whisper_config *c);
+
+/* MEL[whisper_mel_frames][n_mels] (time-major) of X[N] 16 kHz mono, padded
+ * with zeros or cut to the window: log10 of the clamped mel power of the
+ * reflect-centred STFT, its last frame dropped, floored 8 below the
+ * maximum, (x + 4) / 4. */
+ac_status whisper_logmel(const whisper_encoder *m, const float *x, size_t n, float *mel);
+
+/* OUT[n_ctx][d] = the encoder over MEL[2*n_ctx][n_mels]; scratch from A. */
+ac_status whisper_encode(const whisper_encoder *m, const float *mel, ac_arena *a, float *out);
+/* whisper_logmel then whisper_encode. */
+ac_status whisper_encode_audio(const whisper_encoder *m, const float *x, size_t n, ac_arena *a, float *out);
+
+/* Feature normalization stats (Vevo2's whisper_stats: mean, std [d]). */
+typedef struct whisper_stats {
+    int dim;
+    float *mean, *std;
+} whisper_stats;
+
+/* whisper_stats.pt (torch.save of {"mean", "std"}) or
+ * whisper_stats.safetensors: two vectors of DIM values (DIM 0: as stored),
+ * every std finite and non-zero. */
+ac_status whisper_stats_load(const char *path, int dim, whisper_stats **out);
+void whisper_stats_free(whisper_stats *s);
+
+/* FEAT[T][d] from the encoder output ENC[n_ctx][d]: its first T frames,
+ * the last repeated past n_ctx (spec §9 item 10), then (f - mean) / std
+ * per channel when STATS is given. */
+ac_status whisper_features(const whisper_config *c, const float *enc, int T, const whisper_stats *stats, float *feat);
+
+#endif
