@@ -67,7 +67,7 @@ typedef struct ac_family {
     const ac_voice_ops *voice;        /* AC_TASK_VOICE */
 } ac_family;
 
-extern const ac_family ac_family_silero_vad, ac_family_marblenet_vad, ac_family_hviske_asr;
+extern const ac_family ac_family_silero_vad, ac_family_marblenet_vad, ac_family_hviske_asr, ac_family_vevo2;
 
 struct ac_model {
     const ac_family *family;

@@ -1,0 +1,122 @@
+/* Loading a Vevo2 package: the configs at once, checked against each other;
+ * the weights of the conversion when it first runs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "base/mem.h"
+#include "models/vevo2/vevo2.h"
+
+/* The FM config.json: its preprocess block (the mel both the FM and the
+ * timbre prompt use), model.flow_matching_transformer, and model.coco, the
+ * content-style tokenizer upstream builds from it. */
+static ac_status read_fm_config(vevo2_model *m)
+{
+    ac_config *c;
+    AC_TRY(ac_config_load_relaxed(m->paths.fm_config, &c));
+    const cJSON *pre, *model, *fmt, *coco;
+    ac_status s = ac_config_object(c, NULL, NULL, "preprocess", &pre);
+    if (!s) s = vevo2_mel_config_parse(c, pre, "preprocess", &m->mel);
+    if (!s) s = ac_config_object(c, NULL, NULL, "model", &model);
+    if (!s) s = ac_config_object(c, model, "model", "flow_matching_transformer", &fmt);
+    if (!s) s = vevo2_fm_config_parse(c, fmt, "model.flow_matching_transformer", &m->fm_cfg);
+    if (!s) s = ac_config_object(c, model, "model", "coco", &coco);
+    if (!s) s = vevo2_coco_config_parse(c, coco, "model.coco", &m->content_cfg);
+    if (!s && m->content_cfg.type != VEVO2_COCO_CONTENT_STYLE)
+        s = ac_error(AC_ERR_MODEL, "%s: model.coco.coco_type must be \"content_style\"", c->file);
+    if (!s && m->fm_cfg.cond_codebook != m->content_cfg.codebook_size)
+        s = ac_error(AC_ERR_MODEL,
+                     "%s: model.flow_matching_transformer.cond_codebook_size %d is not model.coco.codebook_size %d",
+                     c->file, m->fm_cfg.cond_codebook, m->content_cfg.codebook_size);
+    if (!s && m->fm_cfg.mel_dim != m->mel.n_mels)
+        s = ac_error(AC_ERR_MODEL, "%s: model.flow_matching_transformer.mel_dim %d is not preprocess.num_mels %d",
+                     c->file, m->fm_cfg.mel_dim, m->mel.n_mels);
+    if (!s && m->fm_cfg.cond_scale_factor != m->content_cfg.downsample_rate)
+        s = ac_error(AC_ERR_MODEL,
+                     "%s: model.flow_matching_transformer.cond_scale_factor %d is not model.coco.downsample_rate %d",
+                     c->file, m->fm_cfg.cond_scale_factor, m->content_cfg.downsample_rate);
+    ac_config_free(c);
+    return s;
+}
+
+/* vocoder/config.json: model.vocos, whose mel must be the FM's. */
+static ac_status read_vocoder_config(vevo2_model *m)
+{
+    ac_config *c;
+    AC_TRY(ac_config_load_relaxed(m->paths.vocoder_config, &c));
+    const cJSON *model, *vocos;
+    ac_status s = ac_config_object(c, NULL, NULL, "model", &model);
+    if (!s) s = ac_config_object(c, model, "model", "vocos", &vocos);
+    if (!s) s = vevo2_vocoder_config_parse(c, vocos, "model.vocos", &m->vocoder_cfg);
+    const vevo2_vocoder_config *v = &m->vocoder_cfg;
+    if (!s && (v->input_channels != m->mel.n_mels || v->hop != m->mel.hop))
+        s = ac_error(AC_ERR_MODEL,
+                     "%s: model.vocos takes %d mels at hop %d; the flow matching makes %d mels at hop %d (%s)",
+                     c->file, v->input_channels, v->hop, m->mel.n_mels, m->mel.hop, m->paths.fm_config);
+    ac_config_free(c);
+    return s;
+}
+
+ac_status vevo2_load(const char *dir, const char *whisper, vevo2_model **out)
+{
+    *out = NULL;
+    vevo2_model *m = ac_calloc(1, sizeof *m);
+    if (!m) return AC_ERR_NOMEM;
+    pthread_mutex_init(&m->lock, NULL);
+    ac_status s = vevo2_paths_find(dir, whisper, &m->paths);
+    if (!s) s = read_fm_config(m);
+    if (!s) s = read_vocoder_config(m);
+    if (!s && m->mel.hop * m->content_cfg.downsample_rate <= 0)
+        s = ac_error(AC_ERR_MODEL, "%s: bad hop size", m->paths.fm_config);
+    if (!s) s = ac_sinc_resampler_init(&m->to_whisper, m->mel.sample_rate, VEVO2_WHISPER_RATE);
+    if (!s) s = vevo2_timbre_mel_init(&m->mel, &m->timbre);
+    if (s) {
+        vevo2_free(m);
+        return s;
+    }
+    *out = m;
+    return AC_OK;
+}
+
+void vevo2_free(vevo2_model *m)
+{
+    if (!m) return;
+    whisper_encoder_free(m->whisper);
+    whisper_stats_free(m->stats);
+    vevo2_coco_free(m->content);
+    vevo2_fm_free(m->fm);
+    vevo2_vocoder_free(m->vocoder);
+    vevo2_timbre_mel_free(&m->timbre);
+    ac_sinc_resampler_free(&m->to_whisper);
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+}
+
+/* The parts of a conversion, each checked against the others. */
+static ac_status load_parts(vevo2_model *m)
+{
+    vevo2_paths *p = &m->paths;
+    if (!m->whisper) {
+        AC_TRY(vevo2_find_whisper(p));
+        AC_TRY(whisper_encoder_load(p->whisper, &m->whisper));
+    }
+    const int d = m->whisper->cfg.d;
+    if (m->content_cfg.whisper_dim != d)
+        return ac_error(AC_ERR_MODEL, "%s: model.coco.whisper_dim %d, but the Whisper encoder %s has %d channels",
+                        p->fm_config, m->content_cfg.whisper_dim, p->whisper, d);
+    if (!m->stats) AC_TRY(whisper_stats_load(p->whisper_stats, d, &m->stats));
+    if (!m->content) AC_TRY(vevo2_coco_load(p->content_style, &m->content_cfg, &m->content));
+    if (!m->fm) AC_TRY(vevo2_fm_load(p->fm_weights, &m->fm_cfg, &m->fm));
+    if (!m->vocoder) AC_TRY(vevo2_vocoder_load(p->vocoder_weights, &m->vocoder_cfg, &m->vocoder));
+    return AC_OK;
+}
+
+ac_status vevo2_load_conversion(vevo2_model *m)
+{
+    pthread_mutex_lock(&m->lock);
+    ac_status s = m->loaded ? AC_OK : load_parts(m);
+    if (!s) m->loaded = 1;
+    pthread_mutex_unlock(&m->lock);
+    return s;
+}

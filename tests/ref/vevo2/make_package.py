@@ -1,0 +1,61 @@
+#!/usr/bin/python3
+"""A whole Vevo2 package of random weights in the published layout (spec
+vevo2.md §2, §7): every part's files written by its reference module, with
+dims that fit each other, and the Whisper encoder in the package
+(whisper-medium/: medium.pt and the C++ port's form) and in Hugging Face's
+form (openai/whisper-medium/).
+
+  make_package.py ROOT [--dtype F32|F16|BF16] [--seed N] [--full]
+
+--full gives the real dimensions (spec §5; ~3 GB in F16) for the benchmark.
+"""
+import argparse
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import coco_ref  # noqa: E402
+import fm_ref  # noqa: E402
+import vocoder_ref  # noqa: E402
+import whisper_ref  # noqa: E402
+
+# the real dimensions of each part (spec §2.1, §4)
+FULL = {
+    "whisper": {"n_audio_state": 1024, "n_audio_head": 16, "n_audio_layer": 24},
+    "coco": {name: {"codebook_size": cb, "hidden_size": 1024, "codebook_dim": 8, "whisper_dim": 1024,
+                    "encoder": {"vocos_dim": 384, "vocos_intermediate_dim": 2048, "vocos_num_layers": 12},
+                    "decoder": {"vocos_dim": 384, "vocos_intermediate_dim": 2048, "vocos_num_layers": 1}}
+             for name, cb in (("coco_content_style", 16384), ("coco_style", 512))},
+    "fm": {"hidden": 1024, "heads": 16, "layers": 16, "codebook": 16384, "repa_dim": 32},
+    "vocoder": {"dim": 1024, "intermediate_dim": 4096, "num_layers": 30},
+}
+
+
+def make(root, dtype="F32", seed=0, full=False, whisper_forms=whisper_ref.FORMS):
+    """Writes the package under ROOT; returns ROOT."""
+    dims = FULL if full else {}
+    whisper_ref.write_tiny(root, seed + 1, dtype, dims.get("whisper"), forms=whisper_forms)
+    coco_ref.write_tiny(root, seed + 2, dtype, dims.get("coco"))
+    # the FM config carries the content-style tokenizer's (model.coco), as upstream reads it
+    coco = dict(coco_ref.TINY["coco_content_style"], **dims.get("coco", {}).get("coco_content_style", {}))
+    coco["whisper_stats_path"] = whisper_ref.STATS_DIR + "/whisper_stats.pt"
+    fm_ref.write_tiny(root, seed + 3, dtype, dict(dims.get("fm", {}), coco=coco))
+    vocoder_ref.write_tiny(root, seed + 4, dtype, dims.get("vocoder"))
+    return root
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("root")
+    ap.add_argument("--dtype", default="F32", choices=["F32", "F16", "BF16"])
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--full", action="store_true")
+    a = ap.parse_args()
+    # OpenAI's medium.pt is F16 and the port's form F32 at full size would be 1.2 GB more: one form
+    forms = ("port",) if a.full else whisper_ref.FORMS
+    make(a.root, a.dtype, a.seed, a.full, forms)
+
+
+if __name__ == "__main__":
+    main()
