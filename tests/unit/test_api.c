@@ -69,7 +69,10 @@ static void test_probe(void)
     CHECK(ac_model_load(silero_file, "whisper", &m) == AC_ERR_ARG && error_has("unknown family 'whisper'"),
           "unknown family: %s", ac_last_error());
     const char *const *vads = ac_families(AC_TASK_VAD), *const *all = ac_families(AC_TASK_ANY);
-    CHECK(vads[0] && vads[1] && !vads[2] && all[0] && all[1] && all[2] && !all[3], "family lists");
+    const char *const *voice = ac_families(AC_TASK_VOICE);
+    CHECK(vads[0] && vads[1] && !vads[2] && all[0] && all[1] && all[2] && all[3] && !all[4], "family lists");
+    CHECK(voice[0] && strcmp(voice[0], "vevo2") == 0 && !voice[1] && strcmp(ac_task_name(AC_TASK_VOICE), "voice") == 0,
+          "the voice task");
 }
 
 /* A file, its samples as stereo PCM and its bytes in memory give the same result. */
