@@ -1,6 +1,6 @@
-/* Speed of Vevo2's flow-matching sampler on a package folder (e.g. the
- * one bench/make_vevo2_fm_full.py writes): seconds per Euler step (two
- * estimator passes, over Tt+F and over F frames) at 1 and 2 threads, the
+/* Speed of Vevo2's flow-matching sampler on an FM folder (e.g. that of
+ * the package tests/ref/vevo2/make_package.py --full writes; see
+ * bench/vevo2_bench.py): seconds per Euler step (two estimator passes, over Tt+F and over F frames) at 1 and 2 threads, the
  * GFLOP/s that makes, and OpenBLAS sgemm's rate on the step's linear
  * products (f32 weights, its own threads) for comparison.
  * usage: bench_vevo2_fm FM_DIR [Tt 500] [F 500] [STEPS 3] */
