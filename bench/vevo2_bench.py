@@ -36,7 +36,7 @@ def clip(work, name, voice, pitch, seconds):
     raw, out = os.path.join(work, name + "_22k.wav"), os.path.join(work, name + ".wav")
     if not os.path.exists(out):
         sh("espeak-ng", "-v", voice, "-p", pitch, "-s", 150, "-w", raw, TEXT)
-        sh("sox", raw, "-r", 24000, out, "pad", 0, seconds, "trim", 0, seconds)   # exactly SECONDS
+        sh("sox", "-D", raw, "-r", 24000, out, "pad", 0, seconds, "trim", 0, seconds)   # exactly SECONDS
     return out
 
 
