@@ -89,6 +89,10 @@ def main():
         subprocess.run(["sox", wav, os.path.join(au, "tiny." + ext)], check=True)
     # Vorbis headers alone are ~3.5 KB: a very short clip keeps it < 4 KB
     subprocess.run(["sox", wav, "-C", "-1", os.path.join(au, "tiny.ogg"), "trim", "0", "0.005"], check=True)
+    with open(os.path.join(au, "tiny.ogg"), "rb") as f:
+        ogg = f.read()
+    with open(os.path.join(au, "cut.ogg"), "wb") as f:   # the identification header, the next page cut
+        f.write(ogg[:ogg.index(b"OggS", 4) + 200])
 
 
     sp = os.path.join(HERE, "sentencepiece")
