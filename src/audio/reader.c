@@ -111,8 +111,20 @@ static ac_audio_reader *new_reader(const char *name)
     return r;
 }
 
-static ac_status open_sf(ac_audio_reader *r, SF_INFO *si, int target_rate)
+/* An ID3v2 tag or an MPEG audio frame sync (11 bits set) begins an MP3. */
+static int looks_mp3(const unsigned char *head, size_t n)
 {
+    return (n >= 3 && memcmp(head, "ID3", 3) == 0) || (n >= 2 && head[0] == 0xFF && (head[1] & 0xE0) == 0xE0);
+}
+
+/* HEAD: the first N bytes of the input, to name what failed. */
+static ac_status open_sf(ac_audio_reader *r, SF_INFO *si, const unsigned char *head, size_t n, int target_rate)
+{
+    /* libsndfile's message for an MP3 without frames is a stale "File does
+     * not exist" */
+    if (!r->sf && looks_mp3(head, n))
+        return ac_error(AC_ERR_FORMAT, "%s: not a readable audio file (an MP3 header with no decodable audio "
+                        "frames after it: truncated or empty)", r->name);
     if (!r->sf)
         return ac_error(AC_ERR_FORMAT, "%s: not a readable audio file (%s)", r->name, sf_strerror(NULL));
     r->info.sample_rate = si->samplerate;
@@ -143,7 +155,7 @@ ac_status ac_audio_open_file(const char *path, int target_rate, ac_audio_reader 
             if (!s) s = finish_open(r, target_rate);
         } else {
             r->sf = sf_open(path, SFM_READ, &si);
-            s = open_sf(r, &si, target_rate);
+            s = open_sf(r, &si, head, n, target_rate);
         }
     }
     if (s) {
@@ -169,7 +181,7 @@ ac_status ac_audio_open_memory(const void *buf, size_t size, const char *name,
         r->mem = (memfile){buf, (sf_count_t)size, 0};
         SF_INFO si = {0};
         r->sf = sf_open_virtual(&vio, SFM_READ, &si, &r->mem);
-        s = open_sf(r, &si, target_rate);
+        s = open_sf(r, &si, buf, size, target_rate);
     }
     if (s) {
         ac_audio_close(r);
