@@ -150,7 +150,7 @@ ac_status ac_audio_open_file(const char *path, int target_rate, ac_audio_reader 
         unsigned char head[64];
         size_t n = fread(head, 1, sizeof head, probe);
         fclose(probe);
-        if (ac_vorbis_sniff(head, n)) {
+        if (ac_vorbis_sniff_file(path)) {
             s = ac_vorbis_open_file(path, &r->vorbis, &r->info);
             if (!s) s = finish_open(r, target_rate);
         } else {

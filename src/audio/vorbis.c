@@ -18,11 +18,67 @@ struct ac_vorbis {
     size_t size, pos;
 };
 
-int ac_vorbis_sniff(const unsigned char *head, size_t n)
+/* libsndfile takes a stream that begins "OggS" for Ogg, then names the
+ * codec from the first page libogg syncs to (skipping bytes that are not
+ * one, as it does). FEED gives the next bytes of the input (0 at its end). */
+static int first_page_vorbis(size_t (*feed)(void *u, char *dst, size_t max), void *u)
 {
-    if (n < 27 || memcmp(head, "OggS", 4) != 0) return 0;
-    size_t packet = 27 + (size_t)head[26];   /* after the segment table */
-    return n >= packet + 7 && memcmp(head + packet, "\x01vorbis", 7) == 0;
+    ogg_sync_state oy;
+    ogg_page og;
+    ogg_sync_init(&oy);
+    int found = 0, r;
+    for (;;) {
+        while ((r = ogg_sync_pageout(&oy, &og)) < 0) {
+        }
+        if (r == 1) {
+            found = og.body_len >= 7 && memcmp(og.body, "\x01vorbis", 7) == 0;
+            break;
+        }
+        char *dst = ogg_sync_buffer(&oy, 4096);
+        size_t n = dst ? feed(u, dst, 4096) : 0;
+        if (n == 0) break;
+        ogg_sync_wrote(&oy, (long)n);
+    }
+    ogg_sync_clear(&oy);
+    return found;
+}
+
+typedef struct {
+    const unsigned char *p;
+    size_t left;
+} span;
+
+static size_t feed_span(void *u, char *dst, size_t max)
+{
+    span *s = u;
+    size_t n = s->left < max ? s->left : max;
+    memcpy(dst, s->p, n);
+    s->p += n;
+    s->left -= n;
+    return n;
+}
+
+static size_t feed_file(void *u, char *dst, size_t max) { return fread(dst, 1, max, u); }
+
+int ac_vorbis_sniff(const unsigned char *buf, size_t n)
+{
+    if (n < 4 || memcmp(buf, "OggS", 4) != 0) return 0;
+    span s = {buf, n};
+    return first_page_vorbis(feed_span, &s);
+}
+
+int ac_vorbis_sniff_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    char magic[4];
+    int yes = fread(magic, 1, 4, f) == 4 && memcmp(magic, "OggS", 4) == 0;
+    if (yes) {
+        rewind(f);
+        yes = first_page_vorbis(feed_file, f);
+    }
+    fclose(f);
+    return yes;
 }
 
 /* ---- libvorbisfile callbacks over a buffer ------------------------------- */

@@ -12,9 +12,10 @@
 
 typedef struct ac_vorbis ac_vorbis;
 
-/* 1 when the first N bytes HEAD begin an Ogg stream whose first packet is a
- * Vorbis identification header (which the format puts alone on page one). */
-int ac_vorbis_sniff(const unsigned char *head, size_t n);
+/* 1 when libsndfile would take the input for Ogg Vorbis: it begins "OggS"
+ * and the first Ogg page in it holds a Vorbis identification header. */
+int ac_vorbis_sniff(const unsigned char *buf, size_t n);
+int ac_vorbis_sniff_file(const char *path);
 
 /* NAME names the input in messages. The info's frames are -1 when unknown. */
 ac_status ac_vorbis_open_file(const char *path, ac_vorbis **out, ac_audio_info *info);
