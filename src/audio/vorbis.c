@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <ogg/ogg.h>
 #include <string.h>
 #include <vorbis/vorbisfile.h>
 
@@ -28,7 +29,7 @@ static int first_page_vorbis(size_t (*feed)(void *u, char *dst, size_t max), voi
     ogg_sync_init(&oy);
     int found = 0, r;
     for (;;) {
-        while ((r = ogg_sync_pageout(&oy, &og)) < 0) {
+        while ((r = ogg_sync_pageout(&oy, &og)) < 0) {   /* -1: bytes skipped */
         }
         if (r == 1) {
             found = og.body_len >= 7 && memcmp(og.body, "\x01vorbis", 7) == 0;
