@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audio/vorbis.h"
 #include "base/error.h"
 #include "base/mem.h"
 
@@ -25,8 +26,9 @@ struct ac_audio_reader {
     char name[256];
     ac_audio_info info;
     int out_rate;
-    /* source: a libsndfile handle, or PCM in memory */
+    /* source: a libsndfile handle, Ogg Vorbis, or PCM in memory */
     SNDFILE *sf;
+    ac_vorbis *vorbis;
     memfile mem;
     const float *pcm;
     int64_t pcm_frames;
@@ -109,8 +111,20 @@ static ac_audio_reader *new_reader(const char *name)
     return r;
 }
 
-static ac_status open_sf(ac_audio_reader *r, SF_INFO *si, int target_rate)
+/* An ID3v2 tag or an MPEG audio frame sync (11 bits set) begins an MP3. */
+static int looks_mp3(const unsigned char *head, size_t n)
 {
+    return (n >= 3 && memcmp(head, "ID3", 3) == 0) || (n >= 2 && head[0] == 0xFF && (head[1] & 0xE0) == 0xE0);
+}
+
+/* HEAD: the first N bytes of the input, to name what failed. */
+static ac_status open_sf(ac_audio_reader *r, SF_INFO *si, const unsigned char *head, size_t n, int target_rate)
+{
+    /* libsndfile's message for an MP3 without frames is a stale "File does
+     * not exist" */
+    if (!r->sf && looks_mp3(head, n))
+        return ac_error(AC_ERR_FORMAT, "%s: not a readable audio file (an MP3 header with no decodable audio "
+                        "frames after it: truncated or empty)", r->name);
     if (!r->sf)
         return ac_error(AC_ERR_FORMAT, "%s: not a readable audio file (%s)", r->name, sf_strerror(NULL));
     r->info.sample_rate = si->samplerate;
@@ -133,9 +147,16 @@ ac_status ac_audio_open_file(const char *path, int target_rate, ac_audio_reader 
     if (!probe) {
         s = ac_error(AC_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
     } else {
+        unsigned char head[64];
+        size_t n = fread(head, 1, sizeof head, probe);
         fclose(probe);
-        r->sf = sf_open(path, SFM_READ, &si);
-        s = open_sf(r, &si, target_rate);
+        if (ac_vorbis_sniff_file(path)) {
+            s = ac_vorbis_open_file(path, &r->vorbis, &r->info);
+            if (!s) s = finish_open(r, target_rate);
+        } else {
+            r->sf = sf_open(path, SFM_READ, &si);
+            s = open_sf(r, &si, head, n, target_rate);
+        }
     }
     if (s) {
         ac_audio_close(r);
@@ -152,10 +173,16 @@ ac_status ac_audio_open_memory(const void *buf, size_t size, const char *name,
     ac_audio_reader *r = new_reader(name);
     if (!r) return AC_ERR_NOMEM;
     static SF_VIRTUAL_IO vio = {vio_len, vio_seek, vio_read, vio_write, vio_tell};
-    r->mem = (memfile){buf, (sf_count_t)size, 0};
-    SF_INFO si = {0};
-    r->sf = sf_open_virtual(&vio, SFM_READ, &si, &r->mem);
-    ac_status s = open_sf(r, &si, target_rate);
+    ac_status s;
+    if (ac_vorbis_sniff(buf, size)) {
+        s = ac_vorbis_open_memory(buf, size, name, &r->vorbis, &r->info);
+        if (!s) s = finish_open(r, target_rate);
+    } else {
+        r->mem = (memfile){buf, (sf_count_t)size, 0};
+        SF_INFO si = {0};
+        r->sf = sf_open_virtual(&vio, SFM_READ, &si, &r->mem);
+        s = open_sf(r, &si, buf, size, target_rate);
+    }
     if (s) {
         ac_audio_close(r);
         return s;
@@ -199,6 +226,8 @@ static ac_status decode_block(ac_audio_reader *r)
         if (n < 0) n = 0;
         if (n == 0 && sf_error(r->sf) != SF_ERR_NO_ERROR)
             return ac_error(AC_ERR_FORMAT, "%s: decoding failed: %s", r->name, sf_strerror(r->sf));
+    } else if (r->vorbis) {
+        AC_TRY(ac_vorbis_readf(r->vorbis, r->inter, BLOCK, &n));
     } else {
         int64_t left = r->pcm_frames - r->src_pos;
         n = left < BLOCK ? left : BLOCK;
@@ -276,6 +305,7 @@ void ac_audio_close(ac_audio_reader *r)
 {
     if (!r) return;
     if (r->sf) sf_close(r->sf);
+    ac_vorbis_close(r->vorbis);
     if (r->soxr) soxr_delete(r->soxr);
     free(r->inter);
     free(r->mono);

@@ -90,13 +90,16 @@ ac_status ac_tensor_file_check_names(ac_tensor_file *f)
     ac_status s = AC_OK;
     for (size_t i = 1; i < f->n_tensors && !s; i++)
         if (strcmp(v[i - 1]->name, v[i]->name) == 0)
-            s = ac_error(AC_ERR_FORMAT, "tensor '%s' appears twice in the header", v[i]->name);
+            s = ac_error(AC_ERR_FORMAT, "duplicate tensor '%s' (the name appears twice in the header)", v[i]->name);
     free(v);
     return s;
 }
 
 ac_status ac_tensor_file_check(ac_tensor_file *f)
 {
+    /* names first: a name given twice usually repeats its offsets too, and
+     * is better reported as what it is than as an overlap */
+    AC_TRY(ac_tensor_file_check_names(f));
     const ac_tensor **v = sorted(f, by_offset);
     if (!v) return AC_ERR_NOMEM;
     ac_status s = AC_OK;
@@ -112,7 +115,7 @@ ac_status ac_tensor_file_check(ac_tensor_file *f)
             furthest = v[i];
     }
     free(v);
-    return s ? s : ac_tensor_file_check_names(f);
+    return s;
 }
 
 /* A zip (whose 9th byte, the compression method, cannot be the '{' that

@@ -67,6 +67,15 @@ def test_model_files():
     lying["conv2.bias"] = dict(header["conv2.bias"], data_offsets=[b0, b0 + 256])
     rc, _, err = vad(write_st(p("overlap.safetensors"), lying, data))
     clean_failure(check, "overlapping tensors", rc, err, "overlap")
+    # a name given twice (JSON allows it; json.dumps does not write it), with its offsets repeated
+    raw = json.dumps(header).encode()
+    entry = b'"conv1.bias": ' + json.dumps(header["conv1.bias"]).encode()
+    assert entry in raw
+    raw = raw.replace(entry, entry + b", " + entry)
+    raw += b" " * (-len(raw) % 8)
+    open(p("duplicate.safetensors"), "wb").write(struct.pack("<Q", len(raw)) + raw + data)
+    rc, _, err = vad(p("duplicate.safetensors"))
+    clean_failure(check, "duplicate tensor name", rc, err, "duplicate tensor 'conv1.bias'")
     huge = struct.pack("<Q", 1 << 40) + blob[8:]
     open(p("huge_header.safetensors"), "wb").write(huge)
     rc, _, err = vad(p("huge_header.safetensors"))
@@ -183,6 +192,14 @@ def test_audio_inputs():
         clean_failure(check, "0-byte file", rc, err, "zero_bytes.wav")
         rc, _, err = vad(model, p("missing.wav"))
         clean_failure(check, "missing audio file", rc, err, "missing.wav: cannot open")
+        # an MP3 that is only a header: an ID3 tag, or one MPEG frame header, and no frames
+        for name, head in (("id3_only.mp3", b"ID3\x04\x00\x00\x00\x00\x00\x00"),
+                           ("id3_frame_header.mp3", b"ID3\x04\x00\x00\x00\x00\x00\x00\xff\xfb\x90\x64"),
+                           ("frame_header.mp3", b"\xff\xfb\x90\x64")):
+            open(p(name), "wb").write(head)
+            rc, _, err = vad(model, p(name))
+            clean_failure(check, f"header-only MP3 {name}", rc, err, f"{name}: not a readable audio file (an MP3 "
+                          "header with no decodable audio frames")
         # a valid WAV with no samples: no speech, no error
         subprocess.run(["sox", "-n", "-r", "16000", "-c", "1", "-b", "16", p("empty.wav"), "trim", "0", "0"],
                        check=True)

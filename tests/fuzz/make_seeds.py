@@ -89,6 +89,10 @@ def main():
         subprocess.run(["sox", wav, os.path.join(au, "tiny." + ext)], check=True)
     # Vorbis headers alone are ~3.5 KB: a very short clip keeps it < 4 KB
     subprocess.run(["sox", wav, "-C", "-1", os.path.join(au, "tiny.ogg"), "trim", "0", "0.005"], check=True)
+    with open(os.path.join(au, "tiny.ogg"), "rb") as f:
+        ogg = f.read()
+    with open(os.path.join(au, "cut.ogg"), "wb") as f:   # the identification header, the next page cut
+        f.write(ogg[:ogg.index(b"OggS", 4) + 200])
 
 
     sp = os.path.join(HERE, "sentencepiece")
@@ -104,6 +108,8 @@ def main():
     subprocess.run(["/usr/bin/python3", os.path.join(os.path.dirname(HERE), "..", "ref", "make_torch_files.py"),
                     "--seeds", torch_seeds], check=True)
     bpe_seeds(os.path.join(HERE, "bpe"))
+    server_seeds()
+    model_seeds()
 
 
 def bpe_seeds(folder):
@@ -190,6 +196,73 @@ def gguf_seeds(folder):
     write("plain_align64.gguf", kvs, [("w", [4, 2], 0, struct.pack("<8f", *range(8))), ("s", [], 0, struct.pack("<f", 3)),
                                       ("z", [5, 0], 1, b"")], align=64)
     write("empty_v2.gguf", [kv("general.name", 8, gs("empty"))], [], version=2)
+
+
+def write_all(folder, files):
+    os.makedirs(folder, exist_ok=True)
+    for name, data in files.items():
+        with open(os.path.join(folder, name), "wb") as f:
+            f.write(data if isinstance(data, bytes) else data.encode())
+
+
+def server_seeds():
+    """audioc-server's parsers: multipart bodies (first byte: chunking,
+    first line: boundary), request heads (one line per part), field values,
+    strings for the JSON writer."""
+    b = "bnd42"
+    part = lambda name, value, fn=None: (  # noqa: E731
+        f'--{b}\r\nContent-Disposition: form-data; name="{name}"' + (f'; filename="{fn}"' if fn else "")
+        + ("\r\nContent-Type: audio/wav" if fn else "") + "\r\n\r\n").encode() + value + b"\r\n"
+    body = part("model", b"tiny") + part("timestamp_granularities[]", b"word") + part("timestamp_granularities[]", b"")
+    body += part("file", b"RIFF\x24\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00", "a.wav")
+    body += f"--{b}--\r\n".encode()
+    write_all(os.path.join(HERE, "form"), {
+        "plain.bin": b"\x00" + b.encode() + b"\n" + body,
+        "chunked_big.bin": b"\x03" + b.encode() + b"\n" + body,
+        "empty_field.bin": b"\x01" + b.encode() + b"\n" + part("vad", b"") + f"--{b}--\r\n".encode(),
+        "unterminated.bin": b"\x02" + b.encode() + b"\n" + body[:-8],
+    })
+    write_all(os.path.join(HERE, "admission"), {
+        "upload.txt": "POST\n/v1/audio/transcriptions\nBearer s3cret\n1048576\n\n100-continue",
+        "chunked.txt": "POST\n/v1/audio/vad\nbearer   s3cret\n\nchunked\n",
+        "model.txt": "HEAD\n/v1/models/tiny\nBearer s3cre\n\n\n",
+        "preflight.txt": "OPTIONS\n/health\n\n0\n\nfoo",
+        "big.txt": "POST\n/v1/audio/vad\nBearer s3cret\n99999999999999999999\n\n",
+    })
+    write_all(os.path.join(HERE, "fields"), {
+        "bool.txt": "TRUE", "number.txt": "1.5  ", "exp.txt": "-1e-300", "int.txt": "16", "hex.txt": "0x1p3",
+        "nan.txt": "nan", "format.txt": "verbose_json"})
+    write_all(os.path.join(HERE, "json_string"), {
+        "ascii.txt": 'say "hi"\\ \t\n', "utf8.txt": "kø e\u0301 \U0001f600",
+        "bad.bin": b"\xc0\xaf \xed\xa0\x80 \xf4\x90\x80\x80 \xe2\x82 \x00 end"})
+
+
+def model_seeds():
+    """Model configs and a whole package: the bundled Hviske config with and
+    without generation_config.json (after a NUL), the real MarbleNet
+    sidecar, and a tiny Hviske GGUF (random weights, 1 layer each)."""
+    root = os.path.join(os.path.dirname(HERE), "..", "..")
+    bundled = os.path.join(root, "models", "hviske-tiny-da")
+    cfg = open(os.path.join(bundled, "config.json"), "rb").read()
+    gen = open(os.path.join(bundled, "generation_config.json"), "rb").read()
+    write_all(os.path.join(HERE, "hviske_config"), {"bundled.json": cfg + b"\0" + gen, "config_only.json": cfg})
+    marble = os.path.join(os.environ.get("AUDIOC_DATA", "/work/shared/data"),
+                          "framework/models/marblenet_vad/marblenet_vad_config.json")
+    write_all(os.path.join(HERE, "marblenet_config"), {"marblenet.json": open(marble, "rb").read()})
+
+    import sys
+    import tempfile
+    sys.path.insert(0, os.path.join(root, "tests", "ref", "cohere_asr"))
+    import make_tiny as mt
+    mt.E, mt.E_LAYERS, mt.E_HEADS, mt.SUB_C, mt.K = 16, 1, 2, 4, 3
+    mt.D, mt.D_INNER, mt.D_LAYERS, mt.D_HEADS, mt.P = 8, 16, 1, 2, 32
+    with tempfile.TemporaryDirectory() as tmp:
+        sys.argv = ["make_tiny", os.path.join(tmp, "pkg"), "--tokenizer", os.path.join(bundled, "tokenizer.model"),
+                    "--no-frontend-tensors"]
+        mt.main()
+        os.makedirs(os.path.join(HERE, "package"), exist_ok=True)
+        subprocess.run(["/usr/bin/python3", os.path.join(root, "tools", "gguf_pack.py"), os.path.join(tmp, "pkg"),
+                        os.path.join(HERE, "package", "hviske_tiny.gguf"), "--type", "f16"], check=True)
 
 
 if __name__ == "__main__":

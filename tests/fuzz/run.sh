@@ -5,7 +5,6 @@ set -euo pipefail
 build=${1:?usage: run.sh BUILD_DIR [SECONDS]}
 seconds=${2:-60}
 here=$(cd "$(dirname "$0")" && pwd)
-export LSAN_OPTIONS=suppressions=$here/lsan.supp
 for fuzzer in "$build"/tests/fuzz/fuzz_*; do
   name=$(basename "$fuzzer")
   case $name in *_smoke) continue ;; esac

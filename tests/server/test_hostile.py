@@ -3,7 +3,7 @@
 hundreds of idle, slow-header and slow-body connections from several
 addresses while a normal client keeps getting its answers in its usual time;
 the per-address connection limit; refusals answered before the body is
-read; no forged log lines; the API key's scheme; non-finite audio; a graceful stop with a deadline; the upload memory budget. Python stdlib only."""
+read (an unknown Expect among them); no forged log lines; the API key's scheme; non-finite audio; a graceful stop with a deadline; the upload memory budget. Python stdlib only."""
 import os
 import selectors
 import socket
@@ -200,6 +200,9 @@ def test_early_answers(a):
                                413),
         "400 not multipart": (b"POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n"
                               b"Content-Length: 100000\r\nContent-Type: application/json\r\n\r\n", 400),
+        "417 an unknown expectation": (b"POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n"
+                                       b"Expect: 200-ok\r\nContent-Length: 100000\r\n"
+                                       b"Content-Type: multipart/form-data; boundary=bnd\r\n\r\n", 417),
     }
     for what, (head, status) in heads.items():
         s = socket.create_connection(("127.0.0.1", srv.port))

@@ -517,8 +517,8 @@ static void test_bad_files(void)
     expect_bad(BAD_OFFSET_PAST_END, 1, F, "tensor 'h': 8 bytes at offset 1048576 run past the end");
     expect_bad(BAD_MISALIGNED, 1, F, "tensor 'h': offset 196 is not aligned to 32");
     expect_bad(BAD_OVERLAP, 1, F, "overlap");
-    expect_bad(BAD_DUP_NAMES, 1, F, "tensor 'a' appears twice");
-    expect_bad(BAD_DUP_PHYSICAL, 0, F, "tensor 'a' appears twice");
+    expect_bad(BAD_DUP_NAMES, 1, F, "duplicate tensor 'a'");
+    expect_bad(BAD_DUP_PHYSICAL, 0, F, "duplicate tensor 'a'");
     expect_bad(BAD_Q8_ROW, 1, F, "tensor '" LONG_NAME "': Q8_0 rows of 48 values are not a multiple of 32");
     expect_bad(BAD_UTF8_NAME, 0, F, "name of tensor 2 is not valid UTF-8");
     expect_bad(BAD_SURROGATE_NAME, 0, F, "name of tensor 2 is not valid UTF-8");

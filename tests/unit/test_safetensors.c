@@ -249,7 +249,9 @@ static void test_bad_files(void)
                "tensors 'a' and 'b' overlap");
     expect_bad("same_start", "{" T("a", "F32", "[2]", 0, 8) "," T("b", "F16", "[4]", 0, 8) "}", 8, F, "overlap");
     expect_bad("duplicate", "{" T("a", "F32", "[1]", 0, 4) "," T("a", "F32", "[1]", 4, 8) "}", 8, F,
-               "tensor 'a' appears twice");
+               "duplicate tensor 'a'");
+    expect_bad("duplicate_same", "{" T("a", "F32", "[1]", 0, 4) "," T("a", "F32", "[1]", 0, 4) "}", 4, F,
+               "duplicate tensor 'a'");
     expect_bad("meta_value", "{\"__metadata__\":{\"k\":1}}", 0, F, "__metadata__ value 'k' is not a string");
     expect_bad("meta_type", "{\"__metadata__\":[]}", 0, F, "__metadata__ is not an object");
     expect_bad("meta_twice", "{\"__metadata__\":{},\"__metadata__\":{}}", 0, F, "__metadata__ appears twice");

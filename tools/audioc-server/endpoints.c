@@ -144,30 +144,18 @@ static const char *text_field(const form *f, const char *name)
 static int bool_field(const form *f, const char *name, int *out, reply *r)
 {
     const char *v = text_field(f, name);
-    if (!v) return 0;
-    if (!strcasecmp(v, "true") || !strcmp(v, "1") || !strcasecmp(v, "yes")) *out = 1;
-    else if (!strcasecmp(v, "false") || !strcmp(v, "0") || !strcasecmp(v, "no") || !*v) *out = 0;
-    else {
-        reply_error(r, 400, name, "%s must be true or false, not '%s'", name, v);
-        return -1;
-    }
-    return 0;
+    if (!v || !field_bool(v, out)) return 0;
+    reply_error(r, 400, name, "%s must be true or false, not '%s'", name, v);
+    return -1;
 }
 
 static int number_field(const form *f, const char *name, double lo, double hi, int integer, double *out, reply *r)
 {
     const char *v = text_field(f, name);
-    if (!v || !*v) return 0;
-    char *end;
-    double d = strtod(v, &end);
-    while (*end == ' ') end++;
-    if (*end || !(d >= lo && d <= hi) || (integer && d != (double)(long long)d)) {
-        reply_error(r, 400, name, "%s must be %s in [%g, %g], not '%s'", name, integer ? "an integer" : "a number",
-                    lo, hi, v);
-        return -1;
-    }
-    *out = d;
-    return 0;
+    if (!v || !*v || !field_number(v, lo, hi, integer, out)) return 0;
+    reply_error(r, 400, name, "%s must be %s in [%g, %g], not '%s'", name, integer ? "an integer" : "a number", lo,
+                hi, v);
+    return -1;
 }
 
 /* The audio upload and the model; fills T or R. */
@@ -292,9 +280,8 @@ int endpoint_transcription_prepare(const form *f, job *j, reply *r)
     static const char *const names[] = {"json", "text", "srt", "vtt", "verbose_json"};
     t->fmt = FMT_JSON;
     if (v && *v) {
-        int k = 0;
-        while (k < 5 && strcmp(v, names[k]) != 0) k++;
-        if (k == 5) {
+        int k = field_choice(v, names, 5);
+        if (k < 0) {
             reply_error(r, 400, "response_format", "response_format '%s' is not one of json, text, srt, vtt, "
                         "verbose_json", v);
             return -1;

@@ -14,8 +14,6 @@
 
 #include "server.h"
 
-typedef enum { R_NONE, R_HEALTH, R_MODELS, R_MODEL, R_TRANSCRIPTION, R_VAD, R_OPTIONS } route;
-
 typedef struct {
     route route;
     struct MHD_Connection *conn;
@@ -101,79 +99,30 @@ static const char *header(struct MHD_Connection *c, const char *name)
     return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
 }
 
-/* Whether A equals B, in a time that depends on their lengths only, not on
- * where they first differ (no guessing the key a byte at a time). */
-static int equal_secret(const char *a, const char *b)
-{
-    size_t na = strlen(a), nb = strlen(b);
-    unsigned char diff = na != nb;
-    for (size_t i = 0; i < na; i++) diff |= (unsigned char)(a[i] ^ b[i % (nb ? nb : 1)]);
-    return diff == 0 && nb > 0;
-}
-
-/* 'Authorization: Bearer KEY'; the scheme is case-insensitive (RFC 7235). */
-static int authorized(struct MHD_Connection *c)
-{
-    if (!g_cfg.api_key) return 1;
-    const char *h = header(c, "Authorization");
-    if (!h || strncasecmp(h, "Bearer ", 7) != 0) return 0;
-    h += 7;
-    while (*h == ' ') h++;
-    return equal_secret(h, g_cfg.api_key);
-}
-
 /* First sight of a request: where it goes, and whether it is refused
  * before its body (into q->early). */
 static void admit(request *q, const char *url, const char *method)
 {
-    static const struct {
-        const char *path, *method;
-        route r;
-    } routes[] = {{"/health", "GET", R_HEALTH},
-                  {"/v1/models", "GET", R_MODELS},
-                  {"/v1/audio/transcriptions", "POST", R_TRANSCRIPTION},
-                  {"/v1/audio/vad", "POST", R_VAD}};
-    int known = -1;
-    for (int i = 0; i < 4; i++)
-        if (strcmp(url, routes[i].path) == 0) known = i;
-    if (known < 0 && strncmp(url, "/v1/models/", 11) == 0 && url[11]) known = 1;   /* /v1/models/ID */
-    if (known < 0) {
-        reply_error(&q->early, 404, NULL, "no such endpoint: %s %s", method, url);
-        return;
-    }
-    if (strcmp(method, "OPTIONS") == 0) {   /* a CORS preflight, on a real route only */
-        q->route = R_OPTIONS;
-        q->early.status = 204;
-        return;
-    }
-    q->route = known == 1 && url[10] ? R_MODEL : routes[known].r;
-    if (strcmp(method, routes[known].method) != 0 && !(q->route <= R_MODEL && strcmp(method, "HEAD") == 0)) {
-        reply_error(&q->early, 405, NULL, "%s %s: use %s", method, url, routes[known].method);
-        return;
-    }
-    if (strncmp(url, "/v1/", 4) == 0 && !authorized(q->conn)) {
-        reply_error(&q->early, 401, NULL, "invalid or missing API key (send 'Authorization: Bearer KEY')");
-        return;
-    }
-    if (q->route != R_TRANSCRIPTION && q->route != R_VAD) return;
-    size_t max = (size_t)g_cfg.max_upload_mb << 20;
-    const char *len = header(q->conn, "Content-Length");
-    unsigned long long n = len ? strtoull(len, NULL, 10) : 0;
-    if (n > max + (64u << 10)) {
-        reply_error(&q->early, 413, "file", "the upload is larger than the limit of %ld MB", g_cfg.max_upload_mb);
-        return;
-    }
+    request_head h = {method, url, header(q->conn, "Authorization"), header(q->conn, "Content-Length"),
+                      header(q->conn, "Transfer-Encoding"), header(q->conn, "Expect")};
+    admission a;
+    admit_head(&h, g_cfg.api_key, (size_t)g_cfg.max_upload_mb << 20, &a);
+    q->route = a.route;
+    q->has_body = a.has_body;
+    if (a.status == 204) q->early.status = 204;
+    if (a.status && a.status != 204) reply_error(&q->early, a.status, a.param, "%s", a.message);
+    if (a.status || (q->route != R_TRANSCRIPTION && q->route != R_VAD)) return;
     /* refused before a byte of the body is read: a full queue, or a full upload budget */
     if (queue_full()) {
         reply_error(&q->early, 503, NULL, "the server is busy: %d requests are waiting; try again later", g_cfg.max_queue);
         return;
     }
-    if (!budget_take(q, (size_t)n)) {
+    if (!budget_take(q, (size_t)a.length)) {
         reply_error(&q->early, 503, NULL, "the server is busy receiving other uploads (%ld MB at most at once); "
                     "try again later", g_cfg.max_buffer_mb);
         return;
     }
-    q->form = form_new(q->conn, max, (size_t)n);
+    q->form = form_new(q->conn, (size_t)g_cfg.max_upload_mb << 20, (size_t)a.length);
     if (!q->form)
         reply_error(&q->early, 400, NULL, "the body must be multipart/form-data (with a boundary)");
 }
@@ -277,8 +226,6 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         q->url = url;
         q->t0 = ac_now();
         admit(q, url, method);
-        const char *len = header(c, "Content-Length");
-        q->has_body = (len && strtoull(len, NULL, 10) > 0) || header(c, "Transfer-Encoding");
         /* a refusal is answered at once, before any body is read: the
          * connection is closed after it (see send_reply) */
         if (q->early.status) return send_reply(q, &q->early);

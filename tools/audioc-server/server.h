@@ -82,6 +82,37 @@ int form_count(const form *f);
 const form_field *form_at(const form *f, int i);
 void form_free(form *f);
 
+/* ---- text field values (fields.c) ----------------------------------------- */
+
+/* true/1/yes or false/0/no/empty (any case): 0, or -1 for anything else. */
+int field_bool(const char *v, int *out);
+/* A number in [LO, HI] (an integer when INTEGER; trailing spaces allowed): 0 or -1. */
+int field_number(const char *v, double lo, double hi, int integer, double *out);
+/* The index of V among the N NAMES, or -1. */
+int field_choice(const char *v, const char *const *names, int n);
+
+/* ---- admission of a request head (admit.c) -------------------------------- */
+
+typedef enum { R_NONE, R_HEALTH, R_MODELS, R_MODEL, R_TRANSCRIPTION, R_VAD, R_OPTIONS } route;
+
+/* The head as received; a header is NULL when absent. */
+typedef struct {
+    const char *method, *url;
+    const char *authorization, *content_length, *transfer_encoding, *expect;
+} request_head;
+
+typedef struct {
+    route route;
+    int status;              /* 0: go on; 204: a CORS preflight; else refused with MESSAGE */
+    const char *param;       /* the field an error is about, or NULL */
+    char message[320];
+    unsigned long long length;   /* Content-Length (0 when absent or bad) */
+    int has_body;            /* a body follows (an early answer closes the connection) */
+} admission;
+
+/* API_KEY: NULL when none is required. MAX_UPLOAD: the upload limit in bytes. */
+void admit_head(const request_head *h, const char *api_key, size_t max_upload, admission *a);
+
 /* ---- responses -------------------------------------------------------- */
 
 typedef struct {

@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "io/config.h"
+#include "models/hviske_asr/budget.h"
 #include "models/hviske_asr/model.h"
 
 static const char *const root_keys[] = {
@@ -155,6 +156,12 @@ static ac_status parse(const ac_config *c, hviske_config *g)
         return ac_error(AC_ERR_MODEL, "%s: min_energy_window_samples must be positive", c->file);
     if (!(g->dither >= 0 && g->dither < 1))
         return ac_error(AC_ERR_MODEL, "%s: preprocessor.dither %g is out of range", c->file, g->dither);
+    /* a full chunk must fit the scratch bound (the decoder's share, which
+     * depends on the request, is checked per chunk) */
+    double need = hviske_chunk_bytes(g, llround(g->max_clip_s * g->sample_rate), 1, 1);
+    if (need > HVISKE_MAX_CHUNK_BYTES)
+        return ac_error(AC_ERR_MODEL, "%s: max_audio_clip_s %g makes chunks that need %.1f GB of scratch each "
+                        "(limit %.0f GB)", c->file, g->max_clip_s, need / (1 << 30), HVISKE_MAX_CHUNK_BYTES / (1 << 30));
     return AC_OK;
 }
 

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/timing.h"
+#include "models/hviske_asr/budget.h"
 #include "models/hviske_asr/decoder.h"
 #include "models/hviske_asr/frontend.h"
 
@@ -100,6 +101,7 @@ ac_status hviske_transcribe_chunk(const hviske_model *m, const float *x, int64_t
         out->text = calloc(1, 1);
         return out->text ? AC_OK : ac_error(AC_ERR_NOMEM, "out of memory");
     }
+    AC_TRY(hviske_check_chunk(c, n, beams, cap));
     double t0 = ac_now();
     float *feat;
     int64_t T, Tv;

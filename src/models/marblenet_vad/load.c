@@ -98,6 +98,15 @@ ac_status ac_marblenet_load_config(ac_marblenet *m, const char *config_path)
     return s;
 }
 
+ac_status ac_marblenet_parse_config(ac_marblenet *m, const char *text, size_t len, const char *name)
+{
+    ac_config *c;
+    AC_TRY(ac_config_parse(text, len, name, &c));
+    ac_status s = parse_config(m, c);
+    ac_config_free(c);
+    return s;
+}
+
 static ac_status load_bn(ac_weights *w, const char *prefix, int C, float **scale, float **shift)
 {
     const char *parts[4] = {"weight", "bias", "running_mean", "running_var"};

@@ -42,6 +42,8 @@ struct ac_marblenet {
 };
 
 ac_status ac_marblenet_load_config(ac_marblenet *m, const char *config_path);
+/* The same from the file's text (NAME names it in messages). */
+ac_status ac_marblenet_parse_config(ac_marblenet *m, const char *text, size_t len, const char *name);
 ac_status ac_marblenet_load_weights(ac_marblenet *m);
 /* Output frames for T feature frames. */
 size_t ac_marblenet_out_len(const ac_marblenet *m, size_t T);

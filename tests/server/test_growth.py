@@ -1,0 +1,92 @@
+#!/usr/bin/python3
+"""audioc-server's memory does not grow with malformed uploads: 2000 uploads
+of each kind of broken file (a WAV header cut short, a FLAC cut in its
+metadata, an Ogg Vorbis stream cut after its first header, an MP3 with an ID3
+tag and no frames, text) are each refused with 400, and the server's RSS
+after them is within 5 % of its RSS after the first 100 of each. Under the
+sanitizers (which keep freed memory in quarantine) fewer uploads are sent and
+LeakSanitizer's report at exit is the check. Python stdlib only."""
+import http.client
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import test_server as ts  # noqa: E402
+from test_server import SAMPLES, SKIP, Server, check  # noqa: E402
+
+ts.WORK = os.path.join(os.environ["TEST_WORK"], "server_growth")
+WARMUP, TOTAL = (20, 200) if ts.SANITIZED else (100, 2000)
+
+
+def malformed_files():
+    """{kind: bytes}: one broken upload per kind, cut from the first sample clip."""
+    src = SAMPLES[0]
+    out = {}
+    for ext in ("wav", "ogg"):
+        path = os.path.join(ts.WORK, "clip." + ext)
+        subprocess.run(["sox", src, "-r", "16000", path, "trim", "0", "1"], check=True)
+        with open(path, "rb") as f:
+            out[ext] = f.read()
+    with open(src, "rb") as f:
+        out["flac"] = f.read()[:30]                 # inside STREAMINFO
+    out["wav"] = out["wav"][:30]                    # no data chunk
+    pages = out["ogg"].split(b"OggS")
+    out["ogg"] = b"OggS" + pages[1] + b"OggS" + pages[2][:40]   # identification header, then cut
+    # an ID3v2 tag (10 bytes, no frames inside) then an MPEG header and nothing more
+    out["mp3"] = b"ID3\x04\x00\x00\x00\x00\x00\x00" + b"\xff\xfb\x90\x64"
+    out["text"] = b"not audio\n" * 50
+    return out
+
+
+def post(conn, name, blob):
+    body, ctype = ts.multipart([("model", "hviske-tiny-da")], [("file", name, blob)])
+    try:
+        conn.request("POST", "/v1/audio/transcriptions", body=body, headers={"Content-Type": ctype})
+        r = conn.getresponse()
+        r.read()
+        return r.status
+    except (OSError, http.client.HTTPException):
+        conn.close()   # reopened by the next request
+        return 0
+
+
+def main():
+    if not SAMPLES:
+        print("skipped: no sample clips")
+        return SKIP
+    os.makedirs(ts.WORK, exist_ok=True)
+    files = malformed_files()
+    srv = Server("growth", ["--workers", "1", "--threads", "1"])
+    if not srv.ok:
+        return check.finish()
+    conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=ts.HTTP_TIMEOUT)
+    statuses = {k: {} for k in files}
+    rss = {}
+    t0 = time.time()
+    for i in range(TOTAL):
+        for kind, blob in files.items():
+            st = post(conn, "upload." + ("txt" if kind == "text" else kind), blob)
+            statuses[kind][st] = statuses[kind].get(st, 0) + 1
+        if i + 1 == WARMUP:
+            rss["warm"] = ts.vmrss_kb(srv.pid)
+    rss["end"] = ts.vmrss_kb(srv.pid)
+    took = time.time() - t0
+    conn.close()
+    for kind, counts in statuses.items():
+        check(counts == {400: TOTAL}, f"[growth] {TOTAL} malformed {kind} uploads each answered 400: {counts}")
+    per_request = (rss["end"] - rss["warm"]) * 1024 / ((TOTAL - WARMUP) * len(files))
+    print(f"{TOTAL} x {len(files)} malformed uploads in {took:.1f} s: RSS after {WARMUP} of each "
+          f"{rss['warm'] / 1024:.1f} MB, after {TOTAL} {rss['end'] / 1024:.1f} MB ({per_request:.0f} B per request)")
+    if not ts.SANITIZED:
+        check(rss["end"] <= rss["warm"] * 1.05,
+              f"[growth] RSS after {TOTAL} of each ({rss['end']} kB) within 5 % of after {WARMUP} ({rss['warm']} kB)")
+    srv.survived(f"{TOTAL * len(files)} malformed uploads")
+    srv.stop()   # LeakSanitizer reports at exit under the sanitizers
+    return check.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
