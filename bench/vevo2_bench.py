@@ -63,7 +63,7 @@ def main():
     for threads in (1, 2):
         r = sh(os.path.join(a.build, "audioc"), "vc", "-m", pkg, "-r", tgt, src, "-o",
                os.path.join(work, "bench_out.wav"), "--steps", a.steps, "--timings", "-t", threads, "--no-progress")
-        t = {k: float(v) for k, v in re.findall(r"([a-z ]+?) ([\d.]+) ms", r.stderr)}
+        t = {k.strip(): float(v) for k, v in re.findall(r"([a-z ]+) ([\d.]+) ms", r.stderr)}
         step = float(re.search(r"([\d.]+) ms/step", r.stderr).group(1)) / 1e3
         total = float(re.search(r"audio in ([\d.]+) ms", r.stderr).group(1)) / 1e3
         rtf = float(re.search(r"real-time factor ([\d.]+)", r.stderr).group(1))

@@ -9,15 +9,20 @@
 
 enum {
     FEW_ROWS = 4,           /* up to this many queries: one row at a time, K/V rows read directly */
-    INLINE_WORK = 16384     /* below this many query x key x channel products, no dispatch */
+    INLINE_WORK = 16384,    /* below this many query x key x channel products, no dispatch */
+    Q_BLOCK = 256           /* query rows whose scores a KV head holds at once: bounds the scratch
+                               (Whisper's 1500 x 1500 scores of 16 heads would be 150 MB) */
 };
 
 static size_t group(const ac_attn_opts *o) { return (size_t)(o->heads / o->kv_heads); }
 
-/* Scratch of one KV head: a group's scores and, for many rows, V^T. */
+static size_t block_rows(size_t nq) { return nq < Q_BLOCK ? nq : Q_BLOCK; }
+
+/* Scratch of one KV head: a group's scores and, for many rows, a block of
+ * rows' scores and V^T. */
 static size_t unit_floats(const ac_attn_opts *o, size_t nq, size_t nk)
 {
-    return nk * (group(o) + nq + (size_t)o->head_dim);
+    return nk * (group(o) + block_rows(nq) + (size_t)o->head_dim);
 }
 
 size_t ac_attention_scratch(const ac_attn_opts *o, size_t nq, size_t nk)
@@ -77,14 +82,17 @@ static void attend_unit(const attn_job *j, size_t u)
         }
         return;
     }
-    float *vt = s + j->nq * nk; /* V^T [dk][nk], once for the group */
+    const size_t rows = block_rows(j->nq);
+    float *vt = s + rows * nk; /* V^T [dk][nk], once for the group */
     for (size_t t = 0; t < nk; t++)
         for (size_t d = 0; d < dk; d++) vt[d * nk + t] = V[t * kv->ld + d];
-    for (size_t h = h0; h < h0 + g; h++) {
-        ac_matmul_nt(j->q + h * dk, j->q_ld, K, kv->ld, NULL, s, nk, j->nq, nk, dk);
-        probabilities(j, s, j->nq, h, 0);
-        ac_matmul_nt(s, nk, vt, nk, NULL, j->out + h * dk, j->out_ld, j->nq, dk, nk);
-    }
+    for (size_t h = h0; h < h0 + g; h++)
+        for (size_t r = 0; r < j->nq; r += rows) {
+            size_t n = j->nq - r < rows ? j->nq - r : rows;
+            ac_matmul_nt(j->q + r * j->q_ld + h * dk, j->q_ld, K, kv->ld, NULL, s, nk, n, nk, dk);
+            probabilities(j, s, n, h, r);
+            ac_matmul_nt(s, nk, vt, nk, NULL, j->out + r * j->out_ld + h * dk, j->out_ld, n, dk, nk);
+        }
 }
 
 static void units_range(void *ctx, size_t u0, size_t u1)

@@ -18,6 +18,8 @@ Checked:
   folder, medium.pt, Hugging Face's folder, ../whisper-medium beside the
   package) and both whisper_stats forms;
 - the same on 1 and 2 threads, seeded noise included;
+- the C API (ac_voice_convert): file, PCM and memory inputs alike, the
+  progress callback over the flow-matching steps, cancel;
 - bad input, each a clear message naming the file and the problem: a 0.05 s
   source, a silent source, a target voice that is not audio, --steps 0, a
   noise file of the wrong size, no Whisper encoder, a config key missing or
@@ -200,6 +202,16 @@ def other_inputs(pkg, ref, shift):
             check(e < 1e-6, f"{name} ({rate} Hz, {ch} channels): audioc vc differs from the driver by {e:.2e}")
 
 
+def api(pkg, base, src, tgt_wav):
+    """ac_voice_convert on a file, PCM and bytes in memory; progress and cancel."""
+    stereo = np.stack([src, src], axis=1).astype(np.float32)
+    wav = os.path.join(WORK, "api_src.wav")
+    wavfile.write(wav, RATE, stereo)
+    r = run(DRIVER, "api", pkg, wav, raw(os.path.join(WORK, "api_src.f32"), stereo.reshape(-1)), tgt_wav,
+            base["noise_file"])
+    check(r.returncode == 0 and "api ok" in r.stdout, f"the C API: {r.stderr.strip()[:400]}")
+
+
 def threads(pkg, base, src, tgt, shift):
     out = os.path.join(WORK, "t1")
     os.makedirs(out, exist_ok=True)
@@ -295,6 +307,7 @@ def main():
     sibling_whisper(pkg, src_wav, tgt_wav)
     other_inputs(pkg, base["ref"], shift)
     threads(pkg, base, src, tgt, shift)
+    api(pkg, base, src, tgt_wav)
     base["noise"][:-1].tofile(base["noise_file"] + ".short")
     bad_inputs(pkg, src_wav, tgt_wav, base["noise_file"])
     return check.finish()

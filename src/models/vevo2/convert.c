@@ -38,8 +38,8 @@ static int report(const vevo2_convert_options *o, const char *stage, int done, i
     return o->progress && o->progress(o->progress_user, stage, done, total);
 }
 
-ac_status vevo2_content_style_ids(vevo2_model *m, const float *x, int64_t n, int shift, ac_arena *a, int32_t **ids,
-                                  int *n_ids, vevo2_timings *t)
+ac_status vevo2_content_style_ids(vevo2_model *m, const float *x, int64_t n, int shift, ac_arena *out,
+                                  ac_arena *a, int32_t **ids, int *n_ids, vevo2_timings *t)
 {
     const int T = (int)(n / m->mel.hop);
     const whisper_config *wc = &m->whisper->cfg;
@@ -78,12 +78,13 @@ ac_status vevo2_content_style_ids(vevo2_model *m, const float *x, int64_t n, int
     t->chroma += t3 - t2;
 
     size_t k = vevo2_coco_tokens(&m->content_cfg, (size_t)T);
-    int32_t *out = ac_arena_alloc(a, k * sizeof *out);
+    int32_t *res = ac_arena_alloc(out, k * sizeof *res);
     float *lat = ac_arena_floats(a, k * (size_t)m->content_cfg.codebook_dim);
-    if (!out || !lat) return AC_ERR_NOMEM;
-    AC_TRY(vevo2_coco_encode(m->content, feat, chroma, (size_t)T, a, lat, out, NULL));
+    if (!res || !lat) return AC_ERR_NOMEM;
+    AC_TRY(vevo2_coco_encode(m->content, feat, chroma, (size_t)T, a, lat, res, NULL));
     t->tokenizer += ac_now() - t3;
-    *ids = out;
+    ac_arena_reset(a);
+    *ids = res;
     *n_ids = (int)k;
     return AC_OK;
 }
@@ -110,9 +111,11 @@ static int on_step(void *user, int step, int steps)
     return report(r->o, "fm", step, steps);
 }
 
+/* Results that outlive a stage come from A, each stage's scratch from S,
+ * reset after it: the peak is the largest stage, not their sum. */
 static ac_status convert(vevo2_model *m, const float *src, int64_t n, const float *tgt, int64_t nt,
-                         const vevo2_convert_options *o, ac_arena *a, float **wav, int64_t *n_wav, int *shift,
-                         vevo2_timings *t)
+                         const vevo2_convert_options *o, ac_arena *a, ac_arena *sc, float **wav, int64_t *n_wav,
+                         int *shift, vevo2_timings *t)
 {
     const int rate = m->mel.sample_rate, mel = m->mel.n_mels;
     AC_TRY(check_clip(src, n, rate, "source"));
@@ -129,9 +132,9 @@ static ac_status convert(vevo2_model *m, const float *src, int64_t n, const floa
     if (report(o, "tokenizer", 0, 2)) return AC_ERR_CANCELLED;
     int32_t *src_ids, *tgt_ids;
     int n_src, n_tgt;
-    AC_TRY(vevo2_content_style_ids(m, src, n, *shift, a, &src_ids, &n_src, t));
+    AC_TRY(vevo2_content_style_ids(m, src, n, *shift, a, sc, &src_ids, &n_src, t));
     if (report(o, "tokenizer", 1, 2)) return AC_ERR_CANCELLED;
-    AC_TRY(vevo2_content_style_ids(m, tgt, nt, 0, a, &tgt_ids, &n_tgt, t));
+    AC_TRY(vevo2_content_style_ids(m, tgt, nt, 0, a, sc, &tgt_ids, &n_tgt, t));
 
     double t1 = ac_now();
     const int Tt = (int)vevo2_timbre_mel_frames(&m->timbre, nt);
@@ -156,7 +159,8 @@ static ac_status convert(vevo2_model *m, const float *src, int64_t n, const floa
                         "the injected noise has %zu values; this conversion needs %d frames x %d mels = %zu "
                         "(%zu bytes of float32)",
                         o->n_noise, F, mel, (size_t)F * mel, (size_t)F * mel * 4);
-    AC_TRY(vevo2_fm_cond(m->fm, ids, n_ids, cond, a));
+    AC_TRY(vevo2_fm_cond(m->fm, ids, n_ids, cond, sc));
+    ac_arena_reset(sc);
     vevo2_fm_options fo = vevo2_fm_defaults();
     fm_relay relay = {o};
     fo.steps = o->steps;
@@ -164,7 +168,8 @@ static ac_status convert(vevo2_model *m, const float *src, int64_t n, const floa
     fo.noise = o->noise;
     fo.progress = on_step;
     fo.progress_user = &relay;
-    AC_TRY(vevo2_fm_sample(m->fm, cond, Lc, prompt, Tt, &fo, out_mel, a));
+    AC_TRY(vevo2_fm_sample(m->fm, cond, Lc, prompt, Tt, &fo, out_mel, sc));
+    ac_arena_reset(sc);
     double t3 = ac_now();
     t->fm += t3 - t2;
     t->fm_steps = o->steps;
@@ -173,7 +178,7 @@ static ac_status convert(vevo2_model *m, const float *src, int64_t n, const floa
     const int64_t len = (int64_t)F * m->vocoder_cfg.hop;
     float *y = ac_malloc((size_t)len * sizeof *y);
     if (!y) return AC_ERR_NOMEM;
-    ac_status s = vevo2_vocoder_forward(m->vocoder, out_mel, (size_t)F, a, y);
+    ac_status s = vevo2_vocoder_forward(m->vocoder, out_mel, (size_t)F, sc, y);
     if (s) {
         free(y);
         return s;
@@ -191,9 +196,11 @@ ac_status vevo2_convert(vevo2_model *m, const float *source, int64_t n, const fl
     *n_wav = 0;
     *shift = 0;
     memset(t, 0, sizeof *t);
-    ac_arena a;
+    ac_arena a, sc;
     ac_arena_init(&a, 1 << 20);
-    ac_status s = convert(m, source, n, target, n_target, o, &a, wav, n_wav, shift, t);
+    ac_arena_init(&sc, 1 << 20);
+    ac_status s = convert(m, source, n, target, n_target, o, &a, &sc, wav, n_wav, shift, t);
     ac_arena_free(&a);
+    ac_arena_free(&sc);
     return s;
 }

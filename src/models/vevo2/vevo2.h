@@ -78,8 +78,9 @@ ac_status vevo2_convert(vevo2_model *m, const float *source, int64_t n, const fl
 
 /* The content-style ids of X[n] (the package's rate): Whisper features of
  * X, the chromagram of X shifted by SHIFT semitones. IDS[vevo2_coco_tokens]
- * from A; the time of each stage added to T. */
-ac_status vevo2_content_style_ids(vevo2_model *m, const float *x, int64_t n, int shift, ac_arena *a, int32_t **ids,
-                                  int *n_ids, vevo2_timings *t);
+ * from OUT, scratch from A (reset on success); the time of each stage
+ * added to T. */
+ac_status vevo2_content_style_ids(vevo2_model *m, const float *x, int64_t n, int shift, ac_arena *out,
+                                  ac_arena *a, int32_t **ids, int *n_ids, vevo2_timings *t);
 
 #endif
