@@ -54,13 +54,8 @@ ac_status ac_vocos_backbone_load(ac_weights *w, const char *prefix, int in_chann
     *b = (ac_vocos_backbone){.in_channels = in_channels, .dim = dim, .intermediate = intermediate, .layers = layers,
                              .embed = {in_channels, dim, EMBED_KERNEL, 1, EMBED_KERNEL / 2, 1}};
     char n[256];
-    const float *ew;
     snprintf(n, sizeof n, "%sembed.weight", prefix);
-    AC_TRY(ac_weights_f32(w, n, AC_SHAPE(dim, in_channels, EMBED_KERNEL), &ew));
-    float *embed = ac_weights_scratch(w, (size_t)dim * in_channels * EMBED_KERNEL);
-    if (!embed) return AC_ERR_NOMEM;
-    ac_conv1d_weight_from_torch(ew, embed, dim, in_channels, EMBED_KERNEL);
-    b->embed_w = embed;
+    AC_TRY(ac_weights_mat(w, n, AC_SHAPE(dim, in_channels, EMBED_KERNEL), &b->embed_w));
     AC_TRY(vec(w, prefix, "embed.bias", dim, &b->embed_b));
     AC_TRY(vec(w, prefix, "norm.weight", dim, &b->norm_w));
     AC_TRY(vec(w, prefix, "norm.bias", dim, &b->norm_b));
@@ -96,7 +91,7 @@ size_t ac_vocos_backbone_scratch(const ac_vocos_backbone *b, size_t T)
 void ac_vocos_backbone_forward(const ac_vocos_backbone *b, const float *x, size_t T, float *y, float *scratch)
 {
     size_t D = (size_t)b->dim;
-    ac_conv1d(&b->embed, x, 1, T, b->embed_w, b->embed_b, y, scratch);
+    ac_conv1d_mat(&b->embed, x, 1, T, &b->embed_w, b->embed_b, y, scratch);
     ac_layernorm(y, y, T, D, b->norm_w, b->norm_b, LN_EPS);
     for (int i = 0; i < b->layers; i++) ac_convnext_forward(&b->block[i], y, T, scratch);
     ac_layernorm(y, y, T, D, b->final_w, b->final_b, LN_EPS);

@@ -14,7 +14,8 @@
 typedef struct ac_vocos_backbone {
     int in_channels, dim, intermediate, layers;
     ac_conv1d_shape embed;
-    const float *embed_w, *embed_b;     /* [dim][7][in_channels], [dim] */
+    ac_mat embed_w;                     /* [dim][in_channels*7] in the stored type (ac_conv1d_mat) */
+    const float *embed_b;               /* [dim] */
     const float *norm_w, *norm_b;       /* [dim] */
     const float *final_w, *final_b;     /* [dim] */
     ac_convnext *block;                 /* [layers] */

@@ -229,3 +229,20 @@ void ac_matmul(const float *x, const ac_mat *w, const float *bias, float *y, siz
     stream_job j = {x, w, bias, y, M};
     ac_parallel_for(w->rows, 16, stream_range, &j);
 }
+
+void ac_conv1d_mat(const ac_conv1d_shape *s, const float *x, size_t batch, size_t T, const ac_mat *w,
+                   const float *bias, float *y, float *cols)
+{
+    const size_t To = ac_conv1d_out_len(s, T), cin = (size_t)s->cin, K = (size_t)s->kernel;
+    /* im2col in the weight's own [cin][kernel] order, then one product */
+    for (size_t b = 0; b < batch; b++)
+        for (size_t t = 0; t < To; t++) {
+            float *dst = cols + (b * To + t) * cin * K;
+            for (size_t k = 0; k < K; k++) {
+                long ti = (long)t * s->stride - s->pad + (long)k * s->dilation;
+                const float *src = ti >= 0 && ti < (long)T ? x + (b * T + (size_t)ti) * cin : NULL;
+                for (size_t c = 0; c < cin; c++) dst[c * K + k] = src ? src[c] : 0.0f;
+            }
+        }
+    ac_matmul(cols, w, bias, y, batch * To);
+}

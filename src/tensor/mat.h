@@ -36,6 +36,14 @@ void ac_matmul_ref(const float *x, const ac_mat *w, const float *bias, float *y,
 void ac_matmul_multi(const float *x, size_t M, const ac_mat *const *w, const float *const *bias,
                        float *const *y, int n);
 
+/* Conv1d with a PyTorch weight [cout][cin][kernel] used where it lies, as
+ * the matrix W [cout][cin*kernel] in its stored type: x [batch][T][cin],
+ * y [batch][To][cout] (To = ac_conv1d_out_len), zero padding at each
+ * sequence's edges, COLS scratch of ac_conv1d_scratch floats. */
+struct ac_conv1d_shape;
+void ac_conv1d_mat(const struct ac_conv1d_shape *s, const float *x, size_t batch, size_t T, const ac_mat *w,
+                   const float *bias, float *y, float *cols);
+
 /* Rows [r0, r1) of W as f32 into OUT[r1-r0][cols]. */
 void ac_mat_rows(const ac_mat *w, size_t r0, size_t r1, float *out);
 

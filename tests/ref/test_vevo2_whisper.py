@@ -118,17 +118,17 @@ def broken_folder(name, base, config=None, drop=None, cut=None):
 
 
 def loads(tiny, tiny16):
-    """What the loader makes of each path: the dims, the names, the tensors it copied out. Only the
-    conv kernels are rearranged (2) and, from 16-bit files, the encoder's vectors widened (7 + 9 per
-    block): a decoder tensor touched would add to the count."""
+    """What the loader makes of each path: the dims, the names, the tensors it copied out. Every
+    matrix and conv kernel is used in place: only the encoder's vectors of 16-bit files are widened
+    (5 + 9 per block); a decoder tensor touched would add to the count."""
     L = whisper_ref.TINY_DIMS["n_audio_layer"]
     dims = "n_mels 80 n_ctx 1500 d 64 heads 4 layers 2 ffn 256"
     cases = [
-        (os.path.join(tiny, "whisper-medium", "medium.pt"), f"{dims} names openai converted {7 + 9 * L}"),
-        (os.path.join(tiny, "whisper-medium"), f"{dims} names openai converted 2"),
-        (os.path.join(tiny, "whisper-medium", "model.safetensors"), f"{dims} names openai converted 2"),
-        (os.path.join(tiny, "openai", "whisper-medium"), f"{dims} names hf converted 2"),
-        (os.path.join(tiny16, "openai", "whisper-medium"), f"{dims} names hf converted {7 + 9 * L}"),
+        (os.path.join(tiny, "whisper-medium", "medium.pt"), f"{dims} names openai converted {5 + 9 * L}"),
+        (os.path.join(tiny, "whisper-medium"), f"{dims} names openai converted 0"),
+        (os.path.join(tiny, "whisper-medium", "model.safetensors"), f"{dims} names openai converted 0"),
+        (os.path.join(tiny, "openai", "whisper-medium"), f"{dims} names hf converted 0"),
+        (os.path.join(tiny16, "openai", "whisper-medium"), f"{dims} names hf converted {5 + 9 * L}"),
     ]
     for path, want in cases:
         p = run([DRIVER, "--load", path])

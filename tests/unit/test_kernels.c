@@ -60,6 +60,25 @@ static void test_conv1d(void)
         ac_conv1d_ref(sh, x, batch, T, w, b, ref);
         ac_conv1d(sh, x, batch, T, w, b, got, cols);
         CHECK(max_rel_diff(got, ref, batch * To * sh->cout) < 1e-5, "conv1d shape %zu", s);
+        /* the PyTorch-layout weight in place, as f32 and as f16 (the
+         * reference then on the f16-rounded weights) */
+        size_t nw = (size_t)sh->cout * sh->kernel * sh->cin;
+        float *tw = malloc(nw * sizeof *tw), *ow = malloc(nw * sizeof *ow);
+        uint16_t *hw = malloc(nw * sizeof *hw);
+        for (int o = 0; o < sh->cout; o++)
+            for (int c = 0; c < sh->cin; c++)
+                for (int k = 0; k < sh->kernel; k++)
+                    tw[((size_t)o * sh->cin + c) * sh->kernel + k] = w[((size_t)o * sh->kernel + k) * sh->cin + c];
+        ac_mat m32 = ac_mat_f32(tw, (size_t)sh->cout, (size_t)sh->cin * sh->kernel);
+        ac_conv1d_mat(sh, x, batch, T, &m32, b, got, cols);
+        CHECK(max_rel_diff(got, ref, batch * To * sh->cout) < 1e-5, "conv1d_mat f32 shape %zu", s);
+        for (size_t i = 0; i < nw; i++) tw[i] = ac_f16_to_f32(hw[i] = ac_f32_to_f16(tw[i]));
+        ac_conv1d_weight_from_torch(tw, ow, sh->cout, sh->cin, sh->kernel);
+        ac_conv1d_ref(sh, x, batch, T, ow, b, ref);
+        ac_mat m16 = {hw, AC_DTYPE_F16, (size_t)sh->cout, (size_t)sh->cin * sh->kernel};
+        ac_conv1d_mat(sh, x, batch, T, &m16, b, got, cols);
+        CHECK(max_rel_diff(got, ref, batch * To * sh->cout) < 1e-5, "conv1d_mat f16 shape %zu", s);
+        free(tw), free(ow), free(hw);
         free(x), free(w), free(b), free(ref), free(got), free(cols);
     }
     /* weight layout conversion: [cout][cin][k] -> [cout][k][cin] */

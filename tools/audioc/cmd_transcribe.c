@@ -43,12 +43,7 @@ static void usage(FILE *f)
         "      --timings           print load, front end, encoder, prefill and per-token\n"
         "                          decode times and the real-time factor on stderr\n"
         "\n"
-        "general:\n"
-        "  -t, --threads N         worker threads (default: all cores)\n"
-        "      --progress / --no-progress\n"
-        "                          progress on stderr (default: when it is a terminal)\n"
-        "  -q, --quiet             errors only;  -v, --verbose: more detail\n"
-        "  -h, --help              this help\n"
+        COMMON_OPTIONS_HELP
         "\n"
         "Exit status: 0 ok, 1 a file failed, 2 bad usage.\n",
         f);

@@ -38,12 +38,7 @@ static void usage(FILE *f)
         "                          segments (text, csv); json adds a \"probs\" array\n"
         "      --timings           print load and run times and the real-time factor\n"
         "\n"
-        "general:\n"
-        "  -t, --threads N         worker threads (default: all cores)\n"
-        "      --progress / --no-progress\n"
-        "                          progress on stderr (default: when it is a terminal)\n"
-        "  -q, --quiet             errors only;  -v, --verbose: more detail\n"
-        "  -h, --help              this help\n"
+        COMMON_OPTIONS_HELP
         "\n"
         "Segments are [start, end) in seconds; json and csv also give samples at\n"
         "the file's own rate. Exit status: 0 ok, 1 a file failed, 2 bad usage.\n",

@@ -42,12 +42,7 @@ static void usage(FILE *f, const char *cmd)
             "      --float             32-bit float WAV\n"
             "      --timings           print the time of every stage and the real-time factor\n"
             "\n"
-            "general:\n"
-            "  -t, --threads N         worker threads (default: all cores)\n"
-            "      --progress / --no-progress\n"
-            "                          progress on stderr (default: when it is a terminal)\n"
-            "  -q, --quiet             errors only;  -v, --verbose: more detail\n"
-            "  -h, --help              this help\n"
+            COMMON_OPTIONS_HELP
             "\n"
             "Exit status: 0 ok, 1 the conversion failed, 2 bad usage.\n",
             cmd, strcmp(cmd, "svc") == 0 ? "Sings" : "Says");

@@ -11,6 +11,15 @@ int cmd_tokenize(int argc, char **argv);
 /* vc and svc (CMD names which in messages) */
 int cmd_voice(const char *cmd, int argc, char **argv);
 
+/* The help text of the options every command takes. */
+#define COMMON_OPTIONS_HELP \
+    "general:\n" \
+    "  -t, --threads N         worker threads (default: all cores)\n" \
+    "      --progress / --no-progress\n" \
+    "                          progress on stderr (default: when it is a terminal)\n" \
+    "  -q, --quiet             errors only;  -v, --verbose: more detail\n" \
+    "  -h, --help              this help\n"
+
 /* -t/--threads N, -q, -v, --progress, --no-progress: options of every
  * command. Returns 1 when ARGV[*I] was one (advancing *I past a value),
  * 0 when not, -1 on a bad value (after a message). */

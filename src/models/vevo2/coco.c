@@ -78,13 +78,8 @@ static ac_status load_weights(vevo2_coco *m)
     for (int r = c->downsample_rate; r > 1; r /= 2) m->n_down++;
     for (int i = 0; i < m->n_down; i++) {
         char n[128];
-        const float *w;
         snprintf(n, sizeof n, "downsample_layers.%d.weight", 2 * i); /* odd indices: the GELUs */
-        AC_TRY(ac_weights_f32(m->weights, n, AC_SHAPE(H, H, 3), &w));
-        float *ours = ac_weights_scratch(m->weights, (size_t)H * H * 3);
-        if (!ours) return AC_ERR_NOMEM;
-        ac_conv1d_weight_from_torch(w, ours, H, H, 3);
-        m->down_w[i] = ours;
+        AC_TRY(ac_weights_mat(m->weights, n, AC_SHAPE(H, H, 3), &m->down_w[i]));
         snprintf(n, sizeof n, "downsample_layers.%d.bias", 2 * i);
         AC_TRY(ac_weights_f32(m->weights, n, AC_SHAPE(H), &m->down_b[i]));
     }
@@ -139,7 +134,7 @@ ac_status vevo2_coco_encode(const vevo2_coco *m, const float *whisper, const flo
     }
     size_t L = T;
     for (int i = 0; i < m->n_down; i++) {
-        ac_conv1d(&m->down, x, 1, L, m->down_w[i], m->down_b[i], y, scratch);
+        ac_conv1d_mat(&m->down, x, 1, L, &m->down_w[i], m->down_b[i], y, scratch);
         L = ac_conv1d_out_len(&m->down, L);
         ac_gelu(y, L * H);
         float *t = x;

@@ -40,7 +40,8 @@ typedef struct vevo2_coco {
     const float *whisper_in_b, *chroma_in_b;
     int n_down;
     ac_conv1d_shape down;
-    const float *down_w[VEVO2_COCO_MAX_DOWN], *down_b[VEVO2_COCO_MAX_DOWN];
+    ac_mat down_w[VEVO2_COCO_MAX_DOWN];          /* [H][H*3] in the stored type (ac_conv1d_mat) */
+    const float *down_b[VEVO2_COCO_MAX_DOWN];
     ac_vocos_backbone encoder;
     ac_mat encoder_out;                           /* encoder.1: [hidden][vocos_dim] */
     const float *encoder_out_b;

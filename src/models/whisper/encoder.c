@@ -31,9 +31,9 @@ ac_status whisper_encode(const whisper_encoder *m, const float *mel, ac_arena *a
     float *y = ac_arena_floats(a, T * D), *sc = ac_arena_floats(a, scratch);
     if (!x1 || !x || !n || !y || !sc) return AC_ERR_NOMEM;
 
-    ac_conv1d(&s1, mel, 1, F, m->conv1_w, m->conv1_b, x1, sc);
+    ac_conv1d_mat(&s1, mel, 1, F, &m->conv1_w, m->conv1_b, x1, sc);
     ac_gelu(x1, F * D);
-    ac_conv1d(&s2, x1, 1, F, m->conv2_w, m->conv2_b, x, sc);
+    ac_conv1d_mat(&s2, x1, 1, F, &m->conv2_w, m->conv2_b, x, sc);
     ac_gelu(x, T * D);
     ac_axpy(x, m->pos, 1.0f, T * D);
     for (int l = 0; l < c->layers; l++) {

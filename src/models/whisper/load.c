@@ -39,22 +39,11 @@ static ac_status mat(whisper_encoder *m, int layer, const char *oa, const char *
     return ac_weights_mat(m->weights, tname(m, b, sizeof b, layer, oa, hf), AC_SHAPE(rows, cols), out);
 }
 
-/* A Conv1d weight [cout][cin][3] as f32 [cout][3][cin] for ac_conv1d. */
-static ac_status conv(whisper_encoder *m, const char *name, int cout, int cin, const float **out)
+/* A Conv1d weight [cout][cin][3], used in place by ac_conv1d_mat. */
+static ac_status conv(whisper_encoder *m, const char *name, int cout, int cin, ac_mat *out)
 {
     char b[160];
-    ac_mat w;
-    AC_TRY(ac_weights_mat(m->weights, tname(m, b, sizeof b, -1, name, name), AC_SHAPE(cout, cin, 3), &w));
-    float *torch = malloc(w.rows * w.cols * sizeof *torch), *dst = ac_weights_scratch(m->weights, w.rows * w.cols);
-    if (!torch || !dst) {
-        free(torch);
-        return ac_error(AC_ERR_NOMEM, "%s: no memory for '%s'", m->weights->file, b);
-    }
-    ac_mat_rows(&w, 0, w.rows, torch);
-    ac_conv1d_weight_from_torch(torch, dst, cout, cin, 3);
-    free(torch);
-    *out = dst;
-    return AC_OK;
+    return ac_weights_mat(m->weights, tname(m, b, sizeof b, -1, name, name), AC_SHAPE(cout, cin, 3), out);
 }
 
 static ac_status load_block(whisper_encoder *m, int i)

@@ -53,8 +53,8 @@ typedef struct whisper_block {
 typedef struct whisper_encoder {
     whisper_config cfg;
     ac_weights *weights;
-    const float *conv1_w, *conv1_b;   /* conv weights f32 as [cout][kernel][cin] */
-    const float *conv2_w, *conv2_b;
+    ac_mat conv1_w, conv2_w;          /* [cout][cin*3] in the stored type, for ac_conv1d_mat */
+    const float *conv1_b, *conv2_b;
     const float *pos;                 /* [n_ctx][d] */
     whisper_block *block;
     const float *ln_post_w, *ln_post_b;
