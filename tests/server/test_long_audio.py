@@ -1,0 +1,80 @@
+#!/usr/bin/python3
+"""audioc-server's memory does not grow with the length of what it
+transcribes: a 1 min and a 20 min upload (the sample clips repeated, Ogg
+Vorbis so the 20 min fit the upload limit) are both transcribed, and the
+server's peak RSS (VmHWM) after the 20 min is within 10 % of after the
+1 min: chunk buffers and scratch are reused at a fixed size. Under the
+sanitizers (ten times slower, freed memory quarantined) 5 min stand in for
+20 and only the answers are checked. Python stdlib only."""
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import test_server as ts  # noqa: E402
+from test_server import SAMPLES, SKIP, Server, check  # noqa: E402
+
+ts.WORK = os.path.join(os.environ["TEST_WORK"], "server_long")
+LONG_MIN = 5 if ts.SANITIZED else 20
+
+
+def make_clips():
+    """{minutes: path} of Ogg Vorbis files of 1 and LONG_MIN minutes."""
+    p = lambda name: os.path.join(ts.WORK, name)  # noqa: E731
+    parts = []
+    for i, f in enumerate(SAMPLES):
+        parts.append(p(f"sample{i}.wav"))
+        subprocess.run(["sox", "-D", f, "-r", "16000", "-c", "1", "-b", "16", parts[-1], "pad", "0", "1"],
+                       check=True)
+    subprocess.run(["sox", "-D", *parts, p("round.wav")], check=True)
+    round_s = float(subprocess.run(["soxi", "-D", p("round.wav")], capture_output=True, text=True).stdout)
+    out = {}
+    for minutes in (1, LONG_MIN):
+        path = p(f"{minutes}min.ogg")
+        times = max(1, round(60 * minutes / round_s))
+        subprocess.run(["sox", "-D", p("round.wav"), "-C", "0", path, "repeat", str(times - 1)], check=True)
+        out[minutes] = path
+    return out
+
+
+def transcribe(port, path):
+    with open(path, "rb") as f:
+        blob = f.read()
+    body, ctype = ts.multipart([("model", "hviske-tiny-da"), ("response_format", "json")],
+                               [("file", os.path.basename(path), blob)])
+    return ts.request(port, "POST", "/v1/audio/transcriptions", body, {"Content-Type": ctype},
+                      timeout=600 * ts.SLOW)
+
+
+def main():
+    if not SAMPLES:
+        print("skipped: no sample clips")
+        return SKIP
+    os.makedirs(ts.WORK, exist_ok=True)
+    clips = make_clips()
+    srv = Server("long", ["--workers", "1", "--threads", "2"])
+    if not srv.ok:
+        return check.finish()
+    peaks = {}
+    for minutes, path in clips.items():
+        t0 = time.time()
+        r = transcribe(srv.port, path)
+        text = json.loads(r.body).get("text", "") if r.status == 200 else ""
+        check(r.status == 200 and len(text) > 10 * minutes,
+              f"[long] {minutes} min upload ({os.path.getsize(path) >> 20} MB): {r}")
+        peaks[minutes] = ts.proc_status_kb(srv.pid, "VmHWM") / 1024
+        print(f"{minutes} min: {time.time() - t0:.1f} s, {len(text)} characters, server peak RSS "
+              f"{peaks[minutes]:.1f} MB")
+    if not ts.SANITIZED and len(peaks) == 2:
+        check(peaks[LONG_MIN] <= 1.10 * peaks[1],
+              f"[long] server peak RSS after {LONG_MIN} min within 10 % of after 1 min: {peaks} MB")
+    srv.survived("long uploads")
+    srv.stop()
+    return check.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
