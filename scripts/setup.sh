@@ -7,7 +7,7 @@ packages=(
   # build
   build-essential cmake ninja-build pkg-config clang
   # libraries (see DESIGN.md "Dependencies")
-  libsndfile1-dev libsoxr-dev libkissfft-dev libopenblas-dev libcjson-dev
+  libsndfile1-dev libvorbis-dev libogg-dev libsoxr-dev libkissfft-dev libopenblas-dev libcjson-dev
   libpcre2-dev libutf8proc-dev libmicrohttpd-dev
   # tests: independent PyTorch references, tokenizer and resampler oracles, speech to test with
   python3 python3-torch python3-numpy python3-scipy python3-torchaudio python3-sentencepiece espeak-ng sox
