@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """Qwen2 (Vevo2's AR model) speed on full-size synthetic packages
 (bench/make_qwen2_full.py, BF16 as published and F16, made on demand under
-build/bench/, ~1 GB each): prefill of a 200-token prompt and ms per cached
-decoding step over 500 steps, on 1 and 2 threads, the step against the
-memory bandwidth (bench_bandwidth): a step reads every layer matrix and the
-tied head once.
+build/bench/, ~1 GB each): prefill of a 200-token prompt (against OpenBLAS sgemm's time for the same
+layer products: the prefill ratio) and ms per cached decoding step over 500
+steps, on 1 and 2 threads, the step against the memory bandwidth
+(bench_bandwidth): a step reads every layer matrix and the tied head once.
 
 usage: bench/ar_bench.py [--build DIR] [--prompt N] [--steps N]
 """
@@ -31,6 +31,22 @@ def step_bytes(cfg):
     return 2 * (L * (D * q + 2 * D * kv + q * D + 3 * D * F) + V * D)
 
 
+def prefill_sgemm_ms(build, cfg, prompt):
+    """OpenBLAS sgemm's time (ms) per thread count for the prefill's layer
+    products over PROMPT rows (bench_matmul on the same shapes)."""
+    D, F, L = cfg["hidden_size"], cfg["intermediate_size"], cfg["num_hidden_layers"]
+    hd = cfg.get("head_dim", D // cfg["num_attention_heads"])
+    q, kv = cfg["num_attention_heads"] * hd, cfg["num_key_value_heads"] * hd
+    shapes = {(q, D): 1, (kv, D): 2, (D, q): 1, (F, D): 2, (D, F): 1}   # (N, K): per layer
+    args = [str(v) for (N, K) in shapes for v in (prompt, N, K)]
+    out = sh(os.path.join(build, "bench_matmul"), "--f16", *args).stdout
+    ms = {1: 0.0, 2: 0.0}
+    for M, N, K, t, _, blas in re.findall(r"\| (\d+) \| (\d+) \| (\d+) \| (\d) \| ([\d.]+) \| ([\d.]+) \|", out):
+        flops = 2.0 * int(M) * int(N) * int(K) * shapes[(int(N), int(K))] * L
+        ms[int(t)] += flops / (float(blas) * 1e9) * 1e3
+    return ms
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -40,21 +56,24 @@ def main():
     work = os.path.join(a.build, "bench")
     bw = sh(os.path.join(a.build, "bench_bandwidth"), "1024").stdout
     gbs = {int(t): float(g) for t, g in re.findall(r"threads (\d): ([\d.]+) GB/s", bw)}
-    print("| dtype | threads | load (ms) | prefill (ms) | ms/step | bound (ms) | ratio | peak RSS (MB) |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| dtype | threads | load (ms) | prefill (ms) | sgemm (ms) | prefill ratio | ms/step | bound (ms) | ratio | "
+          "peak RSS (MB) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for dtype in ("bf16", "f16"):
         model = os.path.join(work, f"qwen2_full_{dtype}")
         if not os.path.exists(os.path.join(model, "model.safetensors")):
             print(f"making the full-size {dtype} package (once) ...", file=sys.stderr)
             sh("/usr/bin/python3", os.path.join(HERE, "make_qwen2_full.py"), model, "--dtype", dtype)
         cfg = json.load(open(os.path.join(model, "config.json")))
+        sgemm = prefill_sgemm_ms(a.build, cfg, a.prompt)
         for threads in (1, 2):
             out = sh(os.path.join(a.build, "bench_ar"), model, str(a.prompt), str(a.steps), str(threads)).stdout
             num = lambda pat: float(re.search(pat, out).group(1))  # noqa: E731
             load, pre = num(r"load ([\d.]+) ms"), num(r"tokens ([\d.]+) ms")
             step, rss = num(r"([\d.]+) ms/step"), num(r"peak RSS ([\d.]+) MB")
             bound = step_bytes(cfg) / gbs[threads] / 1e6
-            print(f"| {dtype} | {threads} | {load:.0f} | {pre:.0f} | {step:.2f} | {bound:.1f} | {step / bound:.2f} | {rss:.0f} |")
+            print(f"| {dtype} | {threads} | {load:.0f} | {pre:.0f} | {sgemm[threads]:.0f} | {sgemm[threads] / pre:.2f} | "
+                  f"{step:.2f} | {bound:.1f} | {step / bound:.2f} | {rss:.0f} |")
     print(f"\nweights read per step: {step_bytes(cfg) / 1e6:.0f} MB; bandwidth "
           + ", ".join(f"{t} thread(s) {g:.1f} GB/s" for t, g in sorted(gbs.items())))
 

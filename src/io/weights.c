@@ -168,6 +168,7 @@ ac_status ac_weights_mat(ac_weights *w, const char *name, int ndim, const int64_
 }
 
 #define HUGE_PAGE (2u << 20)
+#define HOT_PIECE ((size_t)8 << 20)   /* bytes copied before the file pages behind them are released */
 
 ac_status ac_weights_make_hot(ac_weights *w, ac_mat *const *mats, size_t n)
 {
@@ -182,17 +183,24 @@ ac_status ac_weights_make_hot(ac_weights *w, ac_mat *const *mats, size_t n)
     if (region > raw) munmap(raw, (size_t)(region - raw));
     if (region + total < raw + total + HUGE_PAGE) munmap(region + total, (size_t)(raw + total + HUGE_PAGE - (region + total)));
     madvise(region, total, MADV_HUGEPAGE); /* a hint: without it, plain pages */
-    long page = sysconf(_SC_PAGESIZE);
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t map_lo = (uintptr_t)w->st->map, map_hi = map_lo + w->st->map_size;
     unsigned char *dst = region;
     for (size_t i = 0; i < n; i++) {
         size_t bytes = (size_t)ac_dtype_bytes(mats[i]->dtype, mats[i]->cols) * mats[i]->rows;
         const unsigned char *src = mats[i]->data;
-        memcpy(dst, src, bytes);
-        /* release the copied pages of the file mapping (only whole pages inside) */
-        uintptr_t lo = ((uintptr_t)src + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
-        uintptr_t hi = ((uintptr_t)src + bytes) & ~((uintptr_t)page - 1);
-        uintptr_t map_lo = (uintptr_t)w->st->map, map_hi = map_lo + w->st->map_size;
-        if (w->st->map && hi > lo && lo >= map_lo && hi <= map_hi) madvise((void *)lo, hi - lo, MADV_DONTNEED);
+        /* copy a piece at a time and release the file's pages behind it (whole
+         * pages only), so a large matrix (a tied head: 300 MB) is never held twice */
+        uintptr_t released = ((uintptr_t)src + page - 1) & ~(page - 1);
+        for (size_t off = 0; off < bytes; off += HOT_PIECE) {
+            size_t len = bytes - off < HOT_PIECE ? bytes - off : HOT_PIECE;
+            memcpy(dst + off, src + off, len);
+            uintptr_t hi = ((uintptr_t)src + off + len) & ~(page - 1);
+            if (w->st->map && hi > released && released >= map_lo && hi <= map_hi) {
+                madvise((void *)released, hi - released, MADV_DONTNEED);
+                released = hi;
+            }
+        }
         mats[i]->data = dst;
         dst += (bytes + 63) & ~(size_t)63;
     }

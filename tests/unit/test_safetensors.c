@@ -179,6 +179,39 @@ static void test_weights(void)
           "missing file: %s", ac_last_error());
 }
 
+/* Hot matrices keep their values when moved out of the file mapping, a
+ * 20 MB one (several pieces of the copy) at an offset off page boundaries
+ * and a small one sharing its pages. */
+static void test_make_hot(void)
+{
+    enum { ROWS = 2560, COLS = 4096, SMALL = 3 };
+    const size_t big = (size_t)ROWS * COLS * 2, small = (size_t)SMALL * COLS * 2;
+    char json[512];
+    snprintf(json, sizeof json,
+             "{\"s\":{\"dtype\":\"F16\",\"shape\":[%d,%d],\"data_offsets\":[0,%zu]},"
+             "\"b\":{\"dtype\":\"F16\",\"shape\":[%d,%d],\"data_offsets\":[%zu,%zu]}}",
+             SMALL, COLS, small, ROWS, COLS, small, small + big);
+    uint16_t *data = malloc(small + big);
+    for (size_t i = 0; i < (small + big) / 2; i++) data[i] = ac_f32_to_f16((float)(i % 2039) - 1000.0f);
+    const char *path = save("hot.safetensors", make_image(json, (8 - strlen(json) % 8) % 8, data, small + big));
+    ac_weights *w;
+    CHECK(ac_weights_open(path, &w) == AC_OK, "open: %s", ac_last_error());
+    if (!w) {
+        free(data);
+        return;
+    }
+    ac_mat ms, mb;
+    CHECK(ac_weights_mat(w, "s", AC_SHAPE(SMALL, COLS), &ms) == AC_OK &&
+              ac_weights_mat(w, "b", AC_SHAPE(ROWS, COLS), &mb) == AC_OK,
+          "matrices: %s", ac_last_error());
+    ac_mat *hot[] = {&mb, &ms};
+    CHECK(ac_weights_make_hot(w, hot, 2) == AC_OK, "make hot: %s", ac_last_error());
+    CHECK(memcmp(ms.data, data, small) == 0 && memcmp(mb.data, data + small / 2, big) == 0,
+          "hot matrices hold the file's values");
+    ac_weights_free(w);
+    free(data);
+}
+
 /* ---- bad files --------------------------------------------------------- */
 
 /* Both ac_tensor_file_open and ac_safetensors_parse must refuse IM with STATUS (0: any) and a
@@ -335,6 +368,7 @@ int main(int argc, char **argv)
     test_init(argc, argv);
     RUN(test_good_file);
     RUN(test_weights);
+    RUN(test_make_hot);
     RUN(test_bad_files);
     RUN(test_overlap_around_empty);
     RUN(test_lenient);
