@@ -246,7 +246,7 @@ def model_seeds():
     cfg = open(os.path.join(bundled, "config.json"), "rb").read()
     gen = open(os.path.join(bundled, "generation_config.json"), "rb").read()
     write_all(os.path.join(HERE, "hviske_config"), {"bundled.json": cfg + b"\0" + gen, "config_only.json": cfg})
-    marble = os.path.join(os.environ.get("AUDIOC_DATA", "/work/shared/data"),
+    marble = os.path.join(os.environ.get("AUDIOC_DATA", os.path.join(root, "..", "shared", "data")),
                           "framework/models/marblenet_vad/marblenet_vad_config.json")
     write_all(os.path.join(HERE, "marblenet_config"), {"marblenet.json": open(marble, "rb").read()})
 

@@ -8,8 +8,8 @@ test_vevo2_fm checks, per package: the upsampled condition (relative
 1e-5), the estimator at a fixed (x, t, c) with the condition and with a
 zero condition (1e-4), the sampler from injected noise at 32 and 4 steps
 (1e-3), seeded sampling bit-identical on 1 and 2 threads, the progress
-callback and its cancel, steps 0, F <= 0 and a noise file of the wrong
-size. Here: the _text variant loads (use_text_as_condition parsed), and
+callback and its cancel, steps 0, F <= 0 and injected noise that is not
+finite. Here: the _text variant loads (use_text_as_condition parsed), and
 broken packages fail with errors naming the file and the key or tensor.
 Environment: VEVO2_FM, TEST_WORK.
 """

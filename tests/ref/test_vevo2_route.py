@@ -260,7 +260,7 @@ def bad_inputs(pkg, src_wav, tgt_wav, noise_file):
     expect("no Whisper encoder", "--whisper", "-r", tgt_wav, src_wav, model=b)
     b = copy()
     cfg = os.path.join(b, route_ref.FM_DIR, "config.json")
-    c = route_ref.fm_ref.relaxed_json(open(cfg).read())
+    c = route_ref.vocoder_ref.read_relaxed_json(cfg)
     del c["model"]["coco"]["codebook_size"]
     json.dump(c, open(cfg, "w"))
     expect("a config key missing", "codebook_size", "-r", tgt_wav, src_wav, model=b)

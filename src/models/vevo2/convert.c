@@ -101,15 +101,7 @@ static ac_status estimate_shift(const vevo2_model *m, const float *src, int64_t 
     return AC_OK;
 }
 
-typedef struct {
-    const vevo2_convert_options *o;
-} fm_relay;
-
-static int on_step(void *user, int step, int steps)
-{
-    const fm_relay *r = user;
-    return report(r->o, "fm", step, steps);
-}
+static int on_step(void *user, int step, int steps) { return report(user, "fm", step, steps); }
 
 /* Results that outlive a stage come from A, each stage's scratch from S,
  * reset after it: the peak is the largest stage, not their sum. */
@@ -162,12 +154,11 @@ static ac_status convert(vevo2_model *m, const float *src, int64_t n, const floa
     AC_TRY(vevo2_fm_cond(m->fm, ids, n_ids, cond, sc));
     ac_arena_reset(sc);
     vevo2_fm_options fo = vevo2_fm_defaults();
-    fm_relay relay = {o};
     fo.steps = o->steps;
     fo.seed = o->seed;
     fo.noise = o->noise;
     fo.progress = on_step;
-    fo.progress_user = &relay;
+    fo.progress_user = (void *)o;
     AC_TRY(vevo2_fm_sample(m->fm, cond, Lc, prompt, Tt, &fo, out_mel, sc));
     ac_arena_reset(sc);
     double t3 = ac_now();

@@ -96,9 +96,6 @@ static inline int vevo2_fm_frames(int cond_frames, int prompt_frames) { return c
 /* The seeded initial noise: F*mel_dim standard normals in [frame][mel]
  * order, the same on every thread count. */
 void vevo2_fm_noise_seeded(uint64_t seed, size_t n, float *out);
-/* Initial noise from a raw little-endian f32 file of exactly F*MEL values
- * in [frame][mel] order. */
-ac_status vevo2_fm_noise_load(const char *path, int F, int mel, float *out);
 
 /* The mel MEL[F][mel_dim] (normalized log-mel) that continues
  * PROMPT[Tt][mel_dim] under COND[Lc][hidden], F = Lc - Tt > 0. Tt may be 0

@@ -4,9 +4,7 @@
  * condition, then guides with CFG rescaled to the conditional velocity's
  * spread. */
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "base/error.h"
 #include "base/rng.h"
@@ -23,33 +21,6 @@ void vevo2_fm_noise_seeded(uint64_t seed, size_t n, float *out)
     ac_rng r;
     ac_rng_seed(&r, seed);
     for (size_t i = 0; i < n; i++) out[i] = (float)ac_rng_gaussian(&r);
-}
-
-ac_status vevo2_fm_noise_load(const char *path, int F, int mel, float *out)
-{
-    if (F < 1 || mel < 1) return ac_error(AC_ERR_ARG, "%s: noise for %d frames of %d mels", path, F, mel);
-    size_t want = (size_t)F * (size_t)mel * sizeof(float);
-    FILE *f = fopen(path, "rb");
-    if (!f) return ac_error(AC_ERR_IO, "%s: cannot open the noise file", path);
-    struct stat sb;
-    ac_status s = AC_OK;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode))
-        s = ac_error(AC_ERR_IO, "%s: the noise file is not a regular file", path);
-    else if ((size_t)sb.st_size != want)
-        s = ac_error(AC_ERR_ARG, "%s: the noise file has %lld bytes, expected %zu (%d frames x %d mels x 4-byte f32)",
-                     path, (long long)sb.st_size, want, F, mel);
-    else if (fread(out, 1, want, f) != want)
-        s = ac_error(AC_ERR_IO, "%s: cannot read the noise file", path);
-    fclose(f);
-    if (s) return s;
-    const unsigned char *b = (const unsigned char *)out; /* decoded in place, 4 bytes at a time */
-    for (size_t i = 0; i < want / sizeof(float); i++) {
-        uint32_t u = (uint32_t)b[4 * i] | (uint32_t)b[4 * i + 1] << 8 | (uint32_t)b[4 * i + 2] << 16 |
-                     (uint32_t)b[4 * i + 3] << 24;
-        memcpy(out + i, &u, 4);
-        if (!isfinite(out[i])) return ac_error(AC_ERR_FORMAT, "%s: noise value %zu is not finite", path, i);
-    }
-    return AC_OK;
 }
 
 /* Unbiased standard deviation, as torch.std, accumulated in double. */
@@ -102,6 +73,8 @@ ac_status vevo2_fm_sample(const vevo2_fm *m, const float *cond, int Lc, const fl
     /* x lives in the tail of XIN, behind the prompt */
     float *x = xin + P * C;
     if (P) memcpy(xin, prompt, P * C * sizeof *xin);
+    for (size_t i = 0; o->noise && i < n; i++)
+        if (!isfinite(o->noise[i])) return ac_error(AC_ERR_ARG, "the injected noise: value %zu is not finite", i);
     if (o->noise) memcpy(x, o->noise, n * sizeof *x);
     else vevo2_fm_noise_seeded(o->seed, n, x);
     vevo2_fm_pass_cond(m, &p, cond, (size_t)Lc, cp);

@@ -115,8 +115,7 @@ static ac_status load_parts(vevo2_model *m)
 ac_status vevo2_load_conversion(vevo2_model *m)
 {
     pthread_mutex_lock(&m->lock);
-    ac_status s = m->loaded ? AC_OK : load_parts(m);
-    if (!s) m->loaded = 1;
+    ac_status s = m->vocoder ? AC_OK : load_parts(m);
     pthread_mutex_unlock(&m->lock);
     return s;
 }

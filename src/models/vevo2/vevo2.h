@@ -32,8 +32,7 @@ typedef struct vevo2_model {
     vevo2_coco_config content_cfg; /* the FM config's model.coco, as upstream builds it */
     vevo2_vocoder_config vocoder_cfg;
 
-    pthread_mutex_t lock;          /* guards the parts below while they load */
-    int loaded;                    /* the conversion's parts are in */
+    pthread_mutex_t lock;          /* guards the parts below while they load (the vocoder last) */
     whisper_encoder *whisper;
     whisper_stats *stats;
     vevo2_coco *content;

@@ -15,7 +15,6 @@ golden writes, as raw little-endian arrays, for fixed random inputs:
 import json
 import math
 import os
-import re
 import shutil
 import sys
 
@@ -26,6 +25,8 @@ import torch.nn.functional as Fn
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "cohere_asr"))
 import st_io  # noqa: E402
+sys.path.insert(0, HERE)
+from vocoder_ref import read_relaxed_json, write_relaxed_json  # noqa: E402
 
 FM_PATH = "acoustic_modeling/fm_emilia101k_singnet7k_repa"
 TINY = {"hidden": 64, "heads": 4, "layers": 2, "mel": 128, "codebook": 64, "repa_dim": 32}
@@ -36,26 +37,12 @@ TINY_COCO = {"coco_type": "content_style", "downsample_rate": 4, "codebook_size"
 PREPROCESS = {"sample_rate": 24000, "hop_size": 480, "n_fft": 1920, "win_size": 1920, "num_mels": 128,
               "fmin": 0, "fmax": 12000, "mel_mean": -4.92, "mel_var": 8.14}
 RMS_EPS = 1e-6
+COMMENT = "Vevo2 flow-matching transformer (random weights for tests)"
 ROPE_THETA = 10000.0
 CFG, RESCALE = 1.0, 0.75
 
 
 # ---- files ---------------------------------------------------------------
-
-def relaxed_json(text):
-    """Amphion's JSON5-like configs: // comments and trailing commas."""
-    text = re.sub(r"^\s*//.*$", "", text, flags=re.M)
-    text = re.sub(r",(\s*[}\]])", r"\1", text)
-    return json.loads(text)
-
-
-def write_relaxed(path, cfg):
-    """JSON with a // comment and trailing commas, as Amphion writes them."""
-    text = json.dumps(cfg, indent=2)
-    text = re.sub(r"(\S)\n(\s*)([}\]])", r"\1,\n\2\3", text)  # a comma after each last member
-    with open(path, "w") as f:
-        f.write("// Vevo2 flow-matching transformer (random weights for tests)\n" + text + "\n")
-
 
 def config(d, text=False):
     fmt = {"mel_dim": d["mel"], "hidden_size": d["hidden"], "num_layers": d["layers"], "num_heads": d["heads"],
@@ -120,7 +107,7 @@ def write_tiny(root, seed=0, dtype="F32", dims=None):
     d = dict(TINY, **(dims or {}))
     folder = os.path.join(root, FM_PATH)
     os.makedirs(folder, exist_ok=True)
-    write_relaxed(os.path.join(folder, "config.json"), config(d))
+    write_relaxed_json(os.path.join(folder, "config.json"), config(d), COMMENT)
     t = weights(d, seed)
     if dtype == "F16":
         t = {k: v.astype(np.float16) for k, v in t.items()}
@@ -129,7 +116,7 @@ def write_tiny(root, seed=0, dtype="F32", dims=None):
     st_io.save(os.path.join(folder, "model.safetensors"), t)
     text = folder + "_text"
     os.makedirs(text, exist_ok=True)
-    write_relaxed(os.path.join(text, "config.json"), config(d, text=True))
+    write_relaxed_json(os.path.join(text, "config.json"), config(d, text=True), COMMENT)
     shutil.copyfile(os.path.join(folder, "model.safetensors"), os.path.join(text, "model.safetensors"))
     return folder
 
@@ -138,8 +125,7 @@ def write_tiny(root, seed=0, dtype="F32", dims=None):
 
 class FM:
     def __init__(self, folder):
-        with open(os.path.join(folder, "config.json")) as f:
-            c = relaxed_json(f.read())["model"]["flow_matching_transformer"]
+        c = read_relaxed_json(os.path.join(folder, "config.json"))["model"]["flow_matching_transformer"]
         self.D, self.H, self.layers, self.M = c["hidden_size"], c["num_heads"], c["num_layers"], c["mel_dim"]
         raw = st_io.load(os.path.join(folder, "model.safetensors"))
         self.w = {k: torch.from_numpy(np.asarray(v, dtype=np.float32).copy()) for k, v in raw.items()}

@@ -33,8 +33,7 @@ FM_DIR = fm_ref.FM_PATH
 class Package:
     def __init__(self, root, whisper=None):
         self.root = root
-        with open(os.path.join(root, FM_DIR, "config.json")) as f:
-            self.cfg = fm_ref.relaxed_json(f.read())
+        self.cfg = vocoder_ref.read_relaxed_json(os.path.join(root, FM_DIR, "config.json"))
         self.pre = self.cfg["preprocess"]
         self.coco = self.cfg["model"]["coco"]
         self.state, self.dims = whisper_ref.load_state(whisper or os.path.join(root, "whisper-medium"))
