@@ -147,7 +147,7 @@ typedef enum {
     AC_TASK_ANY = 0,   /* in ac_families: every task */
     AC_TASK_ASR,       /* speech to text: ac_asr_transcribe */
     AC_TASK_VAD,       /* speech segments: ac_vad_run */
-    AC_TASK_VOICE,     /* speech and singing in another voice: ac_voice_convert */
+    AC_TASK_VOICE,     /* speech and singing in a given voice: ac_voice_convert, ac_voice_speak */
 } ac_task;
 
 typedef struct ac_model ac_model;
@@ -290,35 +290,66 @@ AC_API ac_status ac_asr_transcribe(ac_model *asr, const ac_audio_input *in, cons
                                    ac_asr_result **out);
 AC_API void ac_asr_result_free(ac_asr_result *res);
 
-/* ---- Voice conversion ------------------------------------------------ */
+/* ---- Voice: conversion, speech and singing from text --------------- */
 
-/* Pitch shift of the source's melody (its chromagram) before conversion. */
+/* Pitch shift of the source's (or the prosody reference's) melody, its
+ * chromagram, on routes that shift it. */
 typedef enum {
-    AC_PITCH_ESTIMATE = 0,  /* the semitones between the two voices' median F0 (upstream's default) */
-    AC_PITCH_FIXED,         /* pitch_shift semitones as given */
-    AC_PITCH_NONE,          /* no shift */
+    AC_PITCH_ESTIMATE = 0,  /* the semitones between the clip's median F0 and the target voice's (upstream's) */
+    AC_PITCH_FIXED,         /* pitch_shift (and style_pitch_shift) semitones as given */
+    AC_PITCH_NONE,          /* no shift, whatever the route does by default */
 } ac_pitch_mode;
 
+/* A request to a voice model (Vevo2). The route names what it does:
+ *   zero_shot_tts, text_to_singing, svs      TEXT in the target voice
+ *   style_preserved_vc, style_preserved_svc  the source in the target voice, its style kept
+ *   style_converted_vc, style_converted_svc  the source's words (TEXT) and delivery, the style of style_ref
+ *   editing                                  the source said as TEXT instead of style_text
+ *   singing_style_conversion                 a song (TEXT its lyrics) in the style of style_ref
+ *   humming_to_singing, instrument_to_singing  the melody of the source (or prosody_ref) sung as TEXT
+ * A reference not given falls back as Vevo2's routes define it (the
+ * source, or the target voice); one the route cannot do without is an
+ * error that names it. */
 typedef struct ac_voice_options {
     size_t struct_size;
-    /* The voice to speak or sing in: a few seconds of it (required). */
+    /* The voice to speak or sing in: a few seconds of it. */
     const ac_audio_input *target_voice;
     ac_pitch_mode pitch_mode;         /* AC_PITCH_ESTIMATE */
     int pitch_shift;                  /* AC_PITCH_FIXED: semitones in [-24, 24] (0) */
     int steps;                        /* flow-matching steps (32) */
-    uint64_t seed;                    /* of the initial noise (0) */
+    uint64_t seed;                    /* of the AR draws and the initial noise (0); text chunk i uses seed + i */
     /* The initial noise instead of the seeded one: [frames][mel] floats,
-     * exactly as many as the conversion needs (an error says how many). */
+     * exactly as many as the request needs (an error says how many). */
     const float *noise;
     size_t n_noise;
-    /* Called between stages and after each flow-matching step (STAGE
-     * "fm": DONE of TOTAL steps); a nonzero return stops the call with
-     * AC_ERR_CANCELLED. On the calling thread. */
+    /* Called between stages, after each AR token (STAGE "ar") and each
+     * flow-matching step (STAGE "fm": DONE of TOTAL steps); a nonzero
+     * return stops the call with AC_ERR_CANCELLED. On the calling thread. */
     int (*on_progress)(const char *stage, int done, int total, void *user);
     void *user;
+    const char *route;                /* NULL: style_preserved_vc (ac_voice_convert), zero_shot_tts (ac_voice_speak) */
+    const char *text;                 /* what to say or sing (every route but style_preserved_*) */
+    const ac_audio_input *style_ref;  /* whose way of speaking or singing */
+    const char *style_text;           /* what the style reference says (the source's words for editing) */
+    const ac_audio_input *prosody_ref;  /* the melody or delivery to follow (NULL: the source) */
+    double target_duration;           /* seconds the prosody is stretched to (0: its own length) */
+    double reference_duration;        /* seconds of the target voice used (0: all of it) */
+    int use_prosody_code;             /* the prosody reference's tokens in the prompt: -1 the route's, 0, 1 */
+    int use_pitch_shift;              /* -1 the route's, 0, 1 (AC_PITCH_NONE: 0) */
+    int style_pitch_shift;            /* AC_PITCH_FIXED: semitones for the style reference (0) */
+    /* The AR model's sampling (HF generate); negative: upstream's values */
+    float temperature;                /* 1.0; 0 is greedy */
+    int top_k;                        /* 25; 1 is greedy */
+    float top_p;                      /* 0.8 */
+    float repetition_penalty;         /* the package's generation_config.json */
+    int min_new_tokens;               /* 15 */
+    int max_new_tokens;               /* 500 (40 s) per text chunk */
+    /* Each text chunk's audio as soon as it is made (long text is spoken
+     * in chunks of about 20 s); a nonzero return cancels. May be NULL. */
+    int (*on_audio)(const float *samples, int64_t n, int chunk, int n_chunks, void *user);
 } ac_voice_options;
 
-/* Seconds per stage, both clips together where a stage sees both. */
+/* Seconds per stage, every clip together where a stage sees several. */
 typedef struct ac_voice_timings {
     double decode;        /* reading and resampling the inputs to 24 kHz */
     double whisper;       /* 16 kHz resampling, log-mel and the Whisper encoder */
@@ -327,6 +358,9 @@ typedef struct ac_voice_timings {
     double fm;            /* the whole flow matching (fm / fm_steps per step) */
     double vocoder;
     int fm_steps;
+    double ar_prefill, ar_decode;   /* the AR model's prompts and its tokens */
+    int ar_tokens;
+    int chunks;           /* text chunks spoken */
 } ac_voice_timings;
 
 typedef struct ac_voice_result {
@@ -334,20 +368,29 @@ typedef struct ac_voice_result {
     float *samples;       /* mono */
     int64_t n_samples;
     int sample_rate;      /* 24000 */
-    int pitch_shift;      /* the semitones applied */
+    int pitch_shift;      /* the semitones applied to the source or prosody reference */
     ac_voice_timings timings;
+    int style_pitch_shift;  /* ... and to the style reference */
 } ac_voice_result;
 
 /* Fills the first SIZE bytes of OPT with the defaults; use ac_voice_options_default. */
 AC_API void ac_voice_options_init(ac_voice_options *opt, size_t size);
 static inline void ac_voice_options_default(ac_voice_options *opt) { ac_voice_options_init(opt, sizeof *opt); }
 
-/* SOURCE (speech or singing) said or sung again in the target voice of
- * OPT, its words, melody and style kept (Vevo2's style-preserved voice and
- * singing conversion). *OUT is the caller's, freed with ac_voice_result_free. */
+/* The route of OPT on SOURCE (speech, singing, humming; NULL for the
+ * routes from text): by default SOURCE said or sung again in the target
+ * voice, its words, melody and style kept (Vevo2's style-preserved voice
+ * and singing conversion). *OUT is the caller's, freed with
+ * ac_voice_result_free. */
 AC_API ac_status ac_voice_convert(ac_model *model, const ac_audio_input *source, const ac_voice_options *opt,
                                   ac_voice_result **out);
+/* TEXT said (or sung) in the target voice of OPT: ac_voice_convert with
+ * no source, OPT's route (zero_shot_tts when NULL) and TEXT. */
+AC_API ac_status ac_voice_speak(ac_model *model, const char *text, const ac_voice_options *opt,
+                                ac_voice_result **out);
 AC_API void ac_voice_result_free(ac_voice_result *res);
+/* The routes MODEL runs, NULL-terminated (NULL for a model of another task). */
+AC_API const char *const *ac_voice_routes(const ac_model *model);
 
 /* ---- Text tokenizers ------------------------------------------------- */
 

@@ -44,13 +44,22 @@ typedef struct {
     int (*hop)(const void *model);   /* samples per probability */
 } ac_vad_ops;
 
+/* Decoded audio of a voice request, mono at the model's rate; N 0 when not given. */
 typedef struct {
-    /* SOURCE[n] and TARGET[n_target] (the target voice), mono at the
-     * model's rate, converted into OUT: its samples, pitch shift and
-     * timings (the driver adds the decoding time). The model loads what
-     * the call needs on first use, hence not const. */
-    ac_status (*convert)(void *model, const float *source, int64_t n, const float *target, int64_t n_target,
-                         const ac_voice_options *o, ac_voice_result *out);
+    const float *x;
+    int64_t n;
+} ac_voice_clip;
+
+typedef struct {
+    ac_voice_clip source, voice, style, prosody;
+} ac_voice_clips;
+
+typedef struct {
+    /* The route of O on the clips C into OUT: its samples, pitch shifts
+     * and timings (the driver adds the decoding time). The model loads
+     * what the call needs on first use, hence not const. */
+    ac_status (*run)(void *model, const ac_voice_clips *c, const ac_voice_options *o, ac_voice_result *out);
+    const char *const *(*routes)(void);
 } ac_voice_ops;
 
 typedef struct ac_family {

@@ -1,4 +1,4 @@
-/* Vevo2 packages in the family table: voice and singing conversion. */
+/* Vevo2 packages in the family table: every route of speech and singing in a given voice. */
 #include <string.h>
 
 #include "api/family.h"
@@ -15,42 +15,81 @@ static ac_status load(const char *path, const ac_load_options *o, void **m)
 static void free_model(void *m) { vevo2_free(m); }
 static int rate(const void *m) { return ((const vevo2_model *)m)->mel.sample_rate; }
 
-/* The flow-matching steps on the terminal, and the caller's callback. */
+/* The AR tokens and flow-matching steps on the terminal, and the caller's callbacks. */
 typedef struct {
     const ac_voice_options *o;
     ac_progress bar;
+    const char *stage;   /* the one the bar shows */
 } relay;
 
 static int on_progress(void *user, const char *stage, int done, int total)
 {
     relay *r = user;
-    if (strcmp(stage, "fm") == 0) {
-        if (done == 1) ac_progress_begin(&r->bar, "flow matching", total);
-        ac_progress_update(&r->bar, done);
-        if (done == total) ac_progress_end(&r->bar);
+    const char *label = strcmp(stage, "fm") == 0 ? "flow matching" : strcmp(stage, "ar") == 0 ? "AR tokens" : NULL;
+    if (label && done == 1) {
+        ac_progress_end(&r->bar);
+        ac_progress_begin(&r->bar, label, total);
+        r->stage = stage;
+    }
+    if (label && r->stage && strcmp(r->stage, stage) == 0) ac_progress_update(&r->bar, done);
+    if (!label || done == total) {
+        ac_progress_end(&r->bar);
+        r->stage = NULL;
     }
     return r->o->on_progress && r->o->on_progress(stage, done, total, r->o->user);
 }
 
-static ac_status convert(void *m, const float *src, int64_t n, const float *tgt, int64_t nt, const ac_voice_options *o,
-                         ac_voice_result *out)
+static int on_audio(void *user, const float *wav, int64_t n, int chunk, int n_chunks)
 {
-    static const vevo2_pitch_mode modes[] = {[AC_PITCH_ESTIMATE] = VEVO2_PITCH_ESTIMATE,
-                                             [AC_PITCH_FIXED] = VEVO2_PITCH_FIXED, [AC_PITCH_NONE] = VEVO2_PITCH_NONE};
-    relay r = {o, {0}};
-    vevo2_convert_options vo = {modes[o->pitch_mode], o->pitch_shift, o->steps, o->seed, o->noise, o->n_noise,
-                                on_progress, &r};
-    vevo2_timings t;
-    ac_status s = vevo2_convert(m, src, n, tgt, nt, &vo, &out->samples, &out->n_samples, &out->pitch_shift, &t);
+    const ac_voice_options *o = ((relay *)user)->o;
+    return o->on_audio && o->on_audio(wav, n, chunk, n_chunks, o->user);
+}
+
+static ac_status run(void *m, const ac_voice_clips *c, const ac_voice_options *o, ac_voice_result *out)
+{
+    const vevo2_route *route = vevo2_route_find(o->route ? o->route : "style_preserved_vc");
+    if (!route) return AC_ERR_ARG;
+    relay r = {o, {0}, NULL};
+    vevo2_options vo = vevo2_defaults(route);
+    vo.use_prosody_code = o->use_prosody_code;
+    vo.use_pitch_shift = o->pitch_mode == AC_PITCH_NONE ? 0 : o->use_pitch_shift;
+    vo.pitch_mode = o->pitch_mode == AC_PITCH_FIXED ? VEVO2_PITCH_FIXED : VEVO2_PITCH_ESTIMATE;
+    vo.pitch_shift = o->pitch_shift;
+    vo.style_pitch_shift = o->style_pitch_shift;
+    vo.target_duration = o->target_duration;
+    vo.reference_duration = o->reference_duration;
+    if (o->temperature >= 0) vo.sampler.temperature = o->temperature;
+    if (o->top_k >= 0) vo.sampler.top_k = o->top_k;
+    if (o->top_p >= 0) vo.sampler.top_p = o->top_p;
+    if (o->repetition_penalty >= 0) vo.sampler.repetition_penalty = o->repetition_penalty;
+    if (o->min_new_tokens >= 0) vo.sampler.min_new_tokens = o->min_new_tokens;
+    if (o->max_new_tokens >= 0) vo.max_new_tokens = o->max_new_tokens;
+    vo.steps = o->steps;
+    vo.seed = o->seed;
+    vo.noise = o->noise;
+    vo.n_noise = o->n_noise;
+    vo.progress = on_progress;
+    vo.progress_user = &r;
+    vo.on_audio = on_audio;
+    vo.audio_user = &r;
+    const vevo2_inputs in = {{c->source.x, c->source.n}, {c->voice.x, c->voice.n}, {c->style.x, c->style.n},
+                             {c->prosody.x, c->prosody.n}, o->text, o->style_text};
+    vevo2_output res;
+    ac_status s = vevo2_run(m, &in, &vo, &res);
     ac_progress_end(&r.bar);
-    out->timings = (ac_voice_timings){.whisper = t.whisper, .pitch = t.pitch, .chroma = t.chroma,
-                                      .tokenizer = t.tokenizer, .timbre_mel = t.timbre_mel, .fm = t.fm,
-                                      .vocoder = t.vocoder, .fm_steps = t.fm_steps};
+    const vevo2_timings *t = &res.t;
+    out->samples = res.wav;
+    out->n_samples = res.n;
+    out->pitch_shift = res.shift;
+    out->style_pitch_shift = res.style_shift;
+    out->timings = (ac_voice_timings){.whisper = t->whisper, .pitch = t->pitch, .chroma = t->chroma,
+                                      .tokenizer = t->tokenizer, .timbre_mel = t->timbre_mel, .fm = t->fm,
+                                      .vocoder = t->vocoder, .fm_steps = t->fm_steps, .ar_prefill = t->ar_prefill,
+                                      .ar_decode = t->ar_decode, .ar_tokens = t->ar_tokens, .chunks = t->chunks};
     return s;
 }
 
-static const ac_voice_ops voice = {convert};
-
+static const ac_voice_ops voice = {run, vevo2_route_names};
 const ac_family ac_family_vevo2 = {
     .name = "vevo2", .task = AC_TASK_VOICE,
     .probe = probe, .load = load, .free = free_model, .rate = rate,

@@ -1,5 +1,5 @@
-/* The public voice-conversion call: decodes both clips whole at the model's
- * rate (mono, soxr as librosa loads them) and hands them to the family. */
+/* The public voice calls: decode every clip whole at the model's rate
+ * (mono, soxr as librosa loads them) and hand them to the family. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +12,8 @@
  * features past 30 s repeat the last frame), up to this bound on memory. */
 #define MAX_SOURCE_S 120.0
 #define MAX_TARGET_S 60.0
+/* A text past this is no single request (OpenAI's speech endpoint takes 4096 characters). */
+#define MAX_TEXT_BYTES (64 * 1024)
 
 void ac_voice_options_init(ac_voice_options *o, size_t size)
 {
@@ -22,6 +24,14 @@ void ac_voice_options_init(ac_voice_options *o, size_t size)
         .pitch_shift = 0,
         .steps = 32,
         .seed = 0,
+        .use_prosody_code = -1,
+        .use_pitch_shift = -1,
+        .temperature = -1,
+        .top_k = -1,
+        .top_p = -1,
+        .repetition_penalty = -1,
+        .min_new_tokens = -1,
+        .max_new_tokens = -1,
     };
     memcpy(o, &d, size < sizeof d ? size : sizeof d);
 }
@@ -35,13 +45,31 @@ void ac_voice_result_free(ac_voice_result *r)
 
 static ac_status check_options(const ac_voice_options *o)
 {
-    if (!o->target_voice) return ac_error(AC_ERR_ARG, "no target voice given");
     if (o->pitch_mode != AC_PITCH_ESTIMATE && o->pitch_mode != AC_PITCH_FIXED && o->pitch_mode != AC_PITCH_NONE)
         return ac_error(AC_ERR_ARG, "pitch_mode %d is not one of estimate, fixed, none", (int)o->pitch_mode);
-    if (o->pitch_mode == AC_PITCH_FIXED && (o->pitch_shift < -24 || o->pitch_shift > 24))
-        return ac_error(AC_ERR_ARG, "pitch shift %d semitones: must be in [-24, 24]", o->pitch_shift);
+    if (o->pitch_mode == AC_PITCH_FIXED && (o->pitch_shift < -24 || o->pitch_shift > 24 ||
+                                            o->style_pitch_shift < -24 || o->style_pitch_shift > 24))
+        return ac_error(AC_ERR_ARG, "pitch shift %d semitones: must be in [-24, 24]",
+                        o->pitch_shift < -24 || o->pitch_shift > 24 ? o->pitch_shift : o->style_pitch_shift);
     if (o->steps < 1 || o->steps > 1000) return ac_error(AC_ERR_ARG, "steps %d: must be in [1, 1000]", o->steps);
     if (o->noise && !o->n_noise) return ac_error(AC_ERR_ARG, "the injected noise is empty");
+    if (o->use_prosody_code < -1 || o->use_prosody_code > 1 || o->use_pitch_shift < -1 || o->use_pitch_shift > 1)
+        return ac_error(AC_ERR_ARG, "use_prosody_code and use_pitch_shift are -1, 0 or 1");
+    if (!(o->target_duration >= 0 && o->target_duration <= MAX_SOURCE_S))
+        return ac_error(AC_ERR_ARG, "target duration %g s: must be in [0, %.0f]", o->target_duration, MAX_SOURCE_S);
+    if (!(o->reference_duration >= 0 && o->reference_duration <= 1e6))
+        return ac_error(AC_ERR_ARG, "reference duration %g s: must be 0 (all) or positive", o->reference_duration);
+    if (o->temperature > 100 || o->temperature != o->temperature)
+        return ac_error(AC_ERR_ARG, "temperature %g: must be in [0, 100]", o->temperature);
+    if (o->top_p == 0 || o->top_p > 1 || o->top_p != o->top_p)
+        return ac_error(AC_ERR_ARG, "top_p %g: must be in (0, 1]", o->top_p);
+    if (o->repetition_penalty == 0 || o->repetition_penalty > 100 || o->repetition_penalty != o->repetition_penalty)
+        return ac_error(AC_ERR_ARG, "repetition penalty %g: must be in (0, 100]", o->repetition_penalty);
+    if (o->max_new_tokens == 0 || o->max_new_tokens > 4096)
+        return ac_error(AC_ERR_ARG, "max new tokens %d: must be in [1, 4096]", o->max_new_tokens);
+    if (o->text && strlen(o->text) > MAX_TEXT_BYTES)
+        return ac_error(AC_ERR_ARG, "the text has %zu bytes, more than the %d one request takes", strlen(o->text),
+                        MAX_TEXT_BYTES);
     return AC_OK;
 }
 
@@ -81,29 +109,47 @@ static ac_status read_all(const ac_audio_input *in, int rate, double max_s, cons
     return AC_OK;
 }
 
-static ac_status run(ac_model *m, const ac_audio_input *source, const ac_voice_options *user, ac_voice_result **out)
+/* IN (may be NULL) decoded into C; WHAT names it in messages. */
+static ac_status read_clip(const ac_audio_input *in, int rate, double max_s, const char *what, ac_voice_clip *c)
 {
-    AC_TRY(ac_model_check_task(m, AC_TASK_VOICE, "ac_voice_convert"));
+    if (!in) return AC_OK;
+    float *x;
+    AC_TRY(read_all(in, rate, max_s, what, &x, &c->n));
+    c->x = x;
+    return AC_OK;
+}
+
+static ac_status run(ac_model *m, const ac_audio_input *source, const char *text, const ac_voice_options *user,
+                     ac_voice_result **out)
+{
+    AC_TRY(ac_model_check_task(m, AC_TASK_VOICE, text ? "ac_voice_speak" : "ac_voice_convert"));
     ac_voice_options o;
     ac_voice_options_default(&o);
     if (user) AC_TRY(ac_struct_take(&o, sizeof o, user, "ac_voice_options"));
+    if (text) {
+        o.text = text;
+        if (!o.route) o.route = "zero_shot_tts";
+    }
     AC_TRY(check_options(&o));
     const int rate = m->family->rate(m->impl);
     double t0 = ac_now();
-    float *src = NULL, *tgt = NULL;
-    int64_t n_src = 0, n_tgt = 0;
-    ac_status s = read_all(source, rate, MAX_SOURCE_S, "source", &src, &n_src);
-    if (!s) s = read_all(o.target_voice, rate, MAX_TARGET_S, "target voice", &tgt, &n_tgt);
+    ac_voice_clips c = {0};
+    ac_status s = read_clip(source, rate, MAX_SOURCE_S, "source", &c.source);
+    if (!s) s = read_clip(o.target_voice, rate, MAX_TARGET_S, "target voice", &c.voice);
+    if (!s) s = read_clip(o.style_ref, rate, MAX_TARGET_S, "style reference", &c.style);
+    if (!s) s = read_clip(o.prosody_ref, rate, MAX_SOURCE_S, "prosody reference", &c.prosody);
     ac_voice_result *res = s ? NULL : ac_calloc(1, sizeof *res);
     if (!s && !res) s = AC_ERR_NOMEM;
     if (!s) {
         double decode = ac_now() - t0;
-        s = m->family->voice->convert(m->impl, src, n_src, tgt, n_tgt, &o, res);
+        s = m->family->voice->run(m->impl, &c, &o, res);
         res->timings.decode = decode;
         res->sample_rate = rate;
     }
-    free(src);
-    free(tgt);
+    free((void *)c.source.x);
+    free((void *)c.voice.x);
+    free((void *)c.style.x);
+    free((void *)c.prosody.x);
     if (s) {
         ac_voice_result_free(res);
         return s;
@@ -117,5 +163,17 @@ ac_status ac_voice_convert(ac_model *m, const ac_audio_input *source, const ac_v
                            ac_voice_result **out)
 {
     *out = NULL;
-    return run(m, source, opt, out);
+    return run(m, source, NULL, opt, out);
+}
+
+ac_status ac_voice_speak(ac_model *m, const char *text, const ac_voice_options *opt, ac_voice_result **out)
+{
+    *out = NULL;
+    if (!text) return ac_error(AC_ERR_ARG, "ac_voice_speak: no text");
+    return run(m, NULL, text, opt, out);
+}
+
+const char *const *ac_voice_routes(const ac_model *m)
+{
+    return m && m->family->voice ? m->family->voice->routes() : NULL;
 }

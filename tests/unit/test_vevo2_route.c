@@ -138,10 +138,10 @@ int main(int argc, char **argv)
         rc = fail("load conversion");
         goto done;
     }
-    vevo2_convert_options o = {.steps = 32, .noise = noise, .n_noise = nn};
-    if (strcmp(argv[4], "est") == 0) {
-        o.pitch_mode = VEVO2_PITCH_ESTIMATE;
-    } else {
+    vevo2_options o = vevo2_defaults(vevo2_route_find("style_preserved_vc"));
+    o.noise = noise;
+    o.n_noise = nn;
+    if (strcmp(argv[4], "est") != 0) {
         o.pitch_mode = VEVO2_PITCH_FIXED;
         o.pitch_shift = atoi(argv[4]);
     }
@@ -162,13 +162,15 @@ int main(int argc, char **argv)
         ac_arena_free(&sc);
         if (rc) goto done;
     }
-    float *wav;
-    int64_t n_wav;
-    int shift;
-    if (vevo2_convert(m, src, (int64_t)n, tgt, (int64_t)nt, &o, &wav, &n_wav, &shift, &t)) {
+    vevo2_inputs in = {.source = {src, (int64_t)n}, .voice = {tgt, (int64_t)nt}};
+    vevo2_output out;
+    if (vevo2_run(m, &in, &o, &out)) {
         rc = fail("convert");
         goto done;
     }
+    float *wav = out.wav;
+    int64_t n_wav = out.n;
+    int shift = out.shift;
     printf("shift %d frames %lld\n", shift, (long long)(n_wav / m->vocoder_cfg.hop));
     if (write_raw(argv[6], "wav.f32", wav, (size_t)n_wav * 4)) rc = 2;
     free(wav);

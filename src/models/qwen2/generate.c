@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/timing.h"
 #include "base/mem.h"
 #include "models/qwen2/qwen2.h"
 
@@ -71,7 +72,10 @@ static ac_status run(const qwen2_model *m, const int *prompt, int n_prompt, cons
      * the list), so the sampler's single end token is not used */
     ac_sampler_options so = o->sampler;
     so.eos = -1;
+    double t0 = ac_now();
     AC_TRY(qwen2_forward(s, prompt, n_prompt, 0, 1, logits));
+    double t1 = ac_now();
+    out->prefill_s = t1 - t0;
     for (int step = 0; step < max_new; step++) {
         for (int i = 0; i < o->n_stop; i++) ac_bar_eos(logits, o->stop[i], step, o->sampler.min_new_tokens);
         int id;
@@ -80,12 +84,14 @@ static ac_status run(const qwen2_model *m, const int *prompt, int n_prompt, cons
         history[n_prompt + step] = out->ids[step] = id;
         out->logprobs[step] = lp;
         out->n = step + 1;
+        if (o->progress && o->progress(o->progress_user, step + 1, max_new)) return AC_ERR_CANCELLED;
         if (is_stop(o, id)) {
             out->stopped = 1;
             break;
         }
         if (step + 1 < max_new) AC_TRY(qwen2_forward(s, &id, 1, n_prompt + step, 1, logits));
     }
+    out->decode_s = ac_now() - t1;
     return AC_OK;
 }
 

@@ -86,6 +86,9 @@ typedef struct qwen2_gen_options {
     uint64_t seed;
     ac_uniform_fn uniform;          /* NULL: the seeded generator */
     void *uniform_ctx;
+    /* After each token (DONE of at most MAX); nonzero stops with AC_ERR_CANCELLED. May be NULL. */
+    int (*progress)(void *user, int done, int max);
+    void *progress_user;
 } qwen2_gen_options;
 
 /* Options as HF builds them from generation_config.json alone: do_sample
@@ -98,6 +101,7 @@ typedef struct qwen2_gen_result {
     float *logprobs;                /* per id: log-softmax of the step's logits (stop ids barred before min_new_tokens) */
     int n;
     int stopped;                    /* 1: a stop id ended the run; 0: max_new_tokens did */
+    double prefill_s, decode_s;     /* seconds: the prompt's pass, the steps after it */
 } qwen2_gen_result;
 
 /* Generates after PROMPT[n_prompt] (at least one id). The session's cache

@@ -1,5 +1,6 @@
-/* Style-preserved voice and singing conversion (spec vevo2.md §3 path S,
- * Amphion inference_fm with use_pitch_shift). */
+/* The stages every Vevo2 route shares (tokens of a clip, the timbre
+ * prompt, FM and vocoder) and path S, the style-preserved voice and
+ * singing conversion (spec vevo2.md §3, Amphion inference_fm). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,7 @@
 /* Peak amplitude below which a clip is taken for silence. */
 #define SILENCE_PEAK 1e-4f
 
-static ac_status check_clip(const float *x, int64_t n, int rate, const char *what)
+ac_status vevo2_check_clip(const float *x, int64_t n, int rate, const char *what)
 {
     if (n < (int64_t)(MIN_SECONDS * rate))
         return ac_error(AC_ERR_ARG, "%s: %.3f s of audio is too short to convert (at least %.1f s)", what,
@@ -33,9 +34,34 @@ static ac_status check_clip(const float *x, int64_t n, int rate, const char *wha
     return AC_OK;
 }
 
-static int report(const vevo2_convert_options *o, const char *stage, int done, int total)
+int vevo2_report(const vevo2_options *o, const char *stage, int done, int total)
 {
     return o->progress && o->progress(o->progress_user, stage, done, total);
+}
+
+/* The chromagram [T][C] of X[n] shifted by SHIFT semitones, over the unshifted frame count T. */
+static ac_status chroma_of(vevo2_model *m, const float *x, int64_t n, int shift, int T, int C, ac_arena *a,
+                           float **out, vevo2_timings *t)
+{
+    double t0 = ac_now();
+    const float *y = x;
+    if (shift) {
+        float *shifted = ac_arena_floats(a, (size_t)n);
+        if (!shifted) return AC_ERR_NOMEM;
+        AC_TRY(ac_pitch_shift(x, n, m->mel.sample_rate, shift, shifted));
+        y = shifted;
+    }
+    double t1 = ac_now();
+    t->pitch += t1 - t0;
+    float *chroma = ac_arena_floats(a, (size_t)T * C);
+    if (!chroma) return AC_ERR_NOMEM;
+    ac_chroma ch;
+    AC_TRY(ac_chroma_init(&ch, m->mel.sample_rate, m->mel.n_fft, m->mel.hop, C));
+    ac_status s = ac_chroma_stft(&ch, y, n, T, a, chroma, NULL);
+    ac_chroma_free(&ch);
+    t->chroma += ac_now() - t1;
+    *out = chroma;
+    return s;
 }
 
 ac_status vevo2_content_style_ids(vevo2_model *m, const float *x, int64_t n, int shift, ac_arena *out,
@@ -57,26 +83,9 @@ ac_status vevo2_content_style_ids(vevo2_model *m, const float *x, int64_t n, int
     t->whisper += t1 - t0;
 
     /* the chromagram of the shifted audio, over the unshifted frame count */
-    const float *y = x;
-    if (shift) {
-        float *shifted = ac_arena_floats(a, (size_t)n);
-        if (!shifted) return AC_ERR_NOMEM;
-        AC_TRY(ac_pitch_shift(x, n, m->mel.sample_rate, shift, shifted));
-        y = shifted;
-    }
-    double t2 = ac_now();
-    t->pitch += t2 - t1;
-    const int C = m->content_cfg.chroma_dim;
-    float *chroma = ac_arena_floats(a, (size_t)T * C);
-    if (!chroma) return AC_ERR_NOMEM;
-    ac_chroma ch;
-    AC_TRY(ac_chroma_init(&ch, m->mel.sample_rate, m->mel.n_fft, m->mel.hop, C));
-    ac_status s = ac_chroma_stft(&ch, y, n, T, a, chroma, NULL);
-    ac_chroma_free(&ch);
-    AC_TRY(s);
+    float *chroma;
+    AC_TRY(chroma_of(m, x, n, shift, T, m->content_cfg.chroma_dim, a, &chroma, t));
     double t3 = ac_now();
-    t->chroma += t3 - t2;
-
     size_t k = vevo2_coco_tokens(&m->content_cfg, (size_t)T);
     int32_t *res = ac_arena_alloc(out, k * sizeof *res);
     float *lat = ac_arena_floats(a, k * (size_t)m->content_cfg.codebook_dim);
@@ -89,108 +98,156 @@ ac_status vevo2_content_style_ids(vevo2_model *m, const float *x, int64_t n, int
     return AC_OK;
 }
 
-/* Semitones from the source's median F0 to the target's (0 when either
- * has no voiced frame). */
-static ac_status estimate_shift(const vevo2_model *m, const float *src, int64_t n, const float *tgt, int64_t nt,
-                                int *shift)
+ac_status vevo2_prosody_ids(vevo2_model *m, const float *x, int64_t n, int shift, double ratio, ac_arena *out,
+                            ac_arena *a, int32_t **ids, int *n_ids, vevo2_timings *t)
 {
-    double f_src, f_tgt;
-    AC_TRY(ac_f0_median(src, n, m->mel.sample_rate, &f_src, NULL));
-    AC_TRY(ac_f0_median(tgt, nt, m->mel.sample_rate, &f_tgt, NULL));
-    *shift = ac_semitone_shift(f_tgt, f_src);
+    const int T = (int)(n / m->mel.hop), C = m->prosody_cfg.chroma_dim;
+    float *chroma;
+    AC_TRY(chroma_of(m, x, n, shift, T, C, a, &chroma, t));
+    double t0 = ac_now();
+    int Tr = T;
+    if (ratio != 1.0) {
+        /* upstream: F.interpolate(size=int(T * ratio), mode="linear") */
+        double want = (double)T * ratio;
+        if (!(want >= 1.0) || want > 1e7)
+            return ac_error(AC_ERR_ARG, "target duration: %.4g times the prosody reference's %d frames is no frame",
+                            ratio, T);
+        Tr = (int)want;
+        float *stretched = ac_arena_floats(a, (size_t)Tr * C);
+        if (!stretched) return AC_ERR_NOMEM;
+        AC_TRY(ac_frames_interp_linear(chroma, T, C, Tr, stretched));
+        chroma = stretched;
+    }
+    size_t k = vevo2_coco_tokens(&m->prosody_cfg, (size_t)Tr);
+    int32_t *res = ac_arena_alloc(out, k * sizeof *res);
+    float *lat = ac_arena_floats(a, k * (size_t)m->prosody_cfg.codebook_dim);
+    if (!res || !lat) return AC_ERR_NOMEM;
+    AC_TRY(vevo2_coco_encode(m->prosody, NULL, chroma, (size_t)Tr, a, lat, res, NULL));
+    t->tokenizer += ac_now() - t0;
+    ac_arena_reset(a);
+    *ids = res;
+    *n_ids = (int)k;
     return AC_OK;
 }
 
-static int on_step(void *user, int step, int steps) { return report(user, "fm", step, steps); }
-
-/* Results that outlive a stage come from A, each stage's scratch from S,
- * reset after it: the peak is the largest stage, not their sum. */
-static ac_status convert(vevo2_model *m, const float *src, int64_t n, const float *tgt, int64_t nt,
-                         const vevo2_convert_options *o, ac_arena *a, ac_arena *sc, float **wav, int64_t *n_wav,
-                         int *shift, vevo2_timings *t)
+ac_status vevo2_estimate_shift(const vevo2_model *m, const float *x, int64_t n, const float *timbre, int64_t nt,
+                               int *shift)
 {
-    const int rate = m->mel.sample_rate, mel = m->mel.n_mels;
-    AC_TRY(check_clip(src, n, rate, "source"));
-    AC_TRY(check_clip(tgt, nt, rate, "target voice"));
-    if (o->steps < 1) return ac_error(AC_ERR_ARG, "steps %d: the flow matching needs at least one", o->steps);
-    if (report(o, "load", 0, 1)) return AC_ERR_CANCELLED;
-    AC_TRY(vevo2_load_conversion(m));
+    double f_x, f_t;
+    AC_TRY(ac_f0_median(x, n, m->mel.sample_rate, &f_x, NULL));
+    AC_TRY(ac_f0_median(timbre, nt, m->mel.sample_rate, &f_t, NULL));
+    *shift = ac_semitone_shift(f_t, f_x);
+    return AC_OK;
+}
 
+static int on_step(void *user, int step, int steps) { return vevo2_report(user, "fm", step, steps); }
+
+ac_status vevo2_timbre_prepare(vevo2_model *m, const float *x, int64_t n, ac_arena *out, ac_arena *a,
+                               vevo2_timbre *tb, vevo2_timings *t)
+{
+    AC_TRY(vevo2_content_style_ids(m, x, n, 0, out, a, &tb->ids, &tb->n_ids, t));
     double t0 = ac_now();
-    *shift = o->pitch_mode == VEVO2_PITCH_FIXED ? o->pitch_shift : 0;
-    if (o->pitch_mode == VEVO2_PITCH_ESTIMATE) AC_TRY(estimate_shift(m, src, n, tgt, nt, shift));
-    t->pitch += ac_now() - t0;
+    tb->frames = (int)vevo2_timbre_mel_frames(&m->timbre, n);
+    tb->mel = ac_arena_floats(out, (size_t)tb->frames * m->mel.n_mels);
+    if (!tb->mel) return AC_ERR_NOMEM;
+    AC_TRY(vevo2_timbre_mel_compute(&m->timbre, x, n, tb->mel));
+    t->timbre_mel += ac_now() - t0;
+    return AC_OK;
+}
 
-    if (report(o, "tokenizer", 0, 2)) return AC_ERR_CANCELLED;
-    int32_t *src_ids, *tgt_ids;
-    int n_src, n_tgt;
-    AC_TRY(vevo2_content_style_ids(m, src, n, *shift, a, sc, &src_ids, &n_src, t));
-    if (report(o, "tokenizer", 1, 2)) return AC_ERR_CANCELLED;
-    AC_TRY(vevo2_content_style_ids(m, tgt, nt, 0, a, sc, &tgt_ids, &n_tgt, t));
-
-    double t1 = ac_now();
-    const int Tt = (int)vevo2_timbre_mel_frames(&m->timbre, nt);
-    float *prompt = ac_arena_floats(a, (size_t)Tt * mel);
-    if (!prompt) return AC_ERR_NOMEM;
-    AC_TRY(vevo2_timbre_mel_compute(&m->timbre, tgt, nt, prompt));
-    double t2 = ac_now();
-    t->timbre_mel += t2 - t1;
-
-    /* the condition: the target's tokens, then the source's */
-    const int n_ids = n_tgt + n_src, Lc = n_ids * m->fm_cfg.cond_scale_factor;
-    const int F = vevo2_fm_frames(Lc, Tt);
-    int *ids = ac_arena_alloc(a, (size_t)n_ids * sizeof *ids);
-    float *cond = ac_arena_floats(a, (size_t)Lc * m->fm_cfg.hidden);
-    float *out_mel = F > 0 ? ac_arena_floats(a, (size_t)F * mel) : NULL;
-    if (F <= 0) return ac_error(AC_ERR_ARG, "source: too short: the conversion would make %d frames", F);
+ac_status vevo2_synthesize(vevo2_model *m, const vevo2_timbre *tb, const int32_t *gen, int n_gen,
+                           const vevo2_options *o, uint64_t seed, ac_arena *keep, ac_arena *a, float **wav,
+                           int64_t *n_wav, vevo2_timings *t)
+{
+    const int mel = m->mel.n_mels;
+    double t0 = ac_now();
+    /* the condition: the timbre's tokens, then the generated or converted ones */
+    const int n_ids = tb->n_ids + n_gen, Lc = n_ids * m->fm_cfg.cond_scale_factor;
+    const int F = vevo2_fm_frames(Lc, tb->frames);
+    if (F <= 0) return ac_error(AC_ERR_ARG, "too short: the flow matching would make %d frames", F);
+    int *ids = ac_arena_alloc(keep, (size_t)n_ids * sizeof *ids);
+    float *cond = ac_arena_floats(keep, (size_t)Lc * m->fm_cfg.hidden);
+    float *out_mel = ac_arena_floats(keep, (size_t)F * mel);
     if (!ids || !cond || !out_mel) return AC_ERR_NOMEM;
-    for (int i = 0; i < n_tgt; i++) ids[i] = tgt_ids[i];
-    for (int i = 0; i < n_src; i++) ids[n_tgt + i] = src_ids[i];
+    for (int i = 0; i < tb->n_ids; i++) ids[i] = tb->ids[i];
+    for (int i = 0; i < n_gen; i++) ids[tb->n_ids + i] = gen[i];
     if (o->noise && o->n_noise != (size_t)F * mel)
         return ac_error(AC_ERR_ARG,
-                        "the injected noise has %zu values; this conversion needs %d frames x %d mels = %zu "
+                        "the injected noise has %zu values; this request needs %d frames x %d mels = %zu "
                         "(%zu bytes of float32)",
                         o->n_noise, F, mel, (size_t)F * mel, (size_t)F * mel * 4);
-    AC_TRY(vevo2_fm_cond(m->fm, ids, n_ids, cond, sc));
-    ac_arena_reset(sc);
+    AC_TRY(vevo2_fm_cond(m->fm, ids, n_ids, cond, a));
+    ac_arena_reset(a);
     vevo2_fm_options fo = vevo2_fm_defaults();
     fo.steps = o->steps;
-    fo.seed = o->seed;
+    fo.seed = seed;
     fo.noise = o->noise;
     fo.progress = on_step;
     fo.progress_user = (void *)o;
-    AC_TRY(vevo2_fm_sample(m->fm, cond, Lc, prompt, Tt, &fo, out_mel, sc));
-    ac_arena_reset(sc);
-    double t3 = ac_now();
-    t->fm += t3 - t2;
-    t->fm_steps = o->steps;
+    AC_TRY(vevo2_fm_sample(m->fm, cond, Lc, tb->mel, tb->frames, &fo, out_mel, a));
+    ac_arena_reset(a);
+    double t1 = ac_now();
+    t->fm += t1 - t0;
+    t->fm_steps += o->steps;
 
-    if (report(o, "vocoder", 0, 1)) return AC_ERR_CANCELLED;
+    if (vevo2_report(o, "vocoder", 0, 1)) return AC_ERR_CANCELLED;
     const int64_t len = (int64_t)F * m->vocoder_cfg.hop;
     float *y = ac_malloc((size_t)len * sizeof *y);
     if (!y) return AC_ERR_NOMEM;
-    ac_status s = vevo2_vocoder_forward(m->vocoder, out_mel, (size_t)F, sc, y);
+    ac_status s = vevo2_vocoder_forward(m->vocoder, out_mel, (size_t)F, a, y);
+    ac_arena_reset(a);
     if (s) {
         free(y);
         return s;
     }
-    t->vocoder += ac_now() - t3;
+    t->vocoder += ac_now() - t1;
     *wav = y;
     *n_wav = len;
     return AC_OK;
 }
 
-ac_status vevo2_convert(vevo2_model *m, const float *source, int64_t n, const float *target, int64_t n_target,
-                        const vevo2_convert_options *o, float **wav, int64_t *n_wav, int *shift, vevo2_timings *t)
+static void trace_ids(const vevo2_options *o, const char *name, const int32_t *ids, int n)
 {
-    *wav = NULL;
-    *n_wav = 0;
-    *shift = 0;
-    memset(t, 0, sizeof *t);
+    if (o->trace) o->trace(o->trace_user, name, ids, (size_t)n * sizeof *ids);
+}
+
+/* Path S. Results that outlive a stage come from A, each stage's scratch
+ * from S, reset after it: the peak is the largest stage, not their sum. */
+static ac_status convert(vevo2_model *m, const vevo2_refs *r, const vevo2_options *o, int use_pitch, ac_arena *a,
+                         ac_arena *sc, vevo2_output *out)
+{
+    const vevo2_clip *src = &r->source, *tgt = &r->timbre;
+    const int rate = m->mel.sample_rate;
+    AC_TRY(vevo2_check_clip(src->x, src->n, rate, "source"));
+    AC_TRY(vevo2_check_clip(tgt->x, tgt->n, rate, "target voice"));
+    if (vevo2_report(o, "load", 0, 1)) return AC_ERR_CANCELLED;
+    AC_TRY(vevo2_load_conversion(m));
+
+    double t0 = ac_now();
+    if (use_pitch && o->pitch_mode == VEVO2_PITCH_FIXED) out->shift = o->pitch_shift;
+    else if (use_pitch) AC_TRY(vevo2_estimate_shift(m, src->x, src->n, tgt->x, tgt->n, &out->shift));
+    out->t.pitch += ac_now() - t0;
+
+    if (vevo2_report(o, "tokenizer", 0, 2)) return AC_ERR_CANCELLED;
+    int32_t *src_ids;
+    int n_src;
+    AC_TRY(vevo2_content_style_ids(m, src->x, src->n, out->shift, a, sc, &src_ids, &n_src, &out->t));
+    trace_ids(o, "source_ids", src_ids, n_src);
+    if (vevo2_report(o, "tokenizer", 1, 2)) return AC_ERR_CANCELLED;
+    vevo2_timbre tb;
+    AC_TRY(vevo2_timbre_prepare(m, tgt->x, tgt->n, a, sc, &tb, &out->t));
+    trace_ids(o, "timbre_ids", tb.ids, tb.n_ids);
+    out->t.chunks = 1;
+    return vevo2_synthesize(m, &tb, src_ids, n_src, o, o->seed, a, sc, &out->wav, &out->n, &out->t);
+}
+
+ac_status vevo2_convert(vevo2_model *m, const vevo2_refs *r, const vevo2_options *o, int use_pitch,
+                        vevo2_output *out)
+{
     ac_arena a, sc;
     ac_arena_init(&a, 1 << 20);
     ac_arena_init(&sc, 1 << 20);
-    ac_status s = convert(m, source, n, target, n_target, o, &a, &sc, wav, n_wav, shift, t);
+    ac_status s = convert(m, r, o, use_pitch, &a, &sc, out);
     ac_arena_free(&a);
     ac_arena_free(&sc);
     return s;

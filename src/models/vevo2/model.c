@@ -87,6 +87,9 @@ void vevo2_free(vevo2_model *m)
     vevo2_coco_free(m->content);
     vevo2_fm_free(m->fm);
     vevo2_vocoder_free(m->vocoder);
+    vevo2_coco_free(m->prosody);
+    ac_bpe_free(m->text);
+    qwen2_free(m->ar);
     vevo2_timbre_mel_free(&m->timbre);
     ac_sinc_resampler_free(&m->to_whisper);
     pthread_mutex_destroy(&m->lock);
@@ -116,6 +119,88 @@ ac_status vevo2_load_conversion(vevo2_model *m)
 {
     pthread_mutex_lock(&m->lock);
     ac_status s = m->vocoder ? AC_OK : load_parts(m);
+    pthread_mutex_unlock(&m->lock);
+    return s;
+}
+
+/* amphion_config.json beside the AR model: model.coco_style, the prosody tokenizer. */
+static ac_status read_prosody_config(vevo2_model *m)
+{
+    char path[VEVO2_PATH + 32];
+    snprintf(path, sizeof path, "%s/amphion_config.json", m->paths.ar_dir);
+    ac_config *c;
+    AC_TRY(ac_config_load_relaxed(path, &c));
+    const cJSON *model, *coco;
+    ac_status s = ac_config_object(c, NULL, NULL, "model", &model);
+    if (!s) s = ac_config_object(c, model, "model", "coco_style", &coco);
+    if (!s) s = vevo2_coco_config_parse(c, coco, "model.coco_style", &m->prosody_cfg);
+    if (!s && m->prosody_cfg.type != VEVO2_COCO_STYLE)
+        s = ac_error(AC_ERR_MODEL, "%s: model.coco_style.coco_type must be \"style\"", c->file);
+    if (!s && m->prosody_cfg.chroma_dim != m->content_cfg.chroma_dim)
+        s = ac_error(AC_ERR_MODEL, "%s: model.coco_style.chromagram_dim %d is not the content-style tokenizer's %d",
+                     c->file, m->prosody_cfg.chroma_dim, m->content_cfg.chroma_dim);
+    ac_config_free(c);
+    return s;
+}
+
+/* The id of TAG, which the tokenizer must read as that one token wherever
+ * it stands in a prompt (an added token), below the AR model's VOCAB. */
+static ac_status tag_id(const vevo2_model *m, const char *tag, int vocab, int *id)
+{
+    int *ids = NULL;
+    size_t n = 0;
+    AC_TRY(ac_bpe_encode(m->text, tag, strlen(tag), &ids, &n));
+    int ok = n == 1 && ids[0] == ac_bpe_token_to_id(m->text, tag);
+    *id = n ? ids[0] : -1;
+    free(ids);
+    if (!ok) return ac_error(AC_ERR_MODEL, "%s: the tokenizer has no added token %s", m->paths.ar_dir, tag);
+    if (*id >= vocab)
+        return ac_error(AC_ERR_MODEL, "%s: %s is id %d, outside the AR model's vocabulary of %d", m->paths.ar_dir,
+                        tag, *id, vocab);
+    return AC_OK;
+}
+
+static ac_status check_tags(vevo2_model *m, int vocab)
+{
+    static const char *const fixed[] = {"<|im_start|>", "<|im_end|>", "<|prosody_start|>", "<|prosody_end|>",
+                                        "<|content_style_start|>"};
+    int id;
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) AC_TRY(tag_id(m, fixed[i], vocab, &id));
+    AC_TRY(tag_id(m, "<|im_end|>", vocab, &m->im_end));
+    const struct { const char *name; int n; } codes[] = {{"content_style", m->content_cfg.codebook_size},
+                                                         {"prosody", m->prosody_cfg.codebook_size}};
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < codes[k].n; i++) {
+            char tag[64];
+            snprintf(tag, sizeof tag, "<|%s_%d|>", codes[k].name, i);
+            AC_TRY(tag_id(m, tag, vocab, &id));
+        }
+    return AC_OK;
+}
+
+static ac_status load_ar_parts(vevo2_model *m)
+{
+    vevo2_paths *p = &m->paths;
+    if (!m->prosody) {
+        AC_TRY(read_prosody_config(m));
+        AC_TRY(vevo2_coco_load(p->prosody, &m->prosody_cfg, &m->prosody));
+    }
+    if (!m->text) AC_TRY(ac_bpe_load_dir(p->ar_dir, &m->text));
+    qwen2_model *ar;
+    AC_TRY(qwen2_load(p->ar_dir, &ar));
+    ac_status s = check_tags(m, ar->cfg.vocab);
+    if (s) {
+        qwen2_free(ar);
+        return s;
+    }
+    m->ar = ar;
+    return AC_OK;
+}
+
+ac_status vevo2_load_ar(vevo2_model *m)
+{
+    pthread_mutex_lock(&m->lock);
+    ac_status s = m->ar ? AC_OK : load_ar_parts(m);
     pthread_mutex_unlock(&m->lock);
     return s;
 }

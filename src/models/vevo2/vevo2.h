@@ -4,11 +4,14 @@
  * needs it (a conversion maps no AR weights), under a lock, so one loaded
  * model serves any number of calls at once.
  *
- * Style-preserved voice and singing conversion (path S): the source's
+ * Path S (style-preserved voice and singing conversion): the source's
  * Whisper features and chromagram (pitch-shifted towards the target) and
  * the target voice's become content-style tokens; the flow matching
  * continues the target's mel under the tokens of both; the vocoder makes
- * the 24 kHz audio. */
+ * the 24 kHz audio. Path A (speech and singing from text, style
+ * conversion, editing): the AR model continues a chat prompt of the text,
+ * the prosody and style references' tokens into content-style tokens,
+ * which the flow matching and vocoder turn into audio in the target voice. */
 #ifndef AC_MODELS_VEVO2_H
 #define AC_MODELS_VEVO2_H
 
@@ -19,6 +22,10 @@
 #include "models/vevo2/coco.h"
 #include "models/vevo2/fm.h"
 #include "models/vevo2/package.h"
+#include "models/vevo2/routes.h"
+#include "models/qwen2/qwen2.h"
+#include "nn/sampler.h"
+#include "text/bpe.h"
 #include "models/vevo2/timbre_mel.h"
 #include "models/vevo2/vocoder.h"
 #include "models/whisper/whisper.h"
@@ -38,6 +45,12 @@ typedef struct vevo2_model {
     vevo2_coco *content;
     vevo2_fm *fm;
     vevo2_vocoder *vocoder;
+    /* the AR routes' parts, loaded under the same lock (the AR model last) */
+    vevo2_coco_config prosody_cfg;
+    vevo2_coco *prosody;
+    ac_bpe *text;
+    int im_end;                    /* the id of <|im_end|> */
+    qwen2_model *ar;
     vevo2_timbre_mel timbre;
     ac_sinc_resampler to_whisper;  /* 24 -> 16 kHz as torchaudio */
 } vevo2_model;
@@ -49,31 +62,66 @@ void vevo2_free(vevo2_model *m);
 
 /* Maps the weights the conversion needs, once. */
 ac_status vevo2_load_conversion(vevo2_model *m);
+/* ... and those of the AR routes: the text tokenizer, the AR model and the
+ * prosody tokenizer (amphion_config.json's model.coco_style), checked
+ * against each other and the flow matching. */
+ac_status vevo2_load_ar(vevo2_model *m);
 
-typedef enum { VEVO2_PITCH_ESTIMATE, VEVO2_PITCH_FIXED, VEVO2_PITCH_NONE } vevo2_pitch_mode;
+typedef enum { VEVO2_PITCH_ESTIMATE, VEVO2_PITCH_FIXED } vevo2_pitch_mode;
 
 typedef int (*vevo2_progress_fn)(void *user, const char *stage, int done, int total);
+/* A nonzero return stops the request (AC_ERR_CANCELLED). */
+typedef int (*vevo2_audio_fn)(void *user, const float *wav, int64_t n, int chunk, int n_chunks);
+/* Intermediate results by name, for tests: "prosody_ids", "style_ids",
+ * "timbre_ids", "source_ids" (int32), "prompt" (text), "prompt_ids",
+ * "generated_ids", "ids" (int32, per text chunk). */
+typedef void (*vevo2_trace_fn)(void *user, const char *name, const void *data, size_t bytes);
 
-typedef struct vevo2_convert_options {
-    vevo2_pitch_mode pitch_mode;
-    int pitch_shift;               /* VEVO2_PITCH_FIXED */
-    int steps;
-    uint64_t seed;
-    const float *noise;            /* [F][mel] or NULL */
+typedef struct vevo2_options {
+    const vevo2_route *route;
+    int use_prosody_code;          /* -1: the route's */
+    int use_pitch_shift;           /* -1: the route's */
+    vevo2_pitch_mode pitch_mode;   /* with the pitch shift on */
+    int pitch_shift;               /* FIXED: semitones for the source or the prosody reference */
+    int style_pitch_shift;         /* FIXED: for the style reference */
+    double target_duration;        /* seconds the prosody is stretched to (0: its own) */
+    double reference_duration;     /* seconds of the timbre clip used (0: all) */
+    ac_sampler_options sampler;    /* the AR's processors; its eos is <|im_end|> */
+    int max_new_tokens;
+    int chunk_units;               /* text longer than this many words is spoken in pieces */
+    int steps;                     /* flow matching */
+    uint64_t seed;                 /* of the AR draws and the FM noise (chunk i: seed + i) */
+    const float *noise;            /* [F][mel] or NULL (one text chunk only) */
     size_t n_noise;
-    vevo2_progress_fn progress;    /* may be NULL */
+    ac_uniform_fn uniform;         /* the AR's draws instead of the seeded ones (tests) */
+    void *uniform_ctx;
+    vevo2_progress_fn progress;    /* each may be NULL */
     void *progress_user;
-} vevo2_convert_options;
+    vevo2_audio_fn on_audio;       /* each chunk's audio as it is made */
+    void *audio_user;
+    vevo2_trace_fn trace;
+    void *trace_user;
+} vevo2_options;
+
+/* The defaults of route R: upstream's AR sampling (top-k 25, top-p 0.8,
+ * temperature 1, at least 15 and at most 500 tokens, the package's
+ * repetition penalty), 32 FM steps, pitch estimated where the route shifts. */
+vevo2_options vevo2_defaults(const vevo2_route *r);
 
 typedef struct vevo2_timings {
-    double whisper, pitch, chroma, tokenizer, timbre_mel, fm, vocoder;
-    int fm_steps;
+    double whisper, pitch, chroma, tokenizer, timbre_mel, ar_prefill, ar_decode, fm, vocoder;
+    int fm_steps, ar_tokens, chunks;
 } vevo2_timings;
 
-/* SOURCE[n] in the voice of TARGET[n_target] (both mono at the package's
- * rate) into *WAV[*N_WAV] (malloc'd), the semitones applied in *SHIFT. */
-ac_status vevo2_convert(vevo2_model *m, const float *source, int64_t n, const float *target, int64_t n_target,
-                        const vevo2_convert_options *o, float **wav, int64_t *n_wav, int *shift, vevo2_timings *t);
+typedef struct vevo2_output {
+    float *wav;                    /* malloc'd, mono at the package's rate */
+    int64_t n;
+    int shift, style_shift;        /* the semitones applied */
+    vevo2_timings t;
+} vevo2_output;
+
+/* The route of O on IN (every clip mono at the package's rate). */
+ac_status vevo2_run(vevo2_model *m, const vevo2_inputs *in, const vevo2_options *o, vevo2_output *out);
 
 /* The content-style ids of X[n] (the package's rate): Whisper features of
  * X, the chromagram of X shifted by SHIFT semitones. IDS[vevo2_coco_tokens]
@@ -81,5 +129,40 @@ ac_status vevo2_convert(vevo2_model *m, const float *source, int64_t n, const fl
  * added to T. */
 ac_status vevo2_content_style_ids(vevo2_model *m, const float *x, int64_t n, int shift, ac_arena *out,
                                   ac_arena *a, int32_t **ids, int *n_ids, vevo2_timings *t);
+/* The prosody ids of X[n]: its chromagram shifted by SHIFT, stretched in
+ * time by RATIO (1: not), through the prosody tokenizer. */
+ac_status vevo2_prosody_ids(vevo2_model *m, const float *x, int64_t n, int shift, double ratio, ac_arena *out,
+                            ac_arena *a, int32_t **ids, int *n_ids, vevo2_timings *t);
+
+/* What the FM takes from the timbre clip, computed once per request. */
+typedef struct vevo2_timbre {
+    int32_t *ids;
+    int n_ids;
+    float *mel;                    /* [frames][mel]: the prompt */
+    int frames;
+} vevo2_timbre;
+
+ac_status vevo2_timbre_prepare(vevo2_model *m, const float *x, int64_t n, ac_arena *out, ac_arena *a,
+                               vevo2_timbre *tb, vevo2_timings *t);
+/* Audio from content-style IDS[n] in the voice of TB: the FM (steps and
+ * noise of O, else SEED) then the vocoder. The condition and the mel from
+ * KEEP, each stage's scratch from A (reset after it); *WAV malloc'd. */
+ac_status vevo2_synthesize(vevo2_model *m, const vevo2_timbre *tb, const int32_t *ids, int n, const vevo2_options *o,
+                           uint64_t seed, ac_arena *keep, ac_arena *a, float **wav, int64_t *n_wav,
+                           vevo2_timings *t);
+
+/* Path S on the references R, the shift estimated or fixed when USE_PITCH. */
+ac_status vevo2_convert(vevo2_model *m, const vevo2_refs *r, const vevo2_options *o, int use_pitch,
+                        vevo2_output *out);
+/* Path A: the AR continues the prompt for each chunk of the text. */
+ac_status vevo2_speak(vevo2_model *m, const vevo2_refs *refs, const char *text, const char *style_text,
+                      const vevo2_options *o, int use_prosody, int use_pitch, vevo2_output *out);
+
+/* Spec §4.4: the semitones from X's median F0 to the timbre's. */
+ac_status vevo2_estimate_shift(const vevo2_model *m, const float *x, int64_t n, const float *timbre, int64_t nt,
+                               int *shift);
+/* Whether clip X[n] can be read at all: long enough, finite, not silent. */
+ac_status vevo2_check_clip(const float *x, int64_t n, int rate, const char *what);
+int vevo2_report(const vevo2_options *o, const char *stage, int done, int total);
 
 #endif

@@ -1,0 +1,73 @@
+/* The route table and the reference fallbacks of spec vevo2.md §3. */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "models/vevo2/routes.h"
+
+static const vevo2_route ROUTES[] = {
+    /* name                      ar prosody pitch source-refs source-style voice-style */
+    {"zero_shot_tts",            1, 0, 0, 0, 0, 1},
+    {"text_to_singing",          1, 0, 0, 0, 0, 1},
+    {"svs",                      1, 0, 0, 0, 0, 1},
+    {"style_preserved_vc",       0, 0, 1, 0, 0, 0},
+    {"style_preserved_svc",      0, 0, 1, 0, 0, 0},
+    {"style_converted_vc",       1, 1, 0, 1, 0, 0},
+    {"style_converted_svc",      1, 1, 1, 1, 0, 0},
+    {"editing",                  1, 1, 0, 1, 1, 0},
+    {"singing_style_conversion", 1, 1, 1, 1, 0, 0},
+    {"humming_to_singing",       1, 1, 1, 0, 0, 0},
+    {"instrument_to_singing",    1, 1, 1, 0, 0, 0},
+};
+#define N_ROUTES (sizeof ROUTES / sizeof *ROUTES)
+
+const char *const *vevo2_route_names(void)
+{
+    static const char *names[N_ROUTES + 1];
+    for (size_t i = 0; i < N_ROUTES; i++) names[i] = ROUTES[i].name;
+    return names;
+}
+
+const vevo2_route *vevo2_route_find(const char *name)
+{
+    char list[512] = "";
+    for (size_t i = 0; i < N_ROUTES; i++) {
+        if (strcmp(ROUTES[i].name, name) == 0) return &ROUTES[i];
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", ROUTES[i].name);
+    }
+    ac_error(AC_ERR_ARG, "unknown route \"%s\" (the routes: %s)", name, list);
+    return NULL;
+}
+
+static const vevo2_clip *first(const vevo2_clip *a, const vevo2_clip *b)
+{
+    return a->n ? a : b;
+}
+
+ac_status vevo2_route_refs(const vevo2_route *r, const vevo2_inputs *in, int use_prosody, vevo2_refs *out)
+{
+    memset(out, 0, sizeof *out);
+    static const vevo2_clip none;
+    if (!r->ar) {
+        if (!in->source.n) return ac_error(AC_ERR_ARG, "route %s: no source audio to convert", r->name);
+        if (!in->voice.n) return ac_error(AC_ERR_ARG, "route %s: no target voice given", r->name);
+        out->source = in->source;
+        out->timbre = in->voice;
+        return AC_OK;
+    }
+    /* the prosody: the given reference, else the source (the melody or the speech whose delivery is kept) */
+    const vevo2_clip *prosody = first(&in->prosody, &in->source);
+    if (use_prosody && !prosody->n)
+        return ac_error(AC_ERR_ARG, "route %s: the prosody code needs a prosody reference (or a source)", r->name);
+    const vevo2_clip *ref = use_prosody ? prosody : &none;
+    /* the style: the given reference, else the prosody's audio (editing), else the target voice (speech from text) */
+    const vevo2_clip *style = in->style.n ? &in->style : r->source_style ? prosody : r->voice_style ? &in->voice : &none;
+    /* the timbre: the target voice, else the audio the route reads the rest from */
+    const vevo2_clip *timbre = in->voice.n ? &in->voice : r->source_references ? prosody : &in->source;
+    if (!timbre->n) return ac_error(AC_ERR_ARG, "route %s: no target voice given", r->name);
+    out->source = in->source;
+    out->timbre = *timbre;
+    out->style = *style;
+    out->prosody = *ref;
+    return AC_OK;
+}
