@@ -18,13 +18,14 @@ import unicodedata
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import AUDIOC, DATA, SKIP, Checker, audioc  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ref", "vevo2"))
+from ar_ref import tokenizer_json  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 NODE_DIR = os.path.join(HERE, "..", "node")
 ORACLE = os.path.join(NODE_DIR, "bpe_oracle.js")
 QWEN = os.path.join(DATA, "qwen2.5_tokenizer")
 WORK = os.path.join(os.environ.get("TEST_WORK", "/tmp"), "tokenize")
-QWEN2_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
-               r"\s*[\r\n]+|\s+(?!\S)|\s+")
 N_CONTENT_STYLE, N_PROSODY = 16384, 512
 
 TEXTS = [
@@ -71,24 +72,6 @@ def random_texts(n, seed=5):
              "\U0001F3FD", "\ufe0f", "<|im_start|>", "<|endoftext|>", "<|im_", "|>", "'ll", "'S", "'re", "'Ve"])
     rng = random.Random(seed)
     return ["".join(rng.choice(pool) for _ in range(rng.randint(1, 24))) for _ in range(n)]
-
-
-def tokenizer_json(vocab, merges, added):
-    """Hugging Face's tokenizer.json for Qwen2's pipeline."""
-    return {
-        "version": "1.0", "truncation": None, "padding": None,
-        "added_tokens": [{"id": i, "content": c, "single_word": False, "lstrip": False, "rstrip": False,
-                          "normalized": n, "special": s} for i, c, s, n in added],
-        "normalizer": {"type": "NFC"},
-        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
-            {"type": "Split", "pattern": {"Regex": QWEN2_REGEX}, "behavior": "Isolated", "invert": False},
-            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}]},
-        "post_processor": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False},
-        "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False},
-        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": "",
-                  "end_of_word_suffix": "", "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
-                  "vocab": vocab, "merges": merges},
-    }
 
 
 def write_json(path, obj):

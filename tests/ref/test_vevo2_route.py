@@ -29,9 +29,7 @@ Environment: AUDIOC, VEVO2_ROUTE, TEST_WORK.
 import json
 import os
 import shutil
-import subprocess
 import sys
-import warnings
 
 import numpy as np
 from scipy.io import wavfile
@@ -45,63 +43,20 @@ import pitch_ref  # noqa: E402
 import route_ref  # noqa: E402
 from common import Checker  # noqa: E402
 
-AUDIOC = os.environ["AUDIOC"]
+from route_test import AUDIOC, RATE, TOL_WAV, load24, raw, rel, run  # noqa: E402
+import route_test  # noqa: E402
+
 DRIVER = os.environ["VEVO2_ROUTE"]
 WORK = os.path.join(os.environ["TEST_WORK"], "vevo2_route")
-RATE = 24000
-TOL_WAV = 1e-3   # spec §6: after 16 FM layers x 64 evaluations and the vocoder's exp
-NEAR_TIE = 1e-4
 check = Checker()
-# libsndfile's WAVs carry a PEAK chunk scipy does not know
-warnings.filterwarnings("ignore", category=wavfile.WavFileWarning)
 
 
-def run(*cmd):
-    return subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
-
-
-def rel(a, b):
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    if a.shape != b.shape:
-        return float("inf")
-    return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-30))
-
-
-def speech(name, text, voice, pitch, rate, seconds=None, channels=1):
-    """espeak-ng speech at RATE (sox, no dither: the same samples every run), cut to SECONDS."""
-    raw = os.path.join(WORK, name + "_22k.wav")
-    out = os.path.join(WORK, name + ".wav")
-    subprocess.run(["espeak-ng", "-v", voice, "-p", str(pitch), "-w", raw, text], check=True)
-    cmd = ["sox", "-D", raw, "-r", str(rate), "-c", str(channels), "-b", "16", out]
-    if seconds:
-        cmd += ["trim", "0", f"{seconds:.6f}"]
-    subprocess.run(cmd, check=True)
-    return out
-
-
-def load24(path):
-    """What the model sees: audioc's decoder at 24 kHz mono (float WAV)."""
-    out = path[:-4] + "_24k.f.wav"
-    r = run(AUDIOC, "convert", "--rate", RATE, path, out)
-    assert r.returncode == 0, r.stderr
-    return wavfile.read(out)[1].astype(np.float32)
-
-
-def raw(path, x):
-    np.asarray(x, "<f4").tofile(path)
-    return path
+def speech(name, *args, **kw):
+    return route_test.speech(WORK, name, *args, **kw)
 
 
 def ids_match(name, c_ids, ref):
-    gaps = ref["gaps"]
-    ok = len(c_ids) == len(ref["ids"])
-    diff = [i for i in range(min(len(c_ids), len(ref["ids"]))) if c_ids[i] != ref["ids"][i]]
-    ties = [i for i in diff if gaps[i] < NEAR_TIE]
-    if ties:
-        print(f"{name}: {len(ties)} near-tie id(s) resolved differently (gaps {gaps[ties]})")
-    check(ok and len(diff) == len(ties), f"{name}: {len(diff) - len(ties)} ids differ of {len(c_ids)} "
-          f"(C {list(c_ids[:12])}..., ref {list(ref['ids'][:12])}...)")
-    print(f"{name}: {len(c_ids)} ids, smallest top-2 gap {gaps.min():.2e}")
+    route_test.ids_match(check, name, c_ids, ref["ids"], ref["gaps"])
 
 
 def parity(pkg, name, src, tgt, shift, ref=None, seed=7):

@@ -73,12 +73,12 @@ def weights(cfg, seed):
     return t
 
 
-def write(out, cfg, tensors, dtype):
+def write(out, cfg, tensors, dtype, generation=GENERATION):
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "config.json"), "w") as f:
         json.dump(dict(cfg, torch_dtype={"F32": "float32", "BF16": "bfloat16", "F16": "float16"}[dtype]), f, indent=2)
     with open(os.path.join(out, "generation_config.json"), "w") as f:
-        json.dump(GENERATION, f, indent=2)
+        json.dump(generation, f, indent=2)
     conv = {"F32": lambda a: a, "F16": lambda a: a.astype(np.float16), "BF16": lambda a: ("BF16", a)}[dtype]
     st_io.save(os.path.join(out, "model.safetensors"), {k: conv(v) for k, v in tensors.items()})
 

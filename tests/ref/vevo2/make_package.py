@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """A whole Vevo2 package of random weights in the published layout (spec
 vevo2.md §2, §7): every part's files written by its reference module, with
-dims that fit each other, and the Whisper encoder in the package
+dims that fit each other (the AR folder with a tiny byte-level BPE
+tokenizer, or the real Qwen2.5 vocabulary at full size), and the Whisper
+encoder in the package
 (whisper-medium/: medium.pt and the C++ port's form) and in Hugging Face's
 form (openai/whisper-medium/).
 
@@ -15,11 +17,15 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import ar_ref  # noqa: E402
 import coco_ref  # noqa: E402
 import fm_ref  # noqa: E402
 import vocoder_ref  # noqa: E402
 import whisper_ref  # noqa: E402
 
+# the data folder beside the checkout (or AUDIOC_DATA)
+DATA = os.environ.get("AUDIOC_DATA") or os.path.join(HERE, "..", "..", "..", "..", "shared", "data")
+QWEN_TOKENIZER = os.path.join(DATA, "qwen2.5_tokenizer")
 # the real dimensions of each part (spec §2.1, §4)
 FULL = {
     "whisper": {"n_audio_state": 1024, "n_audio_head": 16, "n_audio_layer": 24},
@@ -42,6 +48,10 @@ def make(root, dtype="F32", seed=0, full=False, whisper_forms=whisper_ref.FORMS)
     coco["whisper_stats_path"] = whisper_ref.STATS_DIR + "/whisper_stats.pt"
     fm_ref.write_tiny(root, seed + 3, dtype, dict(dims.get("fm", {}), coco=coco))
     vocoder_ref.write_tiny(root, seed + 4, dtype, dims.get("vocoder"))
+    # the AR model and its tokenizer: the §7.2 tiny one, or the real Qwen2.5 vocabulary at full size
+    cocos = coco_ref.configs(root)
+    ar_ref.write(root, seed + 5, dtype, cocos["coco_content_style"]["codebook_size"],
+                 cocos["coco_style"]["codebook_size"], full, QWEN_TOKENIZER if full else None)
     return root
 
 

@@ -1,0 +1,139 @@
+/* Vevo2's AR routes (path A) through src/models/vevo2, for
+ * tests/ref/test_vevo2_speak.py, which compares what this writes with the
+ * PyTorch route:
+ *   test_vevo2_speak PKG ROUTE OUT_DIR [KEY=VALUE ...]
+ * Keys: text, style_text (strings); source, voice, style, prosody (raw
+ * float32 mono 24 kHz files); noise (raw float32 [F][mel]); shift,
+ * style_shift (semitones: the pitch is shifted by these fixed steps, or
+ * "est" estimated); prosody_code, pitch (0/1: override the route);
+ * target_duration, reference_duration (s); temperature, top_k, top_p,
+ * penalty, min_tokens, max_tokens, seed, chunk_units, steps, threads.
+ * Writes OUT_DIR/NAME (NAME.K for text chunk K > 0) for every traced
+ * intermediate (vevo2.h) and wav.f32; prints "shift S style_shift T
+ * chunks C tokens N". Exit 3 with the error on stderr when anything fails. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audioc.h"
+#include "models/vevo2/vevo2.h"
+
+static float *read_f32(const char *path, int64_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    rewind(f);
+    float *x = malloc(size > 0 ? (size_t)size : 1);
+    *n = (int64_t)fread(x, 4, (size_t)size / 4, f);
+    fclose(f);
+    return x;
+}
+
+static int write_raw(const char *dir, const char *name, const void *x, size_t bytes)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    int ok = f && fwrite(x, 1, bytes, f) == bytes;
+    if (f) fclose(f);
+    return ok ? 0 : -1;
+}
+
+/* Traced names seen so far, to number the chunks' files. */
+typedef struct {
+    const char *dir;
+    char names[64][32];
+    int counts[64], n;
+} tracer;
+
+static void on_trace(void *user, const char *name, const void *data, size_t bytes)
+{
+    tracer *t = user;
+    int i = 0;
+    while (i < t->n && strcmp(t->names[i], name)) i++;
+    if (i == t->n && t->n < 64) snprintf(t->names[t->n++], sizeof t->names[0], "%s", name);
+    char file[64];
+    if (t->counts[i]) snprintf(file, sizeof file, "%s.%d", name, t->counts[i]);
+    else snprintf(file, sizeof file, "%s", name);
+    t->counts[i]++;
+    write_raw(t->dir, file, data, bytes);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 4) {
+        fprintf(stderr, "usage: test_vevo2_speak PKG ROUTE OUT_DIR [KEY=VALUE ...]\n");
+        return 2;
+    }
+    const vevo2_route *route = vevo2_route_find(argv[2]);
+    if (!route) return fprintf(stderr, "%s\n", ac_last_error()), 2;
+    vevo2_options o = vevo2_defaults(route);
+    vevo2_inputs in = {0};
+    vevo2_clip *clips[] = {&in.source, &in.voice, &in.style, &in.prosody};
+    const char *clip_keys[] = {"source", "voice", "style", "prosody"};
+    float *noise = NULL;
+    int64_t n_noise = 0;
+    for (int i = 4; i < argc; i++) {
+        char *eq = strchr(argv[i], '=');
+        if (!eq) return fprintf(stderr, "not KEY=VALUE: %s\n", argv[i]), 2;
+        *eq = 0;
+        const char *k = argv[i], *v = eq + 1;
+        int done = 0;
+        for (int c = 0; c < 4; c++)
+            if (strcmp(k, clip_keys[c]) == 0) {
+                if (!(clips[c]->x = read_f32(v, &clips[c]->n))) return fprintf(stderr, "cannot read %s\n", v), 2;
+                done = 1;
+            }
+        if (done) continue;
+        if (strcmp(k, "text") == 0) in.text = v;
+        else if (strcmp(k, "style_text") == 0) in.style_text = v;
+        else if (strcmp(k, "noise") == 0) {
+            if (!(noise = read_f32(v, &n_noise))) return fprintf(stderr, "cannot read %s\n", v), 2;
+            o.noise = noise;
+            o.n_noise = (size_t)n_noise;
+        } else if (strcmp(k, "shift") == 0 || strcmp(k, "style_shift") == 0) {
+            if (strcmp(v, "est")) o.pitch_mode = VEVO2_PITCH_FIXED;
+            *(k[0] == 's' && k[1] == 'h' ? &o.pitch_shift : &o.style_pitch_shift) = atoi(v);
+        } else if (strcmp(k, "prosody_code") == 0) o.use_prosody_code = atoi(v);
+        else if (strcmp(k, "pitch") == 0) o.use_pitch_shift = atoi(v);
+        else if (strcmp(k, "target_duration") == 0) o.target_duration = atof(v);
+        else if (strcmp(k, "reference_duration") == 0) o.reference_duration = atof(v);
+        else if (strcmp(k, "temperature") == 0) o.sampler.temperature = (float)atof(v);
+        else if (strcmp(k, "top_k") == 0) o.sampler.top_k = atoi(v);
+        else if (strcmp(k, "top_p") == 0) o.sampler.top_p = (float)atof(v);
+        else if (strcmp(k, "penalty") == 0) o.sampler.repetition_penalty = (float)atof(v);
+        else if (strcmp(k, "min_tokens") == 0) o.sampler.min_new_tokens = atoi(v);
+        else if (strcmp(k, "max_tokens") == 0) o.max_new_tokens = atoi(v);
+        else if (strcmp(k, "seed") == 0) o.seed = strtoull(v, NULL, 10);
+        else if (strcmp(k, "chunk_units") == 0) o.chunk_units = atoi(v);
+        else if (strcmp(k, "steps") == 0) o.steps = atoi(v);
+        else if (strcmp(k, "threads") == 0) ac_set_threads(atoi(v));
+        else return fprintf(stderr, "unknown key %s\n", k), 2;
+    }
+    tracer tr = {.dir = argv[3]};
+    o.trace = on_trace;
+    o.trace_user = &tr;
+    vevo2_model *m;
+    int rc = 0;
+    if (vevo2_load(argv[1], NULL, &m)) {
+        fprintf(stderr, "load: %s\n", ac_last_error());
+        rc = 3;
+    } else {
+        vevo2_output out;
+        if (vevo2_run(m, &in, &o, &out)) {
+            fprintf(stderr, "run: %s\n", ac_last_error());
+            rc = 3;
+        } else {
+            printf("shift %d style_shift %d chunks %d tokens %d\n", out.shift, out.style_shift, out.t.chunks,
+                   out.t.ar_tokens);
+            if (write_raw(argv[3], "wav.f32", out.wav, (size_t)out.n * 4)) rc = 2;
+            free(out.wav);
+        }
+        vevo2_free(m);
+    }
+    for (int c = 0; c < 4; c++) free((void *)clips[c]->x);
+    free(noise);
+    return rc;
+}
