@@ -330,7 +330,10 @@ typedef struct ac_voice_options {
     const char *route;                /* NULL: style_preserved_vc (ac_voice_convert), zero_shot_tts (ac_voice_speak) */
     const char *text;                 /* what to say or sing (every route but style_preserved_*) */
     const ac_audio_input *style_ref;  /* whose way of speaking or singing */
-    const char *style_text;           /* what the style reference says (the source's words for editing) */
+    /* What the clips say: each is used when its clip serves as the style
+     * reference (the target voice does for speech from text, the source
+     * for editing, unless style_ref is given). */
+    const char *style_text, *target_voice_text, *source_text;
     const ac_audio_input *prosody_ref;  /* the melody or delivery to follow (NULL: the source) */
     double target_duration;           /* seconds the prosody is stretched to (0: its own length) */
     double reference_duration;        /* seconds of the target voice used (0: all of it) */

@@ -73,7 +73,8 @@ static ac_status run(void *m, const ac_voice_clips *c, const ac_voice_options *o
     vo.on_audio = on_audio;
     vo.audio_user = &r;
     const vevo2_inputs in = {{c->source.x, c->source.n}, {c->voice.x, c->voice.n}, {c->style.x, c->style.n},
-                             {c->prosody.x, c->prosody.n}, o->text, o->style_text};
+                             {c->prosody.x, c->prosody.n}, o->text, o->style_text, o->target_voice_text,
+                             o->source_text};
     vevo2_output res;
     ac_status s = vevo2_run(m, &in, &vo, &res);
     ac_progress_end(&r.bar);

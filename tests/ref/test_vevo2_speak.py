@@ -88,10 +88,11 @@ def drive(name, route, clips, args, noise=None):
 GREEDY = {"temperature": 0, "max_tokens": MAX_NEW, "steps": STEPS}
 
 
-def case(ref, name, route, clips, text, style_text="", use_prosody=None, shift=0, style_shift=0,
+def case(ref, name, route, clips, text, texts, use_prosody=None, shift=0, style_shift=0,
          target_duration=None, oracle=True):
-    """One route against the reference, every stage."""
-    args = dict(GREEDY, text=text, style_text=style_text, shift=shift, style_shift=style_shift)
+    """One route against the reference, every stage; TEXTS the transcripts {style, voice, source}."""
+    args = dict(GREEDY, text=text, shift=shift, style_shift=style_shift,
+                **{k + "_text": v for k, v in texts.items()})
     if use_prosody is not None:
         args["prosody_code"] = int(use_prosody)
     if target_duration:
@@ -104,7 +105,7 @@ def case(ref, name, route, clips, text, style_text="", use_prosody=None, shift=0
     gen = {"penalty": pen, "min_new": 15, "temperature": 0, "top_k": 25, "top_p": 0.8, "max_new": MAX_NEW}
     refs = {k: clips.get(k) for k in ("source", "voice", "style", "prosody")}
     c_prompt_ids = read(first, "prompt_ids")
-    got = ref.speak(route, text, style_text, **refs, use_prosody=use_prosody, shift=shift, style_shift=style_shift,
+    got = ref.speak(route, text, texts, **refs, use_prosody=use_prosody, shift=shift, style_shift=style_shift,
                     target_duration=target_duration, gen=gen, prompt_ids=c_prompt_ids)
     same = True
     if "prosody" in got:
@@ -122,7 +123,7 @@ def case(ref, name, route, clips, text, style_text="", use_prosody=None, shift=0
     # the prompt as §4.6 builds it from the C tokens, and Hugging Face's ids of it
     c_prompt = open(os.path.join(first, "prompt"), encoding="utf-8").read()
     use_p = "prosody" in got
-    want = ar_ref.prompt_text(use_p, style_text, text, read(first, "prosody_ids") if use_p else [],
+    want = ar_ref.prompt_text(use_p, got["style_text"], text, read(first, "prosody_ids") if use_p else [],
                               read(first, "style_ids") if "style" in got else [])
     check(c_prompt == want, f"{name}: the prompt differs:\n{c_prompt[:300]!r}\n{want[:300]!r}")
     if same:
@@ -149,7 +150,7 @@ def case(ref, name, route, clips, text, style_text="", use_prosody=None, shift=0
     second = drive(name, route, clips, args, noise)
     if not second:
         return got
-    full = ref.speak(route, text, style_text, **refs, use_prosody=use_prosody, shift=shift, style_shift=style_shift,
+    full = ref.speak(route, text, texts, **refs, use_prosody=use_prosody, shift=shift, style_shift=style_shift,
                      target_duration=target_duration, gen=gen, prompt_ids=c_prompt_ids, noise=noise, steps=STEPS)
     wav = read(second, "wav.f32", "<f4")
     e = rel(wav, full["wav"])
@@ -175,7 +176,7 @@ def chunks(clips):
     """Long text: one prompt and one piece of audio per chunk, joined."""
     words = "One two three four. Five six, seven eight nine ten! Eleven twelve thirteen."
     out = drive("chunks", "zero_shot_tts", {"voice": clips["voice"]},
-                dict(GREEDY, text=words, style_text="Hello", chunk_units=4))
+                dict(GREEDY, text=words, voice_text="Hello", chunk_units=4))
     if not out:
         return
     n = 1
@@ -191,7 +192,7 @@ def chunks(clips):
 
 def threads(clips):
     """A seeded, sampled request: the same audio on 1 and 2 threads."""
-    args = {"text": "Good morning", "style_text": "Hello there", "max_tokens": MAX_NEW, "steps": STEPS, "seed": 9}
+    args = {"text": "Good morning", "voice_text": "Hello there", "max_tokens": MAX_NEW, "steps": STEPS, "seed": 9}
     wavs = []
     for t in (1, 2):
         out = drive(f"threads{t}", "zero_shot_tts", {"voice": clips["voice"]}, dict(args, threads=t))
@@ -219,23 +220,23 @@ def main():
     if not oracle:
         print("SKIP prompt ids against Hugging Face: tests/node has no @anush008/tokenizers (scripts/setup.sh)")
     v, s, st, h = clips["voice"], clips["source"], clips["style"], clips["hum"]
+    vt, sv, ss = {"voice": voice_text}, {"style": style_text}, {"source": src_text}
     cases = [
-        ("tts", "zero_shot_tts", {"voice": v}, "Good morning to you.", voice_text, {}),
-        ("tts_style", "zero_shot_tts", {"voice": v, "style": st}, "Good morning.", style_text, {}),
-        ("singing_melody", "text_to_singing", {"voice": v, "prosody": h}, "La la la la.", voice_text,
-         {"use_prosody": True}),
-        ("svs", "svs", {"voice": v}, "Twinkle twinkle little star.", voice_text, {}),
-        ("style_converted_vc", "style_converted_vc", {"source": s, "voice": v, "style": st}, src_text, style_text, {}),
-        ("style_converted_svc", "style_converted_svc", {"source": s, "voice": v}, src_text, "", {"shift": 2}),
-        ("editing", "editing", {"source": s, "voice": v}, "We will meet at the harbour at ten.", src_text, {}),
-        ("singing_style", "singing_style_conversion", {"source": s, "style": st}, src_text, style_text,
+        ("tts", "zero_shot_tts", {"voice": v}, "Good morning to you.", vt, {}),
+        ("tts_style", "zero_shot_tts", {"voice": v, "style": st}, "Good morning.", dict(vt, **sv), {}),
+        ("singing_melody", "text_to_singing", {"voice": v, "prosody": h}, "La la la la.", vt, {"use_prosody": True}),
+        ("svs", "svs", {"voice": v}, "Twinkle twinkle little star.", vt, {}),
+        ("style_converted_vc", "style_converted_vc", {"source": s, "voice": v, "style": st}, src_text, sv, {}),
+        ("style_converted_svc", "style_converted_svc", {"source": s, "voice": v}, src_text, ss, {"shift": 2}),
+        ("editing", "editing", {"source": s, "voice": v}, "We will meet at the harbour at ten.", ss, {}),
+        ("singing_style", "singing_style_conversion", {"source": s, "style": st}, src_text, sv,
          {"shift": 2, "style_shift": -1}),
-        ("humming", "humming_to_singing", {"prosody": h, "voice": v}, "Sing with me.", "", {"shift": 3}),
-        ("instrument", "instrument_to_singing", {"source": h, "voice": v}, "Sing with me.", "",
+        ("humming", "humming_to_singing", {"prosody": h, "voice": v}, "Sing with me.", vt, {"shift": 3}),
+        ("instrument", "instrument_to_singing", {"source": h, "voice": v}, "Sing with me.", {},
          {"shift": -2, "target_duration": 3.1}),
     ]
-    for name, route, cl, text, stext, kw in cases:
-        case(ref, name, route, cl, text, stext, oracle=oracle, **kw)
+    for name, route, cl, text, texts, kw in cases:
+        case(ref, name, route, cl, text, texts, oracle=oracle, **kw)
     estimated_shifts({"source": s, "voice": v, "style": st})
     chunks(clips)
     threads(clips)

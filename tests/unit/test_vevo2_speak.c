@@ -2,7 +2,7 @@
  * tests/ref/test_vevo2_speak.py, which compares what this writes with the
  * PyTorch route:
  *   test_vevo2_speak PKG ROUTE OUT_DIR [KEY=VALUE ...]
- * Keys: text, style_text (strings); source, voice, style, prosody (raw
+ * Keys: text, style_text, voice_text, source_text (strings); source, voice, style, prosody (raw
  * float32 mono 24 kHz files); noise (raw float32 [F][mel]); shift,
  * style_shift (semitones: the pitch is shifted by these fixed steps, or
  * "est" estimated); prosody_code, pitch (0/1: override the route);
@@ -89,6 +89,8 @@ int main(int argc, char **argv)
         if (done) continue;
         if (strcmp(k, "text") == 0) in.text = v;
         else if (strcmp(k, "style_text") == 0) in.style_text = v;
+        else if (strcmp(k, "voice_text") == 0) in.voice_text = v;
+        else if (strcmp(k, "source_text") == 0) in.source_text = v;
         else if (strcmp(k, "noise") == 0) {
             if (!(noise = read_f32(v, &n_noise))) return fprintf(stderr, "cannot read %s\n", v), 2;
             o.noise = noise;

@@ -69,5 +69,7 @@ ac_status vevo2_route_refs(const vevo2_route *r, const vevo2_inputs *in, int use
     out->timbre = *timbre;
     out->style = *style;
     out->prosody = *ref;
+    out->style_text = style == &in->style ? in->style_text : style == &in->voice ? in->voice_text
+                    : style->n ? in->source_text : NULL;
     return AC_OK;
 }

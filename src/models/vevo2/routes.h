@@ -34,14 +34,16 @@ typedef struct vevo2_clip {
 typedef struct vevo2_inputs {
     vevo2_clip source, voice, style, prosody;
     const char *text;        /* path A: what to say or sing */
-    const char *style_text;  /* the style reference's transcript */
+    const char *style_text, *voice_text, *source_text;   /* what the style reference, voice, source say */
 } vevo2_inputs;
 
 /* The references route R uses, from IN as spec §3 selects them (prosody
- * only with USE_PROSODY); a missing one the route needs is an error that
- * names it and the option that gives it. */
+ * only with USE_PROSODY), and the transcript of the audio that serves as
+ * the style reference; a missing one the route needs is an error that
+ * names it. */
 typedef struct vevo2_refs {
     vevo2_clip source, timbre, style, prosody;
+    const char *style_text;
 } vevo2_refs;
 
 ac_status vevo2_route_refs(const vevo2_route *r, const vevo2_inputs *in, int use_prosody, vevo2_refs *out);

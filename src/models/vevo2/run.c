@@ -43,5 +43,5 @@ ac_status vevo2_run(vevo2_model *m, const vevo2_inputs *in, const vevo2_options 
         if (keep < refs.timbre.n) refs.timbre.n = keep;
     }
     if (!r->ar) return vevo2_convert(m, &refs, o, use_pitch, out);
-    return vevo2_speak(m, &refs, in->text, in->style_text, o, use_prosody, use_pitch, out);
+    return vevo2_speak(m, &refs, in->text, o, use_prosody, use_pitch, out);
 }

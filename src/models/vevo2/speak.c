@@ -174,9 +174,10 @@ static ac_status speak(vevo2_model *m, const vevo2_refs *r, const ac_text_chunks
     return s;
 }
 
-ac_status vevo2_speak(vevo2_model *m, const vevo2_refs *r, const char *text, const char *style_text,
-                      const vevo2_options *o, int use_prosody, int use_pitch, vevo2_output *out)
+ac_status vevo2_speak(vevo2_model *m, const vevo2_refs *r, const char *text, const vevo2_options *o,
+                      int use_prosody, int use_pitch, vevo2_output *out)
 {
+    const char *style_text = r->style_text;
     if (!text) return ac_error(AC_ERR_ARG, "route %s: no text to say", o->route->name);
     if (r->style.n && (!style_text || !*style_text))
         ac_warn("the style reference has no transcript: the speech may repeat or garble it");

@@ -155,8 +155,8 @@ ac_status vevo2_synthesize(vevo2_model *m, const vevo2_timbre *tb, const int32_t
 ac_status vevo2_convert(vevo2_model *m, const vevo2_refs *r, const vevo2_options *o, int use_pitch,
                         vevo2_output *out);
 /* Path A: the AR continues the prompt for each chunk of the text. */
-ac_status vevo2_speak(vevo2_model *m, const vevo2_refs *refs, const char *text, const char *style_text,
-                      const vevo2_options *o, int use_prosody, int use_pitch, vevo2_output *out);
+ac_status vevo2_speak(vevo2_model *m, const vevo2_refs *refs, const char *text, const vevo2_options *o,
+                      int use_prosody, int use_pitch, vevo2_output *out);
 
 /* Spec §4.4: the semitones from X's median F0 to the timbre's. */
 ac_status vevo2_estimate_shift(const vevo2_model *m, const float *x, int64_t n, const float *timbre, int64_t nt,

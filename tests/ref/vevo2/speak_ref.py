@@ -43,15 +43,18 @@ ROUTES = {
 }
 
 
-def references(route, source=None, voice=None, style=None, prosody=None, use_prosody=None):
-    """(timbre, style, prosody) clips the route uses (None when it uses none)."""
-    r = ROUTES[route]
+def references(route, source=None, voice=None, style=None, prosody=None, use_prosody=None, texts=None):
+    """(timbre, style, prosody) clips the route uses (None when it uses none), whether it
+    uses the prosody code, and the transcript of the style (TEXTS: style, voice, source)."""
+    r, texts = ROUTES[route], texts or {}
     use_prosody = r["prosody"] if use_prosody is None else use_prosody
     prosody = prosody if prosody is not None else source
+    style_text = texts.get("style")
     if style is None:
         style = {"voice": voice, "prosody": prosody}.get(r.get("style"))
+        style_text = {"voice": texts.get("voice"), "prosody": texts.get("source")}.get(r.get("style"))
     timbre = voice if voice is not None else (prosody if r.get("timbre") == "prosody" else source)
-    return timbre, style, (prosody if use_prosody else None), use_prosody
+    return timbre, style, (prosody if use_prosody else None), use_prosody, (style_text if style is not None else "")
 
 
 class Speaker(route_ref.Package):
@@ -85,13 +88,14 @@ class Speaker(route_ref.Package):
         """The continuation's text, special tokens kept."""
         return byte_decode.decode(self.tok, ids)
 
-    def speak(self, route, text, style_text="", source=None, voice=None, style=None, prosody=None,
+    def speak(self, route, text, texts=None, source=None, voice=None, style=None, prosody=None,
               use_prosody=None, shift=0, style_shift=0, target_duration=None, gen=None, prompt_ids=None,
               noise=None, steps=32):
-        """Every stage of path A; GEN is the sampler case of qwen2_ref.generate ({penalty, min_new,
-        temperature, top_k, top_p, max_new})."""
-        timbre, style, prosody, use_prosody = references(route, source, voice, style, prosody, use_prosody)
-        out = {"timbre_clip": timbre}
+        """Every stage of path A; TEXTS the transcripts {style, voice, source}; GEN the sampler case
+        of qwen2_ref.generate ({penalty, min_new, temperature, top_k, top_p, max_new})."""
+        timbre, style, prosody, use_prosody, style_text = references(route, source, voice, style, prosody,
+                                                                     use_prosody, texts)
+        out = {"timbre_clip": timbre, "style_text": style_text}
         p_ids = []
         if use_prosody:
             if style is not None:
