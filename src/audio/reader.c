@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audio/ffmpeg.h"
 #include "audio/vorbis.h"
 #include "base/error.h"
 #include "base/mem.h"
@@ -26,9 +27,10 @@ struct ac_audio_reader {
     char name[256];
     ac_audio_info info;
     int out_rate;
-    /* source: a libsndfile handle, Ogg Vorbis, or PCM in memory */
+    /* source: a libsndfile handle, Ogg Vorbis, FFmpeg, or PCM in memory */
     SNDFILE *sf;
     ac_vorbis *vorbis;
+    ac_ffmpeg *ffmpeg;
     memfile mem;
     const float *pcm;
     int64_t pcm_frames;
@@ -153,6 +155,9 @@ ac_status ac_audio_open_file(const char *path, int target_rate, ac_audio_reader 
         if (ac_vorbis_sniff_file(path)) {
             s = ac_vorbis_open_file(path, &r->vorbis, &r->info);
             if (!s) s = finish_open(r, target_rate);
+        } else if (ac_ffmpeg_sniff(head, n)) {
+            s = ac_ffmpeg_open_file(path, &r->ffmpeg, &r->info);
+            if (!s) s = finish_open(r, target_rate);
         } else {
             r->sf = sf_open(path, SFM_READ, &si);
             s = open_sf(r, &si, head, n, target_rate);
@@ -176,6 +181,9 @@ ac_status ac_audio_open_memory(const void *buf, size_t size, const char *name,
     ac_status s;
     if (ac_vorbis_sniff(buf, size)) {
         s = ac_vorbis_open_memory(buf, size, name, &r->vorbis, &r->info);
+        if (!s) s = finish_open(r, target_rate);
+    } else if (ac_ffmpeg_sniff(buf, size)) {
+        s = ac_ffmpeg_open_memory(buf, size, name, &r->ffmpeg, &r->info);
         if (!s) s = finish_open(r, target_rate);
     } else {
         r->mem = (memfile){buf, (sf_count_t)size, 0};
@@ -228,6 +236,8 @@ static ac_status decode_block(ac_audio_reader *r)
             return ac_error(AC_ERR_FORMAT, "%s: decoding failed: %s", r->name, sf_strerror(r->sf));
     } else if (r->vorbis) {
         AC_TRY(ac_vorbis_readf(r->vorbis, r->inter, BLOCK, &n));
+    } else if (r->ffmpeg) {
+        AC_TRY(ac_ffmpeg_readf(r->ffmpeg, r->inter, BLOCK, &n));
     } else {
         int64_t left = r->pcm_frames - r->src_pos;
         n = left < BLOCK ? left : BLOCK;
@@ -306,6 +316,7 @@ void ac_audio_close(ac_audio_reader *r)
     if (!r) return;
     if (r->sf) sf_close(r->sf);
     ac_vorbis_close(r->vorbis);
+    ac_ffmpeg_close(r->ffmpeg);
     if (r->soxr) soxr_delete(r->soxr);
     free(r->inter);
     free(r->mono);

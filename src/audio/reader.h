@@ -1,5 +1,6 @@
 /* Streaming audio input: decode any format libsndfile reads (WAV, FLAC,
- * OGG/Vorbis, Opus, MP3, ...), mix the channels to mono by averaging, and
+ * OGG/Vorbis, Opus, MP3, ...) and, through FFmpeg (ffmpeg.h), the
+ * containers it cannot (MP4/M4A, WebM/Matroska, AAC), mix the channels to mono by averaging, and
  * resample with soxr (high quality, as librosa's default) to the rate a
  * model wants. Memory stays bounded whatever the length of the input. */
 #ifndef AC_AUDIO_READER_H

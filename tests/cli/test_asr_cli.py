@@ -38,8 +38,8 @@ def setup():
     return model, clip, long
 
 
-def transcribe(model, *args):
-    return audioc("transcribe", "-m", model, *args)
+def transcribe(model, *args, **kw):
+    return audioc("transcribe", "-m", model, *args, **kw)
 
 
 def test_help(model, clip):
@@ -87,6 +87,34 @@ def test_containers(model, clip):
         check(rc == 0 and out.strip(), f".{ext}: transcribed ({err.strip()})")
         if ext in ("flac", "wav"):  # lossless: the same samples, the same text
             check(out == want, f".{ext}: same text as the source ({out!r} vs {want!r})")
+    # the containers phones and browsers record (through FFmpeg), and ALAC: lossless, the same text
+    for name, codec in (("clip.m4a", "aac"), ("clip.mp4", "aac"), ("clip.aac", "aac"), ("clip.webm", "libopus"),
+                        ("clip.mkv", "libvorbis"), ("alac.m4a", "alac")):
+        path = os.path.join(WORK, name)
+        sh("ffmpeg", "-loglevel", "error", "-y", "-i", clip, "-c:a", codec, path)
+        rc, out, err = transcribe(model, path)
+        check(rc == 0 and out.strip(), f"{name} ({codec}): transcribed ({err.strip()})")
+        if codec == "alac":
+            check(out == want, f"{name}: same text as the source ({out!r} vs {want!r})")
+        rc, out2, err = transcribe(model, "-", stdin=open(path, "rb"))
+        check(rc == 0 and out2 == out, f"{name} on standard input: the file's text ({err.strip()})")
+    m4a = open(os.path.join(WORK, "clip.m4a"), "rb").read()
+    cut = os.path.join(WORK, "cut.m4a")
+    for n in (8, 100, len(m4a) // 2):   # ffmpeg writes the index at the end: every cut loses it
+        open(cut, "wb").write(m4a[:n])
+        rc, _, err = transcribe(model, cut)
+        clean_failure(check, f"M4A cut at {n} bytes", rc, err, "cut.m4a: not a readable audio file (MP4/M4A")
+    open(cut, "wb").write(m4a[:8] + os.urandom(4000))
+    rc, _, err = transcribe(model, cut)
+    clean_failure(check, "M4A header and random bytes", rc, err, "cut.m4a: not a readable audio file (MP4/M4A")
+    webm = open(os.path.join(WORK, "clip.webm"), "rb").read()
+    cut = os.path.join(WORK, "cut.webm")
+    open(cut, "wb").write(webm[:100])
+    rc, _, err = transcribe(model, cut)
+    clean_failure(check, "WebM cut in its header", rc, err, "cut.webm: not a readable audio file (Matroska/WebM")
+    open(cut, "wb").write(webm[:len(webm) // 2])   # half the clusters: the first half of the audio
+    rc, out, err = transcribe(model, cut)
+    check(rc == 0, f"WebM cut in its audio: what is there is transcribed ({err.strip()})")
     stereo = os.path.join(WORK, "stereo44k.wav")
     sh("sox", "-D", clip, "-r", "44100", "-c", "2", stereo)
     rc, out, err = transcribe(model, stereo)

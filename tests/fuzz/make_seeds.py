@@ -1,9 +1,11 @@
 #!/usr/bin/python3
 """Writes the small fuzz seeds in seeds/ (committed; rerun only to change
-them). Needs sox for the FLAC, OGG, AU and AIFF seeds."""
+them). Needs sox for the FLAC, OGG, AU and AIFF seeds, ffmpeg for the
+M4A, WebM and AAC ones."""
 import json
 import math
 import os
+import shutil
 import struct
 import subprocess
 import wave
@@ -43,6 +45,23 @@ def sentencepiece_seed(path):
                                    normalization_rule_name="identity", minloglevel=2)
     with open(path, "wb") as f:
         f.write(model.getvalue())
+
+
+def ffmpeg_seeds():
+    """Short clips in the containers src/audio/ffmpeg.c reads, and one cut short."""
+    d = os.path.join(HERE, "ffmpeg")
+    os.makedirs(d, exist_ok=True)
+    src = ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=16000:duration=0.05"]
+    for name, codec in (("tiny.m4a", ["-c:a", "aac", "-movflags", "+faststart"]), ("tiny.aac", ["-c:a", "aac"]),
+                        ("tiny.webm", ["-c:a", "libopus"]), ("alac.m4a", ["-c:a", "alac"])):
+        subprocess.run(["ffmpeg", "-loglevel", "error", "-y", *src, *codec, "-fflags", "+bitexact",
+                        "-flags:a", "+bitexact", os.path.join(d, name)], check=True)
+    with open(os.path.join(d, "tiny.m4a"), "rb") as f:
+        m4a = f.read()
+    with open(os.path.join(d, "cut.m4a"), "wb") as f:
+        f.write(m4a[:len(m4a) * 2 // 3])
+    for name in ("tiny.m4a", "tiny.webm"):   # the reader's harness sniffs them to FFmpeg
+        shutil.copy(os.path.join(d, name), os.path.join(HERE, "audio", name))
 
 
 def main():
@@ -110,6 +129,7 @@ def main():
     bpe_seeds(os.path.join(HERE, "bpe"))
     server_seeds()
     model_seeds()
+    ffmpeg_seeds()
 
 
 def bpe_seeds(folder):

@@ -81,6 +81,9 @@ class Assets:
             rc, _, err = audioc("convert", p("gap.wav"), p("gap." + ext))
             if rc != 0:
                 raise RuntimeError(f"audioc convert to .{ext}: {err}")
+        # what phones and browsers upload (FFmpeg decodes them)
+        for name, codec in (("gap.m4a", "aac"), ("gap.webm", "libopus"), ("gap.aac", "aac")):
+            sh("ffmpeg", "-loglevel", "error", "-y", "-i", p("gap.wav"), "-c:a", codec, p(name))
         with open(p("text.wav"), "w") as f:
             f.write("not audio\n" * 50)
         with open(p("clip.wav"), "rb") as f:
@@ -511,11 +514,13 @@ def test_formats(srv, a):
           f"verbose_json reports temperature 0.7 ({r!r})")
 
     # audio containers and rates: the same samples give the same text as the CLI
-    for name in ("gap.flac", "gap.mp3", "stereo44k.wav"):
+    for name in ("gap.flac", "gap.mp3", "stereo44k.wav", "gap.m4a", "gap.webm", "gap.aac"):
         check_text(srv, transcribe(port, a.bytes(name), filename=name), a.asr_text(name), f"upload {name}")
     # a file name that says nothing about the content
     check_text(srv, transcribe(port, a.bytes("gap.flac"), filename="upload.bin"), a.asr_text("gap.flac"),
                "FLAC bytes named upload.bin")
+    check_text(srv, transcribe(port, a.bytes("gap.m4a"), filename="upload.bin"), a.asr_text("gap.m4a"),
+               "M4A bytes named upload.bin")
     # no samples at all: an empty transcript, like the CLI
     check_text(srv, transcribe(port, a.bytes("empty.wav")), a.asr_text("empty.wav"), "0-sample WAV")
     r = transcribe(port, a.bytes("empty.wav"), response_format="verbose_json")

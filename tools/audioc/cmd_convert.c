@@ -1,12 +1,11 @@
 /* audioc convert: decode any audio file to mono, at its own rate or
  * resampled, and write it in any format we can write. */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "args.h"
 #include "audioc.h"
 #include "commands.h"
+#include "options.h"
 
 static void usage(FILE *f)
 {
@@ -21,30 +20,34 @@ static void usage(FILE *f)
 
 int cmd_convert(int argc, char **argv)
 {
-    int rate = 0, i;
-    for (i = 0; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
-        const char *o = argv[i], *v;
-        if (strcmp(o, "-h") == 0 || strcmp(o, "--help") == 0) {
-            usage(stdout);
-            return 0;
-        }
-        if (arg_is(o, "--rate")) {
-            if (!(v = arg_value(argc, argv, &i)) || arg_int(o, v, 1000, 768000, &rate)) return 2;
-            continue;
-        }
-        int r = common_option(argc, argv, &i);
-        if (r < 0) return 2;
-        if (r == 0) {
-            fprintf(stderr, "audioc convert: unknown option '%s'\n", o);
-            return 2;
+    enum { O_RATE };
+    static const opt_def defs[] = {[O_RATE] = {"--rate", 1}, {0}};
+    const char *files[2], *v;
+    int rate = 0, n_files = 0;
+    opt_parser p;
+    opt_init(&p, "audioc convert", argc, argv);
+    for (int k; (k = opt_next(&p, defs, &v)) != OPT_END;) {
+        switch (k) {
+        case O_RATE:
+            if (arg_int(p.opt, v, 1000, 768000, &rate)) return 2;
+            break;
+        case OPT_OPERAND:
+            if (n_files == 2) {
+                usage(stderr);
+                return 2;
+            }
+            files[n_files++] = v;
+            break;
+        case OPT_HELP: usage(stdout); return 0;
+        default: return 2;
         }
     }
-    if (argc - i != 2) {
+    if (n_files != 2) {
         usage(stderr);
         return 2;
     }
     ac_audio_info info;
-    if (ac_audio_convert(argv[i], rate, argv[i + 1], &info) != AC_OK) {
+    if (ac_audio_convert(files[0], rate, files[1], &info) != AC_OK) {
         fprintf(stderr, "audioc: %s\n", ac_last_error());
         return 1;
     }

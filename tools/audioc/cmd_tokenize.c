@@ -6,10 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "args.h"
 #include "audioc.h"
 #include "commands.h"
+#include "input.h"
 #include "json_out.h"
+#include "options.h"
 
 static void usage(FILE *f)
 {
@@ -42,34 +43,31 @@ static void usage(FILE *f)
 typedef struct {
     const char *model;
     int decode, skip_special, timings;
+    char **texts;   /* the operands, in order */
+    int n_texts;
 } tok_args;
 
-static int parse(int argc, char **argv, tok_args *a, int *first)
+static int parse(int argc, char **argv, tok_args *a)
 {
-    int i, n;
-    for (i = 0; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
-        const char *o = argv[i];
-        if (strcmp(o, "--") == 0) {
-            i++;
-            break;
-        }
-        if (strcmp(o, "-h") == 0 || strcmp(o, "--help") == 0) {
-            usage(stdout);
-            exit(0);
-        }
-        if (arg_is(o, "-m") || arg_is(o, "--model")) {
-            if (!(a->model = arg_value(argc, argv, &i))) return -1;
-        } else if (strcmp(o, "--decode") == 0) a->decode = 1;
-        else if (strcmp(o, "--skip-special") == 0) a->skip_special = 1;
-        else if (strcmp(o, "--timings") == 0) a->timings = 1;
-        else if ((n = common_option(argc, argv, &i)) != 0) {
-            if (n < 0) return -1;
-        } else {
-            fprintf(stderr, "audioc tokenize: unknown option '%s' (see audioc tokenize --help)\n", o);
-            return -1;
+    enum { O_MODEL, O_DECODE, O_SKIP_SPECIAL, O_TIMINGS };
+    static const opt_def defs[] = {[O_MODEL] = {"-m|--model", 1}, [O_DECODE] = {"--decode", 0},
+                                   [O_SKIP_SPECIAL] = {"--skip-special", 0}, [O_TIMINGS] = {"--timings", 0}, {0}};
+    const char *v;
+    opt_parser p;
+    opt_init(&p, "audioc tokenize", argc, argv);
+    a->texts = malloc(((size_t)argc + 1) * sizeof *a->texts);
+    if (!a->texts) return -1;
+    for (int k; (k = opt_next(&p, defs, &v)) != OPT_END;) {
+        switch (k) {
+        case O_MODEL: a->model = v; break;
+        case O_DECODE: a->decode = 1; break;
+        case O_SKIP_SPECIAL: a->skip_special = 1; break;
+        case O_TIMINGS: a->timings = 1; break;
+        case OPT_OPERAND: a->texts[a->n_texts++] = (char *)v; break;
+        case OPT_HELP: usage(stdout); exit(0);
+        default: return -1;
         }
     }
-    *first = i;
     if (!a->model) {
         fprintf(stderr, "audioc tokenize: no model: give --model PATH (see audioc tokenize --help)\n");
         return -1;
@@ -131,29 +129,6 @@ static int decode(const ac_tokenizer *tok, const int *ids, size_t n, int keep_sp
     return 0;
 }
 
-/* All of stdin, NUL-terminated, in *BUF. */
-static int read_stdin(char **buf, size_t *len)
-{
-    size_t cap = 1 << 16, n = 0;
-    char *b = malloc(cap + 1);
-    for (size_t k; b && (k = fread(b + n, 1, cap - n, stdin)) > 0;) {
-        n += k;
-        if (n == cap) {
-            char *p = realloc(b, 2 * cap + 1);
-            if (!p) break;
-            b = p, cap *= 2;
-        }
-    }
-    if (!b || ferror(stdin) || n == cap) {
-        fprintf(stderr, "audioc tokenize: cannot read stdin\n");
-        free(b);
-        return -1;
-    }
-    b[n] = 0;
-    *buf = b, *len = n;
-    return 0;
-}
-
 static int run_decode(const ac_tokenizer *tok, int argc, char **argv, int keep_special)
 {
     int *ids = NULL, failed = 0;
@@ -195,12 +170,15 @@ static int run_decode(const ac_tokenizer *tok, int argc, char **argv, int keep_s
 int cmd_tokenize(int argc, char **argv)
 {
     tok_args a = {0};
-    int first;
-    if (parse(argc, argv, &a, &first)) return 2;
+    if (parse(argc, argv, &a)) {
+        free(a.texts);
+        return 2;
+    }
     double t0 = ac_now();
     ac_tokenizer *tok;
     if (ac_tokenizer_load(a.model, &tok) != AC_OK) {
         fprintf(stderr, "audioc: %s\n", ac_last_error());
+        free(a.texts);
         return 1;
     }
     double t1 = ac_now();
@@ -209,20 +187,22 @@ int cmd_tokenize(int argc, char **argv)
     int failed = 0;
     size_t bytes = 0;
     if (a.decode) {
-        failed = run_decode(tok, argc - first, argv + first, !a.skip_special);
-    } else if (first == argc) {
+        failed = run_decode(tok, a.n_texts, a.texts, !a.skip_special);
+    } else if (a.n_texts == 0) {
         char *text;
-        if (read_stdin(&text, &bytes)) failed = 1;
-        else {
+        if (read_all(stdin, &text, &bytes)) {
+            fprintf(stderr, "audioc tokenize: cannot read stdin\n");
+            failed = 1;
+        } else {
             failed = encode(tok, text, bytes, "stdin");
             free(text);
         }
     } else {
-        for (int i = first; i < argc; i++) {
+        for (int i = 0; i < a.n_texts; i++) {
             char what[32];
-            snprintf(what, sizeof what, "text %d", i - first + 1);
-            size_t len = strlen(argv[i]);
-            failed |= encode(tok, argv[i], len, what);
+            snprintf(what, sizeof what, "text %d", i + 1);
+            size_t len = strlen(a.texts[i]);
+            failed |= encode(tok, a.texts[i], len, what);
             bytes += len;
         }
     }
@@ -232,5 +212,6 @@ int cmd_tokenize(int argc, char **argv)
                 1e3 * dt, dt > 0 ? bytes / dt / 1e6 : 0);
     }
     ac_tokenizer_free(tok);
+    free(a.texts);
     return failed;
 }

@@ -7,6 +7,8 @@
 #include "audioc.h"
 #include "commands.h"
 #include "default_model.h"
+#include "input.h"
+#include "options.h"
 #include "transcript_out.h"
 
 static void usage(FILE *f)
@@ -56,6 +58,8 @@ typedef struct {
     asr_format format;
     int tokens, timings;
     ac_asr_options opt;
+    char **files;
+    int n_files;
 } asr_args;
 
 static int parse_format(const char *v, asr_format *f)
@@ -70,49 +74,52 @@ static int parse_format(const char *v, asr_format *f)
     return -1;
 }
 
-static int parse(int argc, char **argv, asr_args *a, int *first)
+static int parse(int argc, char **argv, asr_args *a)
 {
+    enum { O_MODEL, O_LANGUAGE, O_NO_PUNCTUATION, O_VAD, O_BEAM, O_LENGTH_PENALTY, O_TEMPERATURE, O_TOP_K,
+           O_TOP_P, O_SEED, O_MAX_NEW, O_MIN_NEW, O_NO_PROMPT_PREFIX, O_FORMAT, O_TOKENS, O_TIMINGS };
+    static const opt_def defs[] = {
+        [O_MODEL] = {"-m|--model", 1}, [O_LANGUAGE] = {"-l|--language", 1},
+        [O_NO_PUNCTUATION] = {"--no-punctuation", 0}, [O_VAD] = {"--vad", 1}, [O_BEAM] = {"-b|--beam-size", 1},
+        [O_LENGTH_PENALTY] = {"--length-penalty", 1}, [O_TEMPERATURE] = {"--temperature", 1},
+        [O_TOP_K] = {"--top-k", 1}, [O_TOP_P] = {"--top-p", 1}, [O_SEED] = {"--seed", 1},
+        [O_MAX_NEW] = {"--max-new-tokens", 1}, [O_MIN_NEW] = {"--min-new-tokens", 1},
+        [O_NO_PROMPT_PREFIX] = {"--no-prompt-prefix", 0}, [O_FORMAT] = {"-f|--format", 1},
+        [O_TOKENS] = {"--tokens", 0}, [O_TIMINGS] = {"--timings", 0}, {0},
+    };
     ac_asr_options_default(&a->opt);
     a->model = default_asr_model();
-    int i, sampling_opts = 0;
-    for (i = 0; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
-        const char *o = argv[i], *v;
-        double d;
-        int n;
-        if (strcmp(o, "--") == 0) {
-            i++;
-            break;
+    a->files = malloc(((size_t)argc + 1) * sizeof *a->files);
+    if (!a->files) return -1;
+    const char *v;
+    double d = 0;
+    int n = 0, bad = 0, sampling_opts = 0;
+    opt_parser p;
+    opt_init(&p, "audioc transcribe", argc, argv);
+    for (int k; !bad && (k = opt_next(&p, defs, &v)) != OPT_END;) {
+        switch (k) {
+        case O_MODEL: a->model = v; break;
+        case O_LANGUAGE: a->opt.language = v; break;
+        case O_NO_PUNCTUATION: a->opt.punctuation = 0; break;
+        case O_VAD: a->vad = v; break;
+        case O_BEAM: bad = arg_int(p.opt, v, 1, 64, &a->opt.beam_size); break;
+        case O_LENGTH_PENALTY: bad = arg_float(p.opt, v, 0, 10, &d); a->opt.length_penalty = (float)d; break;
+        case O_TEMPERATURE: bad = arg_float(p.opt, v, 0, 100, &d); a->opt.temperature = (float)d; break;
+        case O_TOP_K: bad = arg_int(p.opt, v, 0, 1 << 30, &a->opt.top_k); sampling_opts = 1; break;
+        case O_TOP_P: bad = arg_float(p.opt, v, 1e-6, 1, &d); a->opt.top_p = (float)d; sampling_opts = 1; break;
+        case O_SEED: bad = arg_int(p.opt, v, 0, 2147483647, &n); a->opt.seed = (uint64_t)n; break;
+        case O_MAX_NEW: bad = arg_int(p.opt, v, 1, 1 << 20, &a->opt.max_new_tokens); break;
+        case O_MIN_NEW: bad = arg_int(p.opt, v, 0, 1 << 20, &a->opt.min_new_tokens); break;
+        case O_NO_PROMPT_PREFIX: a->opt.prompt_prefix = 0; break;
+        case O_FORMAT: bad = parse_format(v, &a->format); break;
+        case O_TOKENS: a->tokens = 1; break;
+        case O_TIMINGS: a->timings = 1; break;
+        case OPT_OPERAND: a->files[a->n_files++] = (char *)v; break;
+        case OPT_HELP: usage(stdout); exit(0);
+        default: bad = 1;
         }
-        if (strcmp(o, "-h") == 0 || strcmp(o, "--help") == 0) {
-            usage(stdout);
-            exit(0);
-        }
-#define VALUE() if (!(v = arg_value(argc, argv, &i))) return -1
-        if (arg_is(o, "-m") || arg_is(o, "--model")) { VALUE(); a->model = v; }
-        else if (arg_is(o, "-l") || arg_is(o, "--language")) { VALUE(); a->opt.language = v; }
-        else if (strcmp(o, "--no-punctuation") == 0) a->opt.punctuation = 0;
-        else if (arg_is(o, "--vad")) { VALUE(); a->vad = v; }
-        else if (arg_is(o, "-b") || arg_is(o, "--beam-size")) { VALUE(); if (arg_int(o, v, 1, 64, &a->opt.beam_size)) return -1; }
-        else if (arg_is(o, "--length-penalty")) { VALUE(); if (arg_float(o, v, 0, 10, &d)) return -1; a->opt.length_penalty = (float)d; }
-        else if (arg_is(o, "--temperature")) { VALUE(); if (arg_float(o, v, 0, 100, &d)) return -1; a->opt.temperature = (float)d; }
-        else if (arg_is(o, "--top-k")) { VALUE(); if (arg_int(o, v, 0, 1 << 30, &a->opt.top_k)) return -1; sampling_opts = 1; }
-        else if (arg_is(o, "--top-p")) { VALUE(); if (arg_float(o, v, 1e-6, 1, &d)) return -1; a->opt.top_p = (float)d; sampling_opts = 1; }
-        else if (arg_is(o, "--seed")) { VALUE(); if (arg_int(o, v, 0, 2147483647, &n)) return -1; a->opt.seed = (uint64_t)n; }
-        else if (arg_is(o, "--max-new-tokens")) { VALUE(); if (arg_int(o, v, 1, 1 << 20, &a->opt.max_new_tokens)) return -1; }
-        else if (arg_is(o, "--min-new-tokens")) { VALUE(); if (arg_int(o, v, 0, 1 << 20, &a->opt.min_new_tokens)) return -1; }
-        else if (strcmp(o, "--no-prompt-prefix") == 0) a->opt.prompt_prefix = 0;
-        else if (arg_is(o, "-f") || arg_is(o, "--format")) { VALUE(); if (parse_format(v, &a->format)) return -1; }
-        else if (strcmp(o, "--tokens") == 0) a->tokens = 1;
-        else if (strcmp(o, "--timings") == 0) a->timings = 1;
-        else if ((n = common_option(argc, argv, &i)) != 0) {
-            if (n < 0) return -1;
-        } else {
-            fprintf(stderr, "audioc transcribe: unknown option '%s' (see audioc transcribe --help)\n", o);
-            return -1;
-        }
-#undef VALUE
     }
-    *first = i;
+    if (bad || cli_stdin_once(p.cmd, a->files, a->n_files)) return -1;
     if (sampling_opts && a->opt.temperature == 0)
         fprintf(stderr, "audioc: --top-k/--top-p apply to sampling only: add --temperature T\n");
     if (a->opt.temperature > 0 && a->opt.beam_size > 1) {
@@ -123,7 +130,7 @@ static int parse(int argc, char **argv, asr_args *a, int *first)
         fprintf(stderr, "audioc transcribe: --min-new-tokens is above --max-new-tokens\n");
         return -1;
     }
-    if (i >= argc) {
+    if (!a->n_files) {
         fprintf(stderr, "audioc transcribe: no input files (see audioc transcribe --help)\n");
         return -1;
     }
@@ -147,34 +154,44 @@ static void print_result(const asr_args *a, const char *file, const ac_asr_resul
 int cmd_transcribe(int argc, char **argv)
 {
     asr_args a = {0};
-    int first;
-    if (parse(argc, argv, &a, &first)) return 2;
+    if (parse(argc, argv, &a)) {
+        free(a.files);
+        return 2;
+    }
     double t0 = ac_now();
     ac_model *asr = load_model(a.model, NULL, AC_TASK_ASR, "");
-    if (!asr) return 1;
-    if (a.vad && !(a.opt.vad = load_model(a.vad, NULL, AC_TASK_VAD, "--vad: not a VAD model: "))) {
+    if (!asr || (a.vad && !(a.opt.vad = load_model(a.vad, NULL, AC_TASK_VAD, "--vad: not a VAD model: ")))) {
         ac_model_free(asr);
+        free(a.files);
         return 1;
     }
     if (a.timings) fprintf(stderr, "timings: load %s: %.1f ms\n", a.model, 1e3 * (ac_now() - t0));
     int failed = 0;
-    for (int i = first; i < argc; i++) {
+    for (int i = 0; i < a.n_files; i++) {
         ac_asr_result *r;
         double t1 = ac_now();
-        ac_audio_input in = ac_input_file(argv[i]);
-        if (ac_asr_transcribe(asr, &in, &a.opt, &r) != AC_OK) {
+        const char *name = cli_input_name(a.files[i]);
+        ac_audio_input in;
+        char *buf;
+        if (cli_input_open(a.files[i], &in, &buf)) {
+            failed = 1;
+            continue;
+        }
+        ac_status s = ac_asr_transcribe(asr, &in, &a.opt, &r);
+        free(buf);
+        if (s != AC_OK) {
             fprintf(stderr, "audioc: %s\n", ac_last_error());
             failed = 1;
             continue;
         }
         double dt = ac_now() - t1;
-        print_result(&a, argv[i], r, argc - first > 1);
+        print_result(&a, name, r, a.n_files > 1);
         if (a.timings) {
             const ac_asr_timings *t = &r->timings;
             fprintf(stderr,
                     "timings: %s: %.2f s of audio in %zu chunk(s): front end %.1f ms, encoder %.1f ms, prefill "
                     "%.1f ms, decode %.1f ms for %d steps (%.2f ms/token); total %.1f ms, real-time factor %.4f\n",
-                    argv[i], r->duration, r->n_segments, 1e3 * t->frontend, 1e3 * t->encoder, 1e3 * t->prefill,
+                    name, r->duration, r->n_segments, 1e3 * t->frontend, 1e3 * t->encoder, 1e3 * t->prefill,
                     1e3 * t->decode, t->decode_steps, t->decode_steps ? 1e3 * t->decode / t->decode_steps : 0.0,
                     1e3 * dt, r->duration > 0 ? dt / r->duration : 0.0);
         }
@@ -183,5 +200,6 @@ int cmd_transcribe(int argc, char **argv)
     if (a.timings) fprintf(stderr, "timings: peak RSS %.1f MB, threads %d\n", ac_peak_rss_mb(), ac_get_threads());
     ac_model_free(a.opt.vad);
     ac_model_free(asr);
+    free(a.files);
     return failed;
 }

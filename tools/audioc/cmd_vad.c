@@ -6,6 +6,8 @@
 #include "args.h"
 #include "audioc.h"
 #include "commands.h"
+#include "input.h"
+#include "options.h"
 #include "output.h"
 
 static void usage(FILE *f)
@@ -50,49 +52,53 @@ typedef struct {
     out_format format;
     int probs, timings;
     ac_vad_options opt;
+    char **files;
+    int n_files;
 } vad_args;
 
-static int parse(int argc, char **argv, vad_args *a, int *first_file)
+static int parse(int argc, char **argv, vad_args *a)
 {
+    enum { O_MODEL, O_FAMILY, O_FORMAT, O_PROBS, O_TIMINGS, O_THRESHOLD, O_NEG_THRESHOLD, O_MIN_SPEECH,
+           O_MIN_SILENCE, O_PAD, O_MAX_SPEECH, O_MIN_SILENCE_AT_MAX, O_NO_SPLIT_LONGEST };
+    static const opt_def defs[] = {
+        [O_MODEL] = {"-m|--model", 1}, [O_FAMILY] = {"--family", 1}, [O_FORMAT] = {"--format", 1},
+        [O_PROBS] = {"--probs", 0}, [O_TIMINGS] = {"--timings", 0}, [O_THRESHOLD] = {"--threshold", 1},
+        [O_NEG_THRESHOLD] = {"--neg-threshold", 1}, [O_MIN_SPEECH] = {"--min-speech-ms", 1},
+        [O_MIN_SILENCE] = {"--min-silence-ms", 1}, [O_PAD] = {"--speech-pad-ms", 1},
+        [O_MAX_SPEECH] = {"--max-speech-s", 1}, [O_MIN_SILENCE_AT_MAX] = {"--min-silence-at-max-speech-ms", 1},
+        [O_NO_SPLIT_LONGEST] = {"--no-split-at-longest-silence", 0}, {0},
+    };
     ac_vad_options_default(&a->opt);
     a->model = getenv("AUDIOC_VAD_MODEL");
-    int i;
-    for (i = 0; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
-        const char *o = argv[i], *v;
-        double d;
-        int n;
-        if (strcmp(o, "--") == 0) {
-            i++;
-            break;
+    a->files = malloc(((size_t)argc + 1) * sizeof *a->files);
+    if (!a->files) return -1;
+    const char *v;
+    double d = 0;
+    int bad = 0;
+    opt_parser p;
+    opt_init(&p, "audioc vad", argc, argv);
+    for (int k; !bad && (k = opt_next(&p, defs, &v)) != OPT_END;) {
+        switch (k) {
+        case O_MODEL: a->model = v; break;
+        case O_FAMILY: a->family = v; break;
+        case O_FORMAT: bad = out_format_parse(v, &a->format); break;
+        case O_PROBS: a->probs = 1; break;
+        case O_TIMINGS: a->timings = 1; break;
+        case O_THRESHOLD: bad = arg_float(p.opt, v, 0, 1, &d); a->opt.threshold = (float)d; break;
+        case O_NEG_THRESHOLD: bad = arg_float(p.opt, v, -1, 1, &d); a->opt.neg_threshold = (float)d; break;
+        case O_MIN_SPEECH: bad = arg_int(p.opt, v, 0, 86400000, &a->opt.min_speech_ms); break;
+        case O_MIN_SILENCE: bad = arg_int(p.opt, v, 0, 86400000, &a->opt.min_silence_ms); break;
+        case O_PAD: bad = arg_int(p.opt, v, 0, 86400000, &a->opt.speech_pad_ms); break;
+        case O_MAX_SPEECH: bad = arg_float(p.opt, v, 0.1, 1e9, &a->opt.max_speech_s); break;
+        case O_MIN_SILENCE_AT_MAX: bad = arg_int(p.opt, v, 0, 86400000, &a->opt.min_silence_at_max_speech_ms); break;
+        case O_NO_SPLIT_LONGEST: a->opt.use_max_poss_sil_at_max_speech = 0; break;
+        case OPT_OPERAND: a->files[a->n_files++] = (char *)v; break;
+        case OPT_HELP: usage(stdout); exit(0);
+        default: bad = 1;
         }
-        if (strcmp(o, "-h") == 0 || strcmp(o, "--help") == 0) {
-            usage(stdout);
-            exit(0);
-        }
-#define VALUE() if (!(v = arg_value(argc, argv, &i))) return -1
-        if (arg_is(o, "-m") || arg_is(o, "--model")) { VALUE(); a->model = v; }
-        else if (arg_is(o, "--family")) { VALUE(); a->family = v; }
-        else if (arg_is(o, "--format")) { VALUE(); if (out_format_parse(v, &a->format)) return -1; }
-        else if (strcmp(o, "--probs") == 0) a->probs = 1;
-        else if (strcmp(o, "--timings") == 0) a->timings = 1;
-        else if (arg_is(o, "--threshold")) { VALUE(); if (arg_float(o, v, 0, 1, &d)) return -1; a->opt.threshold = (float)d; }
-        else if (arg_is(o, "--neg-threshold")) { VALUE(); if (arg_float(o, v, -1, 1, &d)) return -1; a->opt.neg_threshold = (float)d; }
-        else if (arg_is(o, "--min-speech-ms")) { VALUE(); if (arg_int(o, v, 0, 86400000, &a->opt.min_speech_ms)) return -1; }
-        else if (arg_is(o, "--min-silence-ms")) { VALUE(); if (arg_int(o, v, 0, 86400000, &a->opt.min_silence_ms)) return -1; }
-        else if (arg_is(o, "--speech-pad-ms")) { VALUE(); if (arg_int(o, v, 0, 86400000, &a->opt.speech_pad_ms)) return -1; }
-        else if (arg_is(o, "--max-speech-s")) { VALUE(); if (arg_float(o, v, 0.1, 1e9, &a->opt.max_speech_s)) return -1; }
-        else if (arg_is(o, "--min-silence-at-max-speech-ms")) { VALUE(); if (arg_int(o, v, 0, 86400000, &a->opt.min_silence_at_max_speech_ms)) return -1; }
-        else if (strcmp(o, "--no-split-at-longest-silence") == 0) a->opt.use_max_poss_sil_at_max_speech = 0;
-        else if ((n = common_option(argc, argv, &i)) != 0) {
-            if (n < 0) return -1;
-        } else {
-            fprintf(stderr, "audioc vad: unknown option '%s' (see audioc vad --help)\n", o);
-            return -1;
-        }
-#undef VALUE
     }
-    *first_file = i;
-    if (i >= argc) {
+    if (bad || cli_stdin_once(p.cmd, a->files, a->n_files)) return -1;
+    if (!a->n_files) {
         fprintf(stderr, "audioc vad: no input files (see audioc vad --help)\n");
         return -1;
     }
@@ -120,38 +126,51 @@ static int is_vad_family(const char *name)
 int cmd_vad(int argc, char **argv)
 {
     vad_args a = {0};
-    int first;
-    if (parse(argc, argv, &a, &first)) return 2;
+    if (parse(argc, argv, &a)) {
+        free(a.files);
+        return 2;
+    }
 
     double t0 = ac_now();
-    if (a.family && !is_vad_family(a.family)) return 1;
-    ac_model *vad = load_model(a.model, a.family, AC_TASK_VAD, "");
-    if (!vad) return 1;
+    ac_model *vad = !a.family || is_vad_family(a.family) ? load_model(a.model, a.family, AC_TASK_VAD, "") : NULL;
+    if (!vad) {
+        free(a.files);
+        return 1;
+    }
     double t_load = ac_now() - t0;
     if (a.timings) fprintf(stderr, "timings: load %s (%s): %.1f ms\n", a.model, ac_model_family(vad), 1e3 * t_load);
 
     int failed = 0;
     out_begin(a.format, a.probs);
-    for (int i = first; i < argc; i++) {
+    for (int i = 0; i < a.n_files; i++) {
         ac_vad_result *r;
         double t1 = ac_now();
-        ac_audio_input in = ac_input_file(argv[i]);
-        if (ac_vad_run(vad, &in, &a.opt, &r) != AC_OK) {
+        const char *name = cli_input_name(a.files[i]);
+        ac_audio_input in;
+        char *buf;
+        if (cli_input_open(a.files[i], &in, &buf)) {
+            failed = 1;
+            continue;
+        }
+        ac_status s = ac_vad_run(vad, &in, &a.opt, &r);
+        free(buf);
+        if (s != AC_OK) {
             fprintf(stderr, "audioc: %s\n", ac_last_error());
             failed = 1;
             continue;
         }
         double dt = ac_now() - t1;
-        out_vad_result(a.format, argv[i], ac_model_family(vad), r, a.probs, argc - first > 1);
+        out_vad_result(a.format, name, ac_model_family(vad), r, a.probs, a.n_files > 1);
         if (a.timings) {
             double dur = r->sample_rate ? (double)r->n_samples / r->sample_rate : 0;
             fprintf(stderr, "timings: %s: %.3f s of audio in %.1f ms, real-time factor %.5f (%.0fx), "
-                            "threads %d\n", argv[i], dur, 1e3 * dt, dur > 0 ? dt / dur : 0,
+                            "threads %d\n", name, dur, 1e3 * dt, dur > 0 ? dt / dur : 0,
                     dt > 0 ? dur / dt : 0, ac_get_threads());
         }
         ac_vad_result_free(r);
     }
     if (a.timings) fprintf(stderr, "timings: peak RSS %.1f MB\n", ac_peak_rss_mb());
     ac_model_free(vad);
+    free(a.files);
     return failed;
 }

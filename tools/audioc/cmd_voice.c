@@ -7,6 +7,8 @@
 #include "args.h"
 #include "audioc.h"
 #include "commands.h"
+#include "input.h"
+#include "options.h"
 
 static void usage(FILE *f, const char *cmd)
 {
@@ -56,49 +58,54 @@ typedef struct {
 
 static int parse(int argc, char **argv, voice_args *a)
 {
+    enum { O_MODEL, O_WHISPER, O_TARGET, O_PITCH_SHIFT, O_NO_PITCH_SHIFT, O_STEPS, O_SEED, O_FM_NOISE, O_OUTPUT,
+           O_FLOAT, O_TIMINGS };
+    static const opt_def defs[] = {
+        [O_MODEL] = {"-m|--model", 1}, [O_WHISPER] = {"--whisper", 1}, [O_TARGET] = {"-r|--target-voice", 1},
+        [O_PITCH_SHIFT] = {"--pitch-shift", 1}, [O_NO_PITCH_SHIFT] = {"--no-pitch-shift", 0},
+        [O_STEPS] = {"--steps", 1}, [O_SEED] = {"--seed", 1}, [O_FM_NOISE] = {"--fm-noise", 1},
+        [O_OUTPUT] = {"-o|--output", 1}, [O_FLOAT] = {"--float", 0}, [O_TIMINGS] = {"--timings", 0}, {0},
+    };
     ac_voice_options_default(&a->opt);
     a->pcm16 = 1;
-    int n, shift_given = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *o = argv[i], *v;
-        if (o[0] != '-' || !o[1]) {
-            if (a->source) {
-                fprintf(stderr, "audioc %s: one source at a time ('%s' and '%s')\n", a->cmd, a->source, o);
-                return -1;
-            }
-            a->source = o;
-            continue;
-        }
-        if (strcmp(o, "-h") == 0 || strcmp(o, "--help") == 0) {
-            usage(stdout, a->cmd);
-            exit(0);
-        }
-#define VALUE() if (!(v = arg_value(argc, argv, &i))) return -1
-        if (arg_is(o, "-m") || arg_is(o, "--model")) { VALUE(); a->model = v; }
-        else if (arg_is(o, "--whisper")) { VALUE(); a->whisper = v; }
-        else if (arg_is(o, "-r") || arg_is(o, "--target-voice")) { VALUE(); a->target = v; }
-        else if (arg_is(o, "--pitch-shift")) {
-            VALUE();
-            if (arg_int(o, v, -24, 24, &a->opt.pitch_shift)) return -1;
+    char cmd[32];
+    snprintf(cmd, sizeof cmd, "audioc %s", a->cmd);
+    const char *v;
+    int n = 0, bad = 0, shift_given = 0;
+    opt_parser p;
+    opt_init(&p, cmd, argc, argv);
+    for (int k; !bad && (k = opt_next(&p, defs, &v)) != OPT_END;) {
+        switch (k) {
+        case O_MODEL: a->model = v; break;
+        case O_WHISPER: a->whisper = v; break;
+        case O_TARGET: a->target = v; break;
+        case O_PITCH_SHIFT:
+            bad = arg_int(p.opt, v, -24, 24, &a->opt.pitch_shift);
             a->opt.pitch_mode = AC_PITCH_FIXED;
             shift_given++;
-        } else if (strcmp(o, "--no-pitch-shift") == 0) {
+            break;
+        case O_NO_PITCH_SHIFT:
             a->opt.pitch_mode = AC_PITCH_NONE;
             shift_given++;
-        } else if (arg_is(o, "--steps")) { VALUE(); if (arg_int(o, v, 1, 1000, &a->opt.steps)) return -1; }
-        else if (arg_is(o, "--seed")) { VALUE(); if (arg_int(o, v, 0, 2147483647, &n)) return -1; a->opt.seed = (uint64_t)n; }
-        else if (arg_is(o, "--fm-noise")) { VALUE(); a->noise_file = v; }
-        else if (arg_is(o, "-o") || arg_is(o, "--output")) { VALUE(); a->out = v; }
-        else if (strcmp(o, "--float") == 0) a->pcm16 = 0;
-        else if (strcmp(o, "--timings") == 0) a->timings = 1;
-        else if ((n = common_option(argc, argv, &i)) != 0) {
-            if (n < 0) return -1;
-        } else {
-            fprintf(stderr, "audioc %s: unknown option '%s' (see audioc %s --help)\n", a->cmd, o, a->cmd);
-            return -1;
+            break;
+        case O_STEPS: bad = arg_int(p.opt, v, 1, 1000, &a->opt.steps); break;
+        case O_SEED: bad = arg_int(p.opt, v, 0, 2147483647, &n); a->opt.seed = (uint64_t)n; break;
+        case O_FM_NOISE: a->noise_file = v; break;
+        case O_OUTPUT: a->out = v; break;
+        case O_FLOAT: a->pcm16 = 0; break;
+        case O_TIMINGS: a->timings = 1; break;
+        case OPT_OPERAND:
+            if (a->source) {
+                fprintf(stderr, "%s: one source at a time ('%s' and '%s')\n", cmd, a->source, v);
+                return -1;
+            }
+            a->source = v;
+            break;
+        case OPT_HELP: usage(stdout, a->cmd); exit(0);
+        default: bad = 1;
         }
-#undef VALUE
     }
+    if (bad) return -1;
     const char *missing = !a->model    ? "--model DIR"
                           : !a->target ? "--target-voice REF"
                           : !a->source ? "a SOURCE audio file"
@@ -108,6 +115,8 @@ static int parse(int argc, char **argv, voice_args *a)
         fprintf(stderr, "audioc %s: no %s given (see audioc %s --help)\n", a->cmd, missing, a->cmd);
         return -1;
     }
+    char *inputs[] = {(char *)a->source, (char *)a->target};
+    if (cli_stdin_once(cmd, inputs, 2)) return -1;
     if (shift_given > 1) {
         fprintf(stderr, "audioc %s: give --pitch-shift N or --no-pitch-shift, not both\n", a->cmd);
         return -1;
@@ -168,6 +177,7 @@ int cmd_voice(const char *cmd, int argc, char **argv)
     ac_load_options_default(&lo);
     lo.whisper = a.whisper;
     ac_model *m = NULL;
+    char *src_buf = NULL, *tgt_buf = NULL;
     int rc = 1;
     if (ac_model_load_with(a.model, NULL, &lo, &m) != AC_OK) {
         fprintf(stderr, "audioc: %s\n", ac_last_error());
@@ -176,10 +186,12 @@ int cmd_voice(const char *cmd, int argc, char **argv)
                 ac_model_family(m), ac_task_name(ac_model_task(m)));
     } else {
         double t1 = ac_now();
-        ac_audio_input src = ac_input_file(a.source), tgt = ac_input_file(a.target);
+        ac_audio_input src, tgt;
         a.opt.target_voice = &tgt;
         ac_voice_result *r;
-        if (ac_voice_convert(m, &src, &a.opt, &r) != AC_OK) {
+        if (cli_input_open(a.source, &src, &src_buf) || cli_input_open(a.target, &tgt, &tgt_buf)) {
+            /* reported */
+        } else if (ac_voice_convert(m, &src, &a.opt, &r) != AC_OK) {
             const char *e = ac_last_error();
             if (noise && strstr(e, "noise")) fprintf(stderr, "audioc: --fm-noise %s: %s\n", a.noise_file, e);
             else fprintf(stderr, "audioc: %s\n", e);
@@ -192,6 +204,8 @@ int cmd_voice(const char *cmd, int argc, char **argv)
         }
     }
     ac_model_free(m);
+    free(src_buf);
+    free(tgt_buf);
     free(noise);
     return rc;
 }

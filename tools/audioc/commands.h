@@ -20,11 +20,6 @@ int cmd_voice(const char *cmd, int argc, char **argv);
     "  -q, --quiet             errors only;  -v, --verbose: more detail\n" \
     "  -h, --help              this help\n"
 
-/* -t/--threads N, -q, -v, --progress, --no-progress: options of every
- * command. Returns 1 when ARGV[*I] was one (advancing *I past a value),
- * 0 when not, -1 on a bad value (after a message). */
-int common_option(int argc, char **argv, int *i);
-
 /* The model at PATH (FAMILY NULL: probed), which must be one for TASK; NULL
  * after printing "audioc: PREFIX<why>" when it is not or does not load. */
 ac_model *load_model(const char *path, const char *family, ac_task task, const char *prefix);

@@ -3,7 +3,6 @@
 #include <string.h>
 
 #include "audioc.h"
-#include "args.h"
 #include "commands.h"
 
 static void usage(FILE *f)
@@ -23,21 +22,6 @@ static void usage(FILE *f)
           "  audioc COMMAND --help   options of a command\n"
           "  audioc --version        version\n",
           f);
-}
-
-int common_option(int argc, char **argv, int *i)
-{
-    const char *arg = argv[*i], *v;
-    int n;
-    if (arg_is(arg, "-t") || arg_is(arg, "--threads")) {
-        if (!(v = arg_value(argc, argv, i)) || arg_int(arg, v, 1, 256, &n)) return -1;
-        ac_set_threads(n);
-    } else if (strcmp(arg, "-q") == 0 || strcmp(arg, "--quiet") == 0) ac_set_log_level(0);
-    else if (strcmp(arg, "-v") == 0 || strcmp(arg, "--verbose") == 0) ac_set_log_level(2);
-    else if (strcmp(arg, "--progress") == 0) ac_set_progress(1);
-    else if (strcmp(arg, "--no-progress") == 0) ac_set_progress(0);
-    else return 0;
-    return 1;
 }
 
 ac_model *load_model(const char *path, const char *family, ac_task task, const char *prefix)
