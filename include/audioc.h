@@ -331,8 +331,9 @@ typedef struct ac_voice_options {
     const char *text;                 /* what to say or sing (every route but style_preserved_*) */
     const ac_audio_input *style_ref;  /* whose way of speaking or singing */
     /* What the clips say: each is used when its clip serves as the style
-     * reference (the target voice does for speech from text, the source
-     * for editing, unless style_ref is given). */
+     * reference (unless style_ref is given, the target voice does for
+     * speech from text when its transcript is given, the source for
+     * editing). */
     const char *style_text, *target_voice_text, *source_text;
     const ac_audio_input *prosody_ref;  /* the melody or delivery to follow (NULL: the source) */
     double target_duration;           /* seconds the prosody is stretched to (0: its own length) */

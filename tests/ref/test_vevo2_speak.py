@@ -25,6 +25,7 @@ import shutil
 import sys
 
 import numpy as np
+from scipy.io import wavfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "vevo2"))
@@ -36,7 +37,7 @@ import pitch_ref  # noqa: E402
 import route_test  # noqa: E402
 import speak_ref  # noqa: E402
 from common import Checker  # noqa: E402
-from route_test import RATE, TOL_WAV, load24, raw, rel, run  # noqa: E402
+from route_test import AUDIOC, RATE, TOL_WAV, load24, raw, rel, run  # noqa: E402
 
 DRIVER = os.environ["VEVO2_SPEAK"]
 WORK = os.path.join(os.environ["TEST_WORK"], "vevo2_speak")
@@ -156,7 +157,45 @@ def case(ref, name, route, clips, text, texts, use_prosody=None, shift=0, style_
     e = rel(wav, full["wav"])
     print(f"{name}: audio {len(wav)} samples ({F} frames), max rel diff {e:.2e} (tolerance {TOL_WAV})")
     check(len(wav) == F * 480 and e < TOL_WAV, f"{name}: audio differs: {e:.3e}, {len(wav)} vs {F * 480} samples")
-    return got
+    return dict(got, wav=wav, noise_file=os.path.join(second, "noise.f32"))
+
+
+def cli(base, *args, stdin=None):
+    """audioc ARGS (a tts, vc or svc command) against the driver's audio BASE (greedy, the same noise)."""
+    out = os.path.join(WORK, "cli.wav")
+    r = run(AUDIOC, *args, "-m", PKG, "--temperature", 0, "--max-tokens", MAX_NEW, "--steps", STEPS,
+            "--fm-noise", base["noise_file"], "--float", "-o", out, "--no-progress", input=stdin)
+    if check(r.returncode == 0, f"audioc {args[0]}: {r.stderr.strip()[-400:]}"):
+        e = rel(wavfile.read(out)[1], base["wav"])
+        check(e < 1e-6, f"audioc {' '.join(map(str, args[:3]))}...: differs from the driver by {e:.2e}")
+
+
+def bad_inputs(wavs):
+    out = os.path.join(WORK, "bad.wav")
+
+    def expect(what, needle, *args, stdin=None):
+        r = run(AUDIOC, *args, "-m", PKG, "-o", out, "--steps", 2, "--max-tokens", 20, input=stdin)
+        check(r.returncode in (1, 2) and needle in r.stderr and "Sanitizer" not in r.stderr
+              and "runtime error" not in r.stderr, f"{what}: exit {r.returncode}, stderr: {r.stderr.strip()[:300]}")
+
+    short = os.path.join(WORK, "short.wav")
+    wavfile.write(short, RATE, (0.3 * np.sin(np.arange(1200) * 0.05)).astype(np.float32))
+    v = wavs["voice"]
+    expect("empty text", "no word", "tts", "--voice", v, "")
+    expect("empty text on stdin", "no word", "tts", "--voice", v, stdin="")
+    expect("only punctuation", "no word", "tts", "--voice", v, "... !? --")
+    expect("no text for a route that needs it", "no text", "vc", "--route", "editing", "--voice", v, wavs["source"])
+    expect("a route without the reference it needs", "prosody reference", "tts", "--route", "humming_to_singing",
+           "--voice", v, "la la")
+    expect("no target voice", "target voice", "tts", "hello")
+    expect("an unknown route", "unknown route", "tts", "--route", "karaoke", "--voice", v, "hello")
+    expect("a voice file that is not there", "missing.wav", "tts", "--voice", os.path.join(WORK, "missing.wav"),
+           "hello")
+    expect("a prosody reference shorter than one token", "too short", "tts", "--route", "text_to_singing",
+           "--prosody-code", "--prosody-ref", short, "--voice", v, "la la")
+    expect("a style reference that is not audio", "not_audio", "tts", "--voice", v, "--style-ref",
+           os.path.join(WORK, "not_audio.txt"), "hello")
+    expect("a bad sampling value", "--top-p", "tts", "--voice", v, "--top-p", "2", "hello")
 
 
 def estimated_shifts(clips):
@@ -210,12 +249,12 @@ def main():
     voice_text = "Please call Stella and ask her to bring these things."
     src_text = "We will meet at the station at nine."
     style_text = "I can not believe you did that again!"
-    clips = {
-        "voice": load24(speech("voice", voice_text, "en+f3", 75, RATE, 3.3)),
-        "source": load24(speech("source", src_text, "en", 40, RATE)),
-        "style": load24(speech("style", style_text, "en+m3", 60, RATE)),
-        "hum": hum(),
-    }
+    wavs = {"voice": speech("voice", voice_text, "en+f3", 75, RATE, 3.3),
+            "source": speech("source", src_text, "en", 40, RATE),
+            "style": speech("style", style_text, "en+m3", 60, RATE)}
+    clips = {k: load24(w) for k, w in wavs.items()}
+    clips["hum"] = hum()
+    open(os.path.join(WORK, "not_audio.txt"), "w").write("not audio at all\n" * 50)
     oracle = ar_ref.oracle_available()
     if not oracle:
         print("SKIP prompt ids against Hugging Face: tests/node has no @anush008/tokenizers (scripts/setup.sh)")
@@ -223,6 +262,7 @@ def main():
     vt, sv, ss = {"voice": voice_text}, {"style": style_text}, {"source": src_text}
     cases = [
         ("tts", "zero_shot_tts", {"voice": v}, "Good morning to you.", vt, {}),
+        ("tts_plain", "zero_shot_tts", {"voice": v}, "Hello.", {}, {}),
         ("tts_style", "zero_shot_tts", {"voice": v, "style": st}, "Good morning.", dict(vt, **sv), {}),
         ("singing_melody", "text_to_singing", {"voice": v, "prosody": h}, "La la la la.", vt, {"use_prosody": True}),
         ("svs", "svs", {"voice": v}, "Twinkle twinkle little star.", vt, {}),
@@ -235,8 +275,19 @@ def main():
         ("instrument", "instrument_to_singing", {"source": h, "voice": v}, "Sing with me.", {},
          {"shift": -2, "target_duration": 3.1}),
     ]
-    for name, route, cl, text, texts, kw in cases:
-        case(ref, name, route, cl, text, texts, oracle=oracle, **kw)
+    got = {name: case(ref, name, route, cl, text, texts, oracle=oracle, **kw)
+           for name, route, cl, text, texts, kw in cases}
+    # the CLI: the driver's audio for the same requests
+    if got["tts"] and "wav" in got["tts"]:
+        cli(got["tts"], "tts", "--voice", wavs["voice"], "--voice-text", voice_text, "Good", "morning", "to you.")
+        cli(got["tts"], "tts", "--voice", wavs["voice"], "--voice-text", voice_text, stdin="Good morning to you.")
+    if got["editing"] and "wav" in got["editing"]:
+        cli(got["editing"], "vc", wavs["source"], "--route", "editing", "-r", wavs["voice"], "--source-text",
+            src_text, "--text", "We will meet at the harbour at ten.")
+    if got["style_converted_svc"] and "wav" in got["style_converted_svc"]:
+        cli(got["style_converted_svc"], "svc", "--route", "style_converted_svc", wavs["source"], "--target-voice",
+            wavs["voice"], "--pitch-shift", 2, "--text", src_text, "--source-text", src_text)
+    bad_inputs(wavs)
     estimated_shifts({"source": s, "voice": v, "style": st})
     chunks(clips)
     threads(clips)

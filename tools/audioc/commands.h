@@ -8,7 +8,7 @@ int cmd_vad(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_transcribe(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
-/* vc and svc (CMD names which in messages) */
+/* tts, vc and svc (CMD names which in messages) */
 int cmd_voice(const char *cmd, int argc, char **argv);
 
 /* The help text of the options every command takes. */

@@ -45,7 +45,7 @@ int cli_input_open(const char *arg, ac_audio_input *in, char **buf)
 int cli_stdin_once(const char *cmd, char *const *args, int n)
 {
     int seen = 0;
-    for (int i = 0; i < n; i++) seen += strcmp(args[i], "-") == 0;
+    for (int i = 0; i < n; i++) seen += args[i] && strcmp(args[i], "-") == 0;
     if (seen > 1) {
         fprintf(stderr, "%s: '-' (standard input) given %d times: it can be read once\n", cmd, seen);
         return -1;

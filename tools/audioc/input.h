@@ -15,7 +15,7 @@ const char *cli_input_name(const char *arg);
  * message when standard input cannot be read. */
 int cli_input_open(const char *arg, ac_audio_input *in, char **buf);
 
-/* -1 after a message naming CMD when "-" is among the N ARGS more than
+/* -1 after a message naming CMD when "-" is among the N ARGS (NULL: none) more than
  * once (standard input can be read only once). */
 int cli_stdin_once(const char *cmd, char *const *args, int n);
 

@@ -14,6 +14,7 @@ static void usage(FILE *f)
           "commands:\n"
           "  transcribe speech to text (Hviske / Cohere Transcribe)\n"
           "  vad        find speech segments in audio files (Silero VAD, MarbleNet VAD)\n"
+          "  tts        say or sing text in a given voice (Vevo2)\n"
           "  vc         say speech again in another voice (Vevo2)\n"
           "  svc        sing a song again in another voice (Vevo2)\n"
           "  convert    decode, mix to mono and resample audio to a float WAV\n"
@@ -57,7 +58,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "vad") == 0) return cmd_vad(argc - 2, argv + 2);
     if (strcmp(cmd, "transcribe") == 0) return cmd_transcribe(argc - 2, argv + 2);
-    if (strcmp(cmd, "vc") == 0 || strcmp(cmd, "svc") == 0) return cmd_voice(cmd, argc - 2, argv + 2);
+    if (strcmp(cmd, "vc") == 0 || strcmp(cmd, "svc") == 0 || strcmp(cmd, "tts") == 0)
+        return cmd_voice(cmd, argc - 2, argv + 2);
     if (strcmp(cmd, "convert") == 0) return cmd_convert(argc - 2, argv + 2);
     if (strcmp(cmd, "tokenize") == 0) return cmd_tokenize(argc - 2, argv + 2);
     fprintf(stderr, "audioc: unknown command '%s' (see audioc --help)\n", cmd);

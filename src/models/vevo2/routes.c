@@ -60,8 +60,13 @@ ac_status vevo2_route_refs(const vevo2_route *r, const vevo2_inputs *in, int use
     if (use_prosody && !prosody->n)
         return ac_error(AC_ERR_ARG, "route %s: the prosody code needs a prosody reference (or a source)", r->name);
     const vevo2_clip *ref = use_prosody ? prosody : &none;
-    /* the style: the given reference, else the prosody's audio (editing), else the target voice (speech from text) */
-    const vevo2_clip *style = in->style.n ? &in->style : r->source_style ? prosody : r->voice_style ? &in->voice : &none;
+    /* the style: the given reference, else the prosody's audio (editing), else the target voice when its
+     * transcript is known (speech from text: the AR continues the voice's own tokens after its words) */
+    const int voice_known = in->voice_text && *in->voice_text;
+    const vevo2_clip *style = in->style.n          ? &in->style
+                              : r->source_style    ? prosody
+                              : r->voice_style && voice_known ? &in->voice
+                                                   : &none;
     /* the timbre: the target voice, else the audio the route reads the rest from */
     const vevo2_clip *timbre = in->voice.n ? &in->voice : r->source_references ? prosody : &in->source;
     if (!timbre->n) return ac_error(AC_ERR_ARG, "route %s: no target voice given", r->name);

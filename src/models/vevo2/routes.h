@@ -15,7 +15,7 @@ typedef struct vevo2_route {
     int use_pitch_shift;    /* default */
     int source_references;  /* the source stands in for the prosody and the timbre references */
     int source_style;       /* ... and for the style reference (editing) */
-    int voice_style;        /* the target voice is also the style reference (speech from text) */
+    int voice_style;        /* the target voice, when its transcript is given, is the style reference */
 } vevo2_route;
 
 /* The route called NAME; NULL (an error listing the routes) when none is. */

@@ -179,10 +179,10 @@ ac_status vevo2_speak(vevo2_model *m, const vevo2_refs *r, const char *text, con
 {
     const char *style_text = r->style_text;
     if (!text) return ac_error(AC_ERR_ARG, "route %s: no text to say", o->route->name);
-    if (r->style.n && (!style_text || !*style_text))
-        ac_warn("the style reference has no transcript: the speech may repeat or garble it");
     ac_text_chunks chunks;
     AC_TRY(ac_text_chunk(text, o->chunk_units, &chunks));
+    if (r->style.n && (!style_text || !*style_text))
+        ac_warn("the style reference has no transcript: the speech may repeat or garble it");
     ac_arena a, sc;
     ac_arena_init(&a, 1 << 20);
     ac_arena_init(&sc, 1 << 20);

@@ -51,7 +51,8 @@ def references(route, source=None, voice=None, style=None, prosody=None, use_pro
     prosody = prosody if prosody is not None else source
     style_text = texts.get("style")
     if style is None:
-        style = {"voice": voice, "prosody": prosody}.get(r.get("style"))
+        # the target voice is the style of speech from text when its transcript is known
+        style = {"voice": voice if texts.get("voice") else None, "prosody": prosody}.get(r.get("style"))
         style_text = {"voice": texts.get("voice"), "prosody": texts.get("source")}.get(r.get("style"))
     timbre = voice if voice is not None else (prosody if r.get("timbre") == "prosody" else source)
     return timbre, style, (prosody if use_prosody else None), use_prosody, (style_text if style is not None else "")
