@@ -1,16 +1,23 @@
 #!/usr/bin/python3
-"""Vevo2 voice conversion speed and memory on a full-size synthetic package
-(tests/ref/vevo2/make_package.py --full: the real dimensions, F16, random
-weights; ~3.6 GB made once under build/bench/vevo2_full, never committed).
+"""Vevo2 speed and memory on a full-size synthetic package
+(tests/ref/vevo2/make_package.py --full: the real dimensions, F16, the AR
+model BF16 as published with the real Qwen2.5 vocabulary, random weights;
+~4.6 GB made once under build/bench/vevo2_full, never committed).
 
-For a 10 s source and a 10 s target voice (espeak-ng), 32 steps, 1 and 2
-threads, `audioc vc --timings` gives seconds per stage (Whisper for both
-clips, pitch, chroma, tokenizer, timbre mel, flow matching per step,
-vocoder), the real-time factor and the peak RSS, which is compared with the
-bytes of the weights it maps. bench_vevo2_fm then times FM steps at the
-same shape against OpenBLAS sgemm on the same products.
+Whole requests, 1 and 2 threads, 32 steps, 10 s clips (espeak-ng):
+- style_preserved_vc: a 10 s source in a 10 s target voice;
+- style_converted_vc: the same source's words (text) and prosody, the AR in
+  between;
+- zero_shot_tts: a 10 s utterance (125 AR tokens: the random model is held
+  to exactly that many) in the 10 s voice, the voice's transcript given.
+`audioc --timings` gives seconds per stage (Whisper for every clip, pitch,
+chroma, tokenizers, timbre mel, AR prefill and ms per token, flow matching
+per step, vocoder), the real-time factor and the peak RSS, which is
+compared with the bytes of the weights the route maps. bench_vevo2_fm then
+times FM steps at the conversion's shape against OpenBLAS sgemm on the
+same products.
 
-usage: bench/vevo2_bench.py [--build DIR] [--seconds S] [--steps N]
+usage: bench/vevo2_bench.py [--build DIR] [--seconds S] [--steps N] [--routes R,...]
 """
 import argparse
 import os
@@ -24,6 +31,9 @@ FM_DIR = "acoustic_modeling/fm_emilia101k_singnet7k_repa"
 # what a conversion maps (the package's Whisper folder is in the port's form)
 MAPPED = ["whisper-medium/model.safetensors", "tokenizer/contentstyle_fvq16384_12.5hz/model.safetensors",
           FM_DIR + "/model.safetensors", "vocoder/model.safetensors"]
+AR_MAPPED = ["contentstyle_modeling/posttrained/model.safetensors",
+             "tokenizer/prosody_fvq512_6.25hz/model.safetensors"]
+ROUTES = ("style_preserved_vc", "style_converted_vc", "zero_shot_tts")
 TEXT = ("The quick brown fox jumps over the lazy dog, and then it runs into the forest where nobody can see it. "
         "Please call Stella and ask her to bring these things with her from the store.")
 
@@ -45,33 +55,50 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--steps", type=int, default=32)
+    ap.add_argument("--routes", default=",".join(ROUTES))
     a = ap.parse_args()
     work = os.path.join(a.build, "bench")
     pkg = os.path.join(work, "vevo2_full")
+    make = os.path.join(ROOT, "tests", "ref", "vevo2", "make_package.py")
     os.makedirs(work, exist_ok=True)
     if not os.path.exists(os.path.join(pkg, "vocoder", "model.safetensors")):
         print("making the full-size F16 package (once, ~3.6 GB) ...", file=sys.stderr)
-        sh("/usr/bin/python3", os.path.join(ROOT, "tests", "ref", "vevo2", "make_package.py"), pkg, "--full",
-           "--dtype", "F16")
-    mapped = sum(os.path.getsize(os.path.join(pkg, f)) for f in MAPPED) / 2**20
+        sh("/usr/bin/python3", make, pkg, "--full", "--dtype", "F16")
+    if not os.path.exists(os.path.join(pkg, AR_MAPPED[0])):
+        print("making the full-size BF16 AR model (once, ~1 GB) ...", file=sys.stderr)
+        sh("/usr/bin/python3", make, pkg, "--full", "--dtype", "BF16", "--ar-only")
+    size = lambda files: sum(os.path.getsize(os.path.join(pkg, f)) for f in files) / 2**20  # noqa: E731
     src = clip(work, "bench_src", "en", 40, a.seconds)
     tgt = clip(work, "bench_tgt", "en+f3", 75, a.seconds)
-    print(f"weights mapped by a conversion: {mapped:.0f} MB (F16)")
-    print("| threads | whisper (s) | pitch (s) | chroma (s) | tokenizer (s) | timbre mel (s) | FM (s/step) | "
-          "vocoder (s) | total (s) | RTF | peak RSS (MB) | RSS / weights |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for threads in (1, 2):
-        r = sh(os.path.join(a.build, "audioc"), "vc", "-m", pkg, "-r", tgt, src, "-o",
-               os.path.join(work, "bench_out.wav"), "--steps", a.steps, "--timings", "-t", threads, "--no-progress")
-        t = {k.strip(): float(v) for k, v in re.findall(r"([a-z ]+) ([\d.]+) ms", r.stderr)}
-        step = float(re.search(r"([\d.]+) ms/step", r.stderr).group(1)) / 1e3
-        total = float(re.search(r"audio in ([\d.]+) ms", r.stderr).group(1)) / 1e3
-        rtf = float(re.search(r"real-time factor ([\d.]+)", r.stderr).group(1))
-        rss = float(re.search(r"peak RSS ([\d.]+) MB", r.stderr).group(1))
-        g = lambda k: t.get(k, 0) / 1e3  # noqa: E731
-        print(f"| {threads} | {g('whisper'):.2f} | {g('pitch'):.2f} | {g('chroma'):.3f} | {g('tokenizer'):.2f} | "
-              f"{g('timbre mel'):.3f} | {step:.2f} | {g('vocoder'):.2f} | {total:.1f} | {rtf:.2f} | {rss:.0f} | "
-              f"{rss / mapped:.3f} |")
+    tokens = int(a.seconds * 12.5)
+    print(f"weights mapped: {size(MAPPED):.0f} MB by a conversion (F16), {size(MAPPED + AR_MAPPED):.0f} MB with the "
+          f"AR model (BF16) and the prosody tokenizer")
+    print("| route | threads | whisper (s) | pitch (s) | chroma (s) | tokenizers (s) | timbre mel (s) | AR prefill (s) "
+          "| AR (ms/token) | FM (s/step) | vocoder (s) | total (s) | RTF | peak RSS (MB) | RSS / weights |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for route in a.routes.split(","):
+        ar = route != "style_preserved_vc"
+        args = {"style_preserved_vc": ["vc", src],
+                "style_converted_vc": ["vc", src, "--route", route, "--text", TEXT],
+                "zero_shot_tts": ["tts", TEXT, "--voice-text", TEXT]}[route]
+        if ar:
+            args += ["--min-tokens", tokens, "--max-tokens", tokens]
+        for threads in (1, 2):
+            r = sh(os.path.join(a.build, "audioc"), *args, "-m", pkg, "-r", tgt, "-o",
+                   os.path.join(work, "bench_out.wav"), "--steps", a.steps, "--timings", "-t", threads,
+                   "--no-progress")
+            t = {k.strip(): float(v) for k, v in re.findall(r"([a-zA-Z ]+) ([\d.]+) ms", r.stderr)}
+            step = float(re.search(r"([\d.]+) ms/step", r.stderr).group(1)) / 1e3
+            per_token = re.search(r"([\d.]+) ms/token", r.stderr)
+            total = float(re.search(r"audio in ([\d.]+) ms", r.stderr).group(1)) / 1e3
+            rtf = float(re.search(r"real-time factor ([\d.]+)", r.stderr).group(1))
+            rss = float(re.search(r"peak RSS ([\d.]+) MB", r.stderr).group(1))
+            g = lambda k: t.get(k, 0) / 1e3  # noqa: E731
+            mapped = size(MAPPED + (AR_MAPPED if ar else []))
+            print(f"| {route} | {threads} | {g('whisper'):.2f} | {g('pitch'):.2f} | {g('chroma'):.3f} | "
+                  f"{g('tokenizer'):.2f} | {g('timbre mel'):.3f} | {g('AR prefill'):.2f} | "
+                  f"{float(per_token.group(1)) if per_token else 0:.1f} | {step:.2f} | {g('vocoder'):.2f} | "
+                  f"{total:.1f} | {rtf:.2f} | {rss:.0f} | {rss / mapped:.3f} |")
     # the FM's products against sgemm at this conversion's shape
     frames = int(a.seconds * 50)
     fm = sh(os.path.join(a.build, "bench_vevo2_fm"), os.path.join(pkg, FM_DIR), frames, frames, 3)

@@ -7,7 +7,7 @@ encoder in the package
 (whisper-medium/: medium.pt and the C++ port's form) and in Hugging Face's
 form (openai/whisper-medium/).
 
-  make_package.py ROOT [--dtype F32|F16|BF16] [--seed N] [--full]
+  make_package.py ROOT [--dtype F32|F16|BF16] [--seed N] [--full] [--ar-only]
 
 --full gives the real dimensions (spec §5; ~3 GB in F16) for the benchmark.
 """
@@ -38,6 +38,13 @@ FULL = {
 }
 
 
+def write_ar(root, dtype, seed, full):
+    """The AR model and its tokenizer: the §7.2 tiny one, or the real Qwen2.5 vocabulary at full size."""
+    cocos = coco_ref.configs(root)
+    ar_ref.write(root, seed + 5, dtype, cocos["coco_content_style"]["codebook_size"],
+                 cocos["coco_style"]["codebook_size"], full, QWEN_TOKENIZER if full else None)
+
+
 def make(root, dtype="F32", seed=0, full=False, whisper_forms=whisper_ref.FORMS):
     """Writes the package under ROOT; returns ROOT."""
     dims = FULL if full else {}
@@ -48,10 +55,7 @@ def make(root, dtype="F32", seed=0, full=False, whisper_forms=whisper_ref.FORMS)
     coco["whisper_stats_path"] = whisper_ref.STATS_DIR + "/whisper_stats.pt"
     fm_ref.write_tiny(root, seed + 3, dtype, dict(dims.get("fm", {}), coco=coco))
     vocoder_ref.write_tiny(root, seed + 4, dtype, dims.get("vocoder"))
-    # the AR model and its tokenizer: the §7.2 tiny one, or the real Qwen2.5 vocabulary at full size
-    cocos = coco_ref.configs(root)
-    ar_ref.write(root, seed + 5, dtype, cocos["coco_content_style"]["codebook_size"],
-                 cocos["coco_style"]["codebook_size"], full, QWEN_TOKENIZER if full else None)
+    write_ar(root, dtype, seed, full)
     return root
 
 
@@ -61,7 +65,10 @@ def main():
     ap.add_argument("--dtype", default="F32", choices=["F32", "F16", "BF16"])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--full", action="store_true")
+    ap.add_argument("--ar-only", action="store_true", help="(re)write only the AR folder of a package")
     a = ap.parse_args()
+    if a.ar_only:
+        return write_ar(a.root, a.dtype, a.seed, a.full)
     # OpenAI's medium.pt is F16 and the port's form F32 at full size would be 1.2 GB more: one form
     forms = ("port",) if a.full else whisper_ref.FORMS
     make(a.root, a.dtype, a.seed, a.full, forms)
