@@ -90,7 +90,7 @@ GREEDY = {"temperature": 0, "max_tokens": MAX_NEW, "steps": STEPS}
 
 
 def case(ref, name, route, clips, text, texts, use_prosody=None, shift=0, style_shift=0,
-         target_duration=None, oracle=True):
+         target_duration=None, reference_duration=None, oracle=True):
     """One route against the reference, every stage; TEXTS the transcripts {style, voice, source}."""
     args = dict(GREEDY, text=text, shift=shift, style_shift=style_shift,
                 **{k + "_text": v for k, v in texts.items()})
@@ -98,6 +98,8 @@ def case(ref, name, route, clips, text, texts, use_prosody=None, shift=0, style_
         args["prosody_code"] = int(use_prosody)
     if target_duration:
         args["target_duration"] = target_duration
+    if reference_duration:
+        args["reference_duration"] = reference_duration
     first = drive(name, route, clips, args)
     if not first:
         return None
@@ -105,6 +107,10 @@ def case(ref, name, route, clips, text, texts, use_prosody=None, shift=0, style_
     pen = ref.ar.gen.get("repetition_penalty", 1.0)
     gen = {"penalty": pen, "min_new": 15, "temperature": 0, "top_k": 25, "top_p": 0.8, "max_new": MAX_NEW}
     refs = {k: clips.get(k) for k in ("source", "voice", "style", "prosody")}
+    if reference_duration:
+        # upstream trims the timbre clip before anything reads it
+        timbre = speak_ref.references(route, **refs, texts=texts)[0]
+        refs["timbre"] = timbre[:int(reference_duration * RATE)]
     c_prompt_ids = read(first, "prompt_ids")
     got = ref.speak(route, text, texts, **refs, use_prosody=use_prosody, shift=shift, style_shift=style_shift,
                     target_duration=target_duration, gen=gen, prompt_ids=c_prompt_ids)
@@ -263,6 +269,7 @@ def main():
     cases = [
         ("tts", "zero_shot_tts", {"voice": v}, "Good morning to you.", vt, {}),
         ("tts_plain", "zero_shot_tts", {"voice": v}, "Hello.", {}, {}),
+        ("tts_trimmed", "zero_shot_tts", {"voice": v}, "Hello.", {}, {"reference_duration": 2.0}),
         ("tts_style", "zero_shot_tts", {"voice": v, "style": st}, "Good morning.", dict(vt, **sv), {}),
         ("singing_melody", "text_to_singing", {"voice": v, "prosody": h}, "La la la la.", vt, {"use_prosody": True}),
         ("svs", "svs", {"voice": v}, "Twinkle twinkle little star.", vt, {}),
@@ -287,6 +294,8 @@ def main():
     if got["style_converted_svc"] and "wav" in got["style_converted_svc"]:
         cli(got["style_converted_svc"], "svc", "--route", "style_converted_svc", wavs["source"], "--target-voice",
             wavs["voice"], "--pitch-shift", 2, "--text", src_text, "--source-text", src_text)
+    r = run(DRIVER, "api", PKG, wavs["voice"], raw(os.path.join(WORK, "voice.f32"), clips["voice"]))
+    check(r.returncode == 0 and "api ok" in r.stdout, f"the C API: {r.stderr.strip()[-400:]}")
     bad_inputs(wavs)
     estimated_shifts({"source": s, "voice": v, "style": st})
     chunks(clips)

@@ -10,7 +10,12 @@
  * penalty, min_tokens, max_tokens, seed, chunk_units, steps, threads.
  * Writes OUT_DIR/NAME (NAME.K for text chunk K > 0) for every traced
  * intermediate (vevo2.h) and wav.f32; prints "shift S style_shift T
- * chunks C tokens N". Exit 3 with the error on stderr when anything fails. */
+ * chunks C tokens N". Exit 3 with the error on stderr when anything fails.
+ *   test_vevo2_speak api PKG VOICE.wav VOICE.f32
+ * The public API (ac_voice_speak): 70 words in two chunks, each given to
+ * on_audio as it is made and together the result; the voice as a file and
+ * as PCM (VOICE.f32 its 24 kHz mono samples) alike; progress over the AR
+ * tokens; a nonzero return cancels; the route list. Prints "api ok". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,8 +66,93 @@ static void on_trace(void *user, const char *name, const void *data, size_t byte
     write_raw(t->dir, file, data, bytes);
 }
 
+#define API_CHECK(cond, ...) \
+    do { \
+        if (!(cond)) { \
+            fprintf(stderr, "FAIL api: " __VA_ARGS__); \
+            fprintf(stderr, " (%s)\n", ac_last_error()); \
+            return 1; \
+        } \
+    } while (0)
+
+typedef struct {
+    float *wav;
+    int64_t n;
+    int chunks, last_chunk, n_chunks, tokens, cancel_at;
+} api_seen;
+
+static int api_audio(const float *x, int64_t n, int chunk, int n_chunks, void *user)
+{
+    api_seen *s = user;
+    s->wav = realloc(s->wav, (size_t)(s->n + n) * sizeof *x);
+    memcpy(s->wav + s->n, x, (size_t)n * sizeof *x);
+    s->n += n;
+    s->chunks++;
+    s->last_chunk = chunk;
+    s->n_chunks = n_chunks;
+    return 0;
+}
+
+static int api_progress(const char *stage, int done, int total, void *user)
+{
+    api_seen *s = user;
+    if (strcmp(stage, "ar") == 0) s->tokens++;
+    return s->cancel_at && s->tokens == s->cancel_at;
+}
+
+static int api(const char *pkg, const char *voice_wav, const char *voice_raw)
+{
+    ac_model *m;
+    API_CHECK(ac_model_load(pkg, NULL, &m) == AC_OK, "load %s", pkg);
+    const char *const *routes = ac_voice_routes(m);
+    int n_routes = 0;
+    while (routes && routes[n_routes]) n_routes++;
+    API_CHECK(n_routes == 11 && strcmp(routes[0], "zero_shot_tts") == 0, "%d routes", n_routes);
+    char text[1024] = "";
+    for (int i = 0; i < 70; i++) strcat(text, i % 10 == 9 ? "word. " : "word ");
+    ac_audio_input voice = ac_input_file(voice_wav);
+    api_seen seen = {0};
+    ac_voice_options o;
+    ac_voice_options_default(&o);
+    o.target_voice = &voice;
+    o.target_voice_text = "Hello there";
+    o.max_new_tokens = 20;
+    o.steps = 2;
+    o.seed = 3;
+    o.on_audio = api_audio;
+    o.on_progress = api_progress;
+    o.user = &seen;
+    ac_voice_result *a, *b;
+    API_CHECK(ac_voice_speak(m, text, &o, &a) == AC_OK, "speak");
+    API_CHECK(seen.chunks == 2 && seen.n_chunks == 2 && seen.last_chunk == 1 && a->timings.chunks == 2,
+              "on_audio saw %d chunks of %d", seen.chunks, seen.n_chunks);
+    API_CHECK(seen.n == a->n_samples && memcmp(seen.wav, a->samples, (size_t)seen.n * 4) == 0,
+              "the chunks joined are not the result");
+    API_CHECK(seen.tokens == a->timings.ar_tokens && seen.tokens > 0, "progress saw %d AR tokens of %d",
+              seen.tokens, a->timings.ar_tokens);
+    int64_t n_pcm = 0;
+    float *pcm = read_f32(voice_raw, &n_pcm);
+    ac_audio_input in = ac_input_pcm(pcm, n_pcm, 1, 24000);
+    o.target_voice = &in;
+    o.on_audio = NULL;
+    API_CHECK(ac_voice_speak(m, text, &o, &b) == AC_OK && b->n_samples == a->n_samples &&
+                  memcmp(a->samples, b->samples, (size_t)a->n_samples * 4) == 0, "PCM voice input");
+    ac_voice_result_free(b);
+    seen.tokens = 0;
+    seen.cancel_at = 5;
+    API_CHECK(ac_voice_speak(m, text, &o, &b) == AC_ERR_CANCELLED && !b, "cancel at token 5");
+    API_CHECK(ac_voice_speak(m, NULL, &o, &b) == AC_ERR_ARG, "no text");
+    ac_voice_result_free(a);
+    free(seen.wav);
+    free(pcm);
+    ac_model_free(m);
+    printf("api ok\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 5 && strcmp(argv[1], "api") == 0) return api(argv[2], argv[3], argv[4]);
     if (argc < 4) {
         fprintf(stderr, "usage: test_vevo2_speak PKG ROUTE OUT_DIR [KEY=VALUE ...]\n");
         return 2;

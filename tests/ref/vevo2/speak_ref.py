@@ -91,11 +91,13 @@ class Speaker(route_ref.Package):
 
     def speak(self, route, text, texts=None, source=None, voice=None, style=None, prosody=None,
               use_prosody=None, shift=0, style_shift=0, target_duration=None, gen=None, prompt_ids=None,
-              noise=None, steps=32):
+              noise=None, steps=32, timbre=None):
         """Every stage of path A; TEXTS the transcripts {style, voice, source}; GEN the sampler case
-        of qwen2_ref.generate ({penalty, min_new, temperature, top_k, top_p, max_new})."""
-        timbre, style, prosody, use_prosody, style_text = references(route, source, voice, style, prosody,
-                                                                     use_prosody, texts)
+        of qwen2_ref.generate ({penalty, min_new, temperature, top_k, top_p, max_new}); TIMBRE the
+        timbre clip instead of the route's (trimmed to a reference duration)."""
+        route_timbre, style, prosody, use_prosody, style_text = references(route, source, voice, style, prosody,
+                                                                           use_prosody, texts)
+        timbre = route_timbre if timbre is None else timbre
         out = {"timbre_clip": timbre, "style_text": style_text}
         p_ids = []
         if use_prosody:
