@@ -342,6 +342,8 @@ int cmd_voice(const char *cmd, int argc, char **argv)
             const char *e = ac_last_error();
             if (noise && strstr(e, "noise")) fprintf(stderr, "audioc: --fm-noise %s: %s\n", a.noise_file, e);
             else fprintf(stderr, "audioc: %s\n", e);
+            if (!a.target && strstr(e, "no target voice"))
+                fprintf(stderr, "audioc %s: give the voice with --target-voice REF (or -r, --voice)\n", cmd);
         } else {
             if (ac_audio_save(a.out, r->samples, r->n_samples, 1, r->sample_rate, a.pcm16) != AC_OK)
                 fprintf(stderr, "audioc: %s\n", ac_last_error());
