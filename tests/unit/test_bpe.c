@@ -2,7 +2,8 @@
  * pre-tokenizer on tricky cases, merges on hand-built tokenizer.json files
  * (rank order, ties, added tokens), decoding of broken UTF-8, the errors of
  * bad files and text, and the real Qwen2.5 files when present. The parity
- * with Hugging Face tokenizers is tests/cli/test_tokenize.py. */
+ * with Hugging Face tokenizers is tests/cli/test_tokenize.py. And
+ * src/text/chunk: long text cut at sentences, clauses, words. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "audioc.h"
 #include "test_util.h"
 #include "text/bpe.h"
+#include "text/chunk.h"
 #include "text/qwen2_split.h"
 #include "text/utf8.h"
 
@@ -275,10 +277,53 @@ static void test_real(void)
     ac_bpe_free(b);
 }
 
+/* Whether TEXT cut into pieces of MAX units gives the N pieces WANT. */
+static int chunks_are(const char *text, int max, const char *const *want, int n)
+{
+    ac_text_chunks c;
+    if (ac_text_chunk(text, max, &c)) return 0;
+    int ok = c.n == n;
+    for (int i = 0; ok && i < n; i++) ok = strcmp(c.text[i], want[i]) == 0;
+    if (!ok)
+        for (int i = 0; i < c.n; i++) fprintf(stderr, "  piece %d: '%s'\n", i, c.text[i]);
+    ac_text_chunks_free(&c);
+    return ok;
+}
+
+static void test_chunks(void)
+{
+    static const char *const one[] = {"Hello there, world."};
+    CHECK(chunks_are("  Hello there, world.  ", 10, one, 1), "short text is one piece, trimmed");
+    static const char *const sentences[] = {"One two three.", "Four five six seven?", "Eight nine ten eleven!"};
+    CHECK(chunks_are("One two three. Four five six seven? Eight nine ten eleven!", 5, sentences, 3),
+          "after sentences");
+    static const char *const clauses[] = {"one two three four,", "five six seven eight"};
+    CHECK(chunks_are("one two three four, five six seven eight", 6, clauses, 2), "after a clause");
+    static const char *const words[] = {"a b c", "d e f", "g"};
+    CHECK(chunks_are("a b c d e f g", 3, words, 3), "between words when nothing else");
+    /* a break in the window's first third makes a sliver: the latest word break is taken instead */
+    static const char *const sliver[] = {"A. b c d e", "f g h"};
+    CHECK(chunks_are("A. b c d e f g h", 5, sliver, 2), "no sliver before a late word break");
+    static const char *const cjk[] = {"\xe4\xbd\xa0\xe5\xa5\xbd\xe3\x80\x82", "\xe4\xb8\x96\xe7\x95\x8c"};
+    CHECK(chunks_are("\xe4\xbd\xa0\xe5\xa5\xbd\xe3\x80\x82\xe4\xb8\x96\xe7\x95\x8c", 2, cjk, 2),
+          "CJK: a unit per character, the full stop ends a sentence");
+    static const char *const quoted[] = {"He said \"stop.\"", "Then he left."};
+    CHECK(chunks_are("He said \"stop.\" Then he left.", 4, quoted, 2), "closing quotes stay with the sentence");
+    static const char *const number[] = {"Pi is 3.14 or so"};
+    CHECK(chunks_are("Pi is 3.14 or so", 5, number, 1), "a decimal point inside a word is no break");
+    ac_text_chunks c;
+    CHECK(ac_text_chunk("... !? --", 10, &c) == AC_ERR_ARG && strstr(ac_last_error(), "no word"),
+          "only punctuation: nothing to say");
+    CHECK(ac_text_chunk("", 10, &c) == AC_ERR_ARG, "empty text");
+    CHECK(ac_text_chunk("ok \xff", 10, &c) == AC_ERR_ARG && strstr(ac_last_error(), "UTF-8"), "invalid UTF-8");
+    CHECK(ac_text_chunk("ok", 0, &c) == AC_ERR_ARG, "pieces of no units");
+}
+
 int main(int argc, char **argv)
 {
     test_init(argc, argv);
     RUN(test_byte_alphabet);
+    RUN(test_chunks);
     RUN(test_split);
     RUN(test_merges);
     RUN(test_added);
