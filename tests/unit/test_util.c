@@ -60,4 +60,21 @@ int write_file(const char *path, const void *data, size_t n)
     return fclose(f) == 0 && w == n ? 0 : -1;
 }
 
+float *read_f32_file(const char *path, size_t *n)
+{
+    *n = 0;
+    FILE *f = fopen(path, "rb");
+    long bytes = f && fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    float *x = bytes >= 0 ? malloc((size_t)bytes + sizeof *x) : NULL;
+    int ok = x && fseek(f, 0, SEEK_SET) == 0 && fread(x, 1, (size_t)bytes, f) == (size_t)bytes;
+    if (f) fclose(f);
+    if (!ok) {
+        fprintf(stderr, "%s: cannot read it\n", path);
+        free(x);
+        return NULL;
+    }
+    *n = (size_t)bytes / sizeof *x;
+    return x;
+}
+
 int error_has(const char *needle) { return strstr(ac_last_error(), needle) != NULL; }

@@ -40,6 +40,8 @@ double max_rel_diff(const float *a, const float *b, size_t n);
 /* A path under the work folder. */
 const char *work_path(const char *name);
 int write_file(const char *path, const void *data, size_t n);
+/* All of PATH as float32 values (*N of them; malloc'd), NULL after a message when it cannot be read. */
+float *read_f32_file(const char *path, size_t *n);
 /* Whether the message of the last error contains NEEDLE. */
 int error_has(const char *needle);
 

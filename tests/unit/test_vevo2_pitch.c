@@ -24,23 +24,13 @@
 #include "base/error.h"
 #include "test_util.h"
 
+/* All of PATH as floats; exits when it cannot be read. */
 static float *read_f32(const char *path, int64_t *n)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "%s: cannot open\n", path);
-        exit(2);
-    }
-    fseek(f, 0, SEEK_END);
-    long bytes = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    *n = bytes / 4;
-    float *x = malloc((size_t)(*n > 0 ? *n : 1) * sizeof *x);
-    if (!x || fread(x, 4, (size_t)*n, f) != (size_t)*n) {
-        fprintf(stderr, "%s: cannot read\n", path);
-        exit(2);
-    }
-    fclose(f);
+    size_t k;
+    float *x = read_f32_file(path, &k);
+    if (!x) exit(2);
+    *n = (int64_t)k;
     return x;
 }
 

@@ -19,28 +19,13 @@
 
 #include "audioc.h"
 #include "models/vevo2/vevo2.h"
-
-static float *read_f32(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    rewind(f);
-    float *x = malloc(size > 0 ? (size_t)size : 1);
-    *n = fread(x, 4, (size_t)size / 4, f);
-    fclose(f);
-    return x;
-}
+#include "test_util.h"
 
 static int write_raw(const char *dir, const char *name, const void *x, size_t bytes)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "wb");
-    int ok = f && fwrite(x, 1, bytes, f) == bytes;
-    if (f) fclose(f);
-    return ok ? 0 : -1;
+    return write_file(path, x, bytes);
 }
 
 static int fail(const char *what)
@@ -78,7 +63,7 @@ static int api(const char *pkg, const char *src_wav, const char *src_raw, const 
     ac_model *m;
     API_CHECK(ac_model_load(pkg, NULL, &m) == AC_OK && ac_model_task(m) == AC_TASK_VOICE, "load %s", pkg);
     size_t nn, nbytes, npcm;
-    float *noise = read_f32(noise_path, &nn), *bytes = read_f32(src_wav, &nbytes), *pcm = read_f32(src_raw, &npcm);
+    float *noise = read_f32_file(noise_path, &nn), *bytes = read_f32_file(src_wav, &nbytes), *pcm = read_f32_file(src_raw, &npcm);
     ac_audio_input tgt = ac_input_file(tgt_wav), file = ac_input_file(src_wav);
     ac_voice_options o;
     ac_voice_options_default(&o);
@@ -128,8 +113,8 @@ int main(int argc, char **argv)
     }
     if (argc > 7) ac_set_threads(atoi(argv[7]));
     size_t n, nt, nn = 0;
-    float *src = read_f32(argv[2], &n), *tgt = read_f32(argv[3], &nt);
-    float *noise = strcmp(argv[5], "-") ? read_f32(argv[5], &nn) : NULL;
+    float *src = read_f32_file(argv[2], &n), *tgt = read_f32_file(argv[3], &nt);
+    float *noise = strcmp(argv[5], "-") ? read_f32_file(argv[5], &nn) : NULL;
     if (!src || !tgt) return fprintf(stderr, "cannot read the audio\n"), 2;
     vevo2_model *m;
     if (vevo2_load(argv[1], NULL, &m)) return fail("load");

@@ -22,28 +22,13 @@
 
 #include "audioc.h"
 #include "models/vevo2/vevo2.h"
-
-static float *read_f32(const char *path, int64_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    rewind(f);
-    float *x = malloc(size > 0 ? (size_t)size : 1);
-    *n = (int64_t)fread(x, 4, (size_t)size / 4, f);
-    fclose(f);
-    return x;
-}
+#include "test_util.h"
 
 static int write_raw(const char *dir, const char *name, const void *x, size_t bytes)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "wb");
-    int ok = f && fwrite(x, 1, bytes, f) == bytes;
-    if (f) fclose(f);
-    return ok ? 0 : -1;
+    return write_file(path, x, bytes);
 }
 
 /* Traced names seen so far, to number the chunks' files. */
@@ -130,9 +115,9 @@ static int api(const char *pkg, const char *voice_wav, const char *voice_raw)
               "the chunks joined are not the result");
     API_CHECK(seen.tokens == a->timings.ar_tokens && seen.tokens > 0, "progress saw %d AR tokens of %d",
               seen.tokens, a->timings.ar_tokens);
-    int64_t n_pcm = 0;
-    float *pcm = read_f32(voice_raw, &n_pcm);
-    ac_audio_input in = ac_input_pcm(pcm, n_pcm, 1, 24000);
+    size_t n_pcm = 0;
+    float *pcm = read_f32_file(voice_raw, &n_pcm);
+    ac_audio_input in = ac_input_pcm(pcm, (int64_t)n_pcm, 1, 24000);
     o.target_voice = &in;
     o.on_audio = NULL;
     API_CHECK(ac_voice_speak(m, text, &o, &b) == AC_OK && b->n_samples == a->n_samples &&
@@ -164,7 +149,7 @@ int main(int argc, char **argv)
     vevo2_clip *clips[] = {&in.source, &in.voice, &in.style, &in.prosody};
     const char *clip_keys[] = {"source", "voice", "style", "prosody"};
     float *noise = NULL;
-    int64_t n_noise = 0;
+    size_t n_noise = 0;
     for (int i = 4; i < argc; i++) {
         char *eq = strchr(argv[i], '=');
         if (!eq) return fprintf(stderr, "not KEY=VALUE: %s\n", argv[i]), 2;
@@ -173,7 +158,9 @@ int main(int argc, char **argv)
         int done = 0;
         for (int c = 0; c < 4; c++)
             if (strcmp(k, clip_keys[c]) == 0) {
-                if (!(clips[c]->x = read_f32(v, &clips[c]->n))) return fprintf(stderr, "cannot read %s\n", v), 2;
+                size_t len;
+                if (!(clips[c]->x = read_f32_file(v, &len))) return 2;
+                clips[c]->n = (int64_t)len;
                 done = 1;
             }
         if (done) continue;
@@ -182,9 +169,9 @@ int main(int argc, char **argv)
         else if (strcmp(k, "voice_text") == 0) in.voice_text = v;
         else if (strcmp(k, "source_text") == 0) in.source_text = v;
         else if (strcmp(k, "noise") == 0) {
-            if (!(noise = read_f32(v, &n_noise))) return fprintf(stderr, "cannot read %s\n", v), 2;
+            if (!(noise = read_f32_file(v, &n_noise))) return 2;
             o.noise = noise;
-            o.n_noise = (size_t)n_noise;
+            o.n_noise = n_noise;
         } else if (strcmp(k, "shift") == 0 || strcmp(k, "style_shift") == 0) {
             if (strcmp(v, "est")) o.pitch_mode = VEVO2_PITCH_FIXED;
             *(k[0] == 's' && k[1] == 'h' ? &o.pitch_shift : &o.style_pitch_shift) = atoi(v);

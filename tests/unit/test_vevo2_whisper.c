@@ -23,22 +23,6 @@
 
 #define THREADS_TOL 1e-5
 
-static float *read_f32(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    CHECK(f != NULL, "%s: cannot open", path);
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long bytes = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    *n = (size_t)bytes / sizeof(float);
-    float *x = malloc(*n * sizeof *x + 1);
-    size_t got = x ? fread(x, sizeof *x, *n, f) : 0;
-    fclose(f);
-    CHECK(got == *n, "%s: read %zu of %zu values", path, got, *n);
-    return x;
-}
-
 static void dump(const char *prefix, const char *name, const float *x, size_t n)
 {
     char p[4200];
@@ -61,7 +45,7 @@ static int run(const char *model, const char *stats_path, const char *audio, int
     }
     size_t n = 0, F = whisper_mel_frames(&m->cfg) * (size_t)m->cfg.n_mels;
     size_t E = (size_t)m->cfg.n_ctx * (size_t)m->cfg.d;
-    float *x = read_f32(audio, &n), *mel = malloc(F * sizeof *mel), *enc = malloc(E * sizeof *enc);
+    float *x = read_f32_file(audio, &n), *mel = malloc(F * sizeof *mel), *enc = malloc(E * sizeof *enc);
     float *enc2 = malloc(E * sizeof *enc2), *feat = malloc((size_t)T * (size_t)m->cfg.d * sizeof *feat + 1);
     ac_arena a;
     ac_arena_init(&a, 1 << 20);

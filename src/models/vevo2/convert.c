@@ -64,6 +64,24 @@ static ac_status chroma_of(vevo2_model *m, const float *x, int64_t n, int shift,
     return s;
 }
 
+/* The ids of T frames through tokenizer C (WHISPER NULL for the prosody one)
+ * into OUT; A is reset after. */
+static ac_status encode(const vevo2_coco *c, const float *whisper, const float *chroma, int T, ac_arena *out,
+                        ac_arena *a, int32_t **ids, int *n_ids, vevo2_timings *t)
+{
+    double t0 = ac_now();
+    size_t k = vevo2_coco_tokens(&c->cfg, (size_t)T);
+    int32_t *res = ac_arena_alloc(out, k * sizeof *res);
+    float *lat = ac_arena_floats(a, k * (size_t)c->cfg.codebook_dim);
+    if (!res || !lat) return AC_ERR_NOMEM;
+    AC_TRY(vevo2_coco_encode(c, whisper, chroma, (size_t)T, a, lat, res, NULL));
+    t->tokenizer += ac_now() - t0;
+    ac_arena_reset(a);
+    *ids = res;
+    *n_ids = (int)k;
+    return AC_OK;
+}
+
 ac_status vevo2_content_style_ids(vevo2_model *m, const float *x, int64_t n, int shift, ac_arena *out,
                                   ac_arena *a, int32_t **ids, int *n_ids, vevo2_timings *t)
 {
@@ -85,17 +103,7 @@ ac_status vevo2_content_style_ids(vevo2_model *m, const float *x, int64_t n, int
     /* the chromagram of the shifted audio, over the unshifted frame count */
     float *chroma;
     AC_TRY(chroma_of(m, x, n, shift, T, m->content_cfg.chroma_dim, a, &chroma, t));
-    double t3 = ac_now();
-    size_t k = vevo2_coco_tokens(&m->content_cfg, (size_t)T);
-    int32_t *res = ac_arena_alloc(out, k * sizeof *res);
-    float *lat = ac_arena_floats(a, k * (size_t)m->content_cfg.codebook_dim);
-    if (!res || !lat) return AC_ERR_NOMEM;
-    AC_TRY(vevo2_coco_encode(m->content, feat, chroma, (size_t)T, a, lat, res, NULL));
-    t->tokenizer += ac_now() - t3;
-    ac_arena_reset(a);
-    *ids = res;
-    *n_ids = (int)k;
-    return AC_OK;
+    return encode(m->content, feat, chroma, T, out, a, ids, n_ids, t);
 }
 
 ac_status vevo2_prosody_ids(vevo2_model *m, const float *x, int64_t n, int shift, double ratio, ac_arena *out,
@@ -118,16 +126,8 @@ ac_status vevo2_prosody_ids(vevo2_model *m, const float *x, int64_t n, int shift
         AC_TRY(ac_frames_interp_linear(chroma, T, C, Tr, stretched));
         chroma = stretched;
     }
-    size_t k = vevo2_coco_tokens(&m->prosody_cfg, (size_t)Tr);
-    int32_t *res = ac_arena_alloc(out, k * sizeof *res);
-    float *lat = ac_arena_floats(a, k * (size_t)m->prosody_cfg.codebook_dim);
-    if (!res || !lat) return AC_ERR_NOMEM;
-    AC_TRY(vevo2_coco_encode(m->prosody, NULL, chroma, (size_t)Tr, a, lat, res, NULL));
-    t->tokenizer += ac_now() - t0;
-    ac_arena_reset(a);
-    *ids = res;
-    *n_ids = (int)k;
-    return AC_OK;
+    t->chroma += ac_now() - t0;
+    return encode(m->prosody, NULL, chroma, Tr, out, a, ids, n_ids, t);
 }
 
 ac_status vevo2_estimate_shift(const vevo2_model *m, const float *x, int64_t n, const float *timbre, int64_t nt,

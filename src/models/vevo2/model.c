@@ -115,13 +115,19 @@ static ac_status load_parts(vevo2_model *m)
     return AC_OK;
 }
 
-ac_status vevo2_load_conversion(vevo2_model *m)
+static ac_status load_ar_parts(vevo2_model *m);
+
+/* The conversion's parts, or with AR those of the AR routes, under the
+ * model's lock unless the part each loads last is there. */
+static ac_status load_once(vevo2_model *m, int ar)
 {
     pthread_mutex_lock(&m->lock);
-    ac_status s = m->vocoder ? AC_OK : load_parts(m);
+    ac_status s = ar ? (m->ar ? AC_OK : load_ar_parts(m)) : (m->vocoder ? AC_OK : load_parts(m));
     pthread_mutex_unlock(&m->lock);
     return s;
 }
+
+ac_status vevo2_load_conversion(vevo2_model *m) { return load_once(m, 0); }
 
 /* amphion_config.json beside the AR model: model.coco_style, the prosody tokenizer. */
 static ac_status read_prosody_config(vevo2_model *m)
@@ -197,10 +203,4 @@ static ac_status load_ar_parts(vevo2_model *m)
     return AC_OK;
 }
 
-ac_status vevo2_load_ar(vevo2_model *m)
-{
-    pthread_mutex_lock(&m->lock);
-    ac_status s = m->ar ? AC_OK : load_ar_parts(m);
-    pthread_mutex_unlock(&m->lock);
-    return s;
-}
+ac_status vevo2_load_ar(vevo2_model *m) { return load_once(m, 1); }

@@ -58,21 +58,23 @@ class Package:
         _, ids, gaps = coco_ref.coco_encode(path, self.coco, feat, np.ascontiguousarray(chroma, np.float32))
         return {"x16": x16, "feat": feat, "chroma": chroma, "tuning": tuning, "ids": ids, "gaps": gaps}
 
-    def convert(self, src, tgt, shift, noise, steps=32, ids=None):
-        s = self.content_style(src, shift)
-        t = self.content_style(tgt, 0)
-        out = {"src": s, "tgt": t}
-        prompt = timbre_mel_ref.timbre_mel(tgt, self.pre)
-        cond_ids = ids if ids is not None else np.concatenate([t["ids"], s["ids"]])
+    def synthesize(self, cond_ids, timbre, noise, steps):
+        """(prompt mel, mel, wav): the FM on COND_IDS continuing TIMBRE's mel from NOISE, then the vocoder."""
+        prompt = timbre_mel_ref.timbre_mel(timbre, self.pre)
         with torch.no_grad():
             cond = self.fm.cond(torch.from_numpy(np.asarray(cond_ids, np.int64)))
             F = cond.shape[0] - prompt.shape[0]
             mel = self.fm.sample(cond, torch.from_numpy(prompt),
                                  torch.from_numpy(np.asarray(noise, np.float32).reshape(F, -1)), steps)
         mel = mel.numpy() if torch.is_tensor(mel) else mel
-        out.update(prompt=prompt, cond_ids=cond_ids, mel=mel,
-                   wav=vocoder_ref.vocoder(os.path.join(self.root, "vocoder"), mel))
-        return out
+        return prompt, mel, vocoder_ref.vocoder(os.path.join(self.root, "vocoder"), mel)
+
+    def convert(self, src, tgt, shift, noise, steps=32, ids=None):
+        s = self.content_style(src, shift)
+        t = self.content_style(tgt, 0)
+        cond_ids = ids if ids is not None else np.concatenate([t["ids"], s["ids"]])
+        prompt, mel, wav = self.synthesize(cond_ids, tgt, noise, steps)
+        return {"src": s, "tgt": t, "prompt": prompt, "cond_ids": cond_ids, "mel": mel, "wav": wav}
 
     def frames(self, n_src, n_tgt):
         """F, the frames the conversion of clips of these lengths makes (spec §1)."""

@@ -26,8 +26,6 @@ import coco_ref  # noqa: E402
 import pitch_ref  # noqa: E402
 import qwen2_ref  # noqa: E402
 import route_ref  # noqa: E402
-import timbre_mel_ref  # noqa: E402
-import vocoder_ref  # noqa: E402
 
 # spec §3: path, use_prosody_code, use_pitch_shift; which audio stands in for a missing reference
 ROUTES = {
@@ -118,20 +116,13 @@ class Speaker(route_ref.Package):
         if prompt_ids is None or gen is None:
             return out
         c = dict(gen, step=0)
-        ids, margins = qwen2_ref.generate(self.ar, [int(i) for i in prompt_ids], c, [self.added["<|im_end|>"]], gen["max_new"])
+        ids, margins = qwen2_ref.generate(self.ar, [int(i) for i in prompt_ids], c, [self.added["<|im_end|>"]],
+                                          gen["max_new"])
         out["generated_ids"], out["margins"] = np.asarray(ids, np.int32), margins
         out["ids"] = np.asarray(ar_ref.parse_content_style(self.decode(ids)), np.int32)
         if noise is None:
             return out
-        cond_ids = np.concatenate([out["timbre"]["ids"], out["ids"]])
-        prompt_mel = timbre_mel_ref.timbre_mel(timbre, self.pre)
-        with torch.no_grad():
-            cond = self.fm.cond(torch.from_numpy(np.asarray(cond_ids, np.int64)))
-            F = cond.shape[0] - prompt_mel.shape[0]
-            mel = self.fm.sample(cond, torch.from_numpy(prompt_mel),
-                                 torch.from_numpy(np.asarray(noise, np.float32).reshape(F, -1)), steps)
-        mel = mel.numpy() if torch.is_tensor(mel) else mel
-        out["wav"] = vocoder_ref.vocoder(os.path.join(self.root, "vocoder"), mel)
+        out["wav"] = self.synthesize(np.concatenate([out["timbre"]["ids"], out["ids"]]), timbre, noise, steps)[2]
         return out
 
     def frames_for(self, n_timbre, n_ids):
