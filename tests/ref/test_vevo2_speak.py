@@ -13,7 +13,8 @@ that route gives them:
 - the prompt, byte for byte as spec §4.6 builds it, and its ids equal to
   Hugging Face tokenizers' (the Rust library through Node);
 - the AR's greedy continuation equal to HF generate's over the PyTorch
-  Qwen2, and the parsed content-style ids;
+  Qwen2, each generated id's log-probability within 1e-4, and the parsed
+  content-style ids;
 - the audio from injected noise, max |C - ref| / max |ref| < 1e-3;
 - estimated shifts: the semitones between the numpy YIN medians;
 - long text in several chunks, each its own prompt and audio; a seeded,
@@ -25,6 +26,7 @@ import shutil
 import sys
 
 import numpy as np
+import torch
 from scipy.io import wavfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -43,6 +45,7 @@ DRIVER = os.environ["VEVO2_SPEAK"]
 WORK = os.path.join(os.environ["TEST_WORK"], "vevo2_speak")
 STEPS = 8
 MAX_NEW = 30
+TOL_LOGPROB = 1e-4   # the AR's logits, as the Qwen2 parity test holds them
 check = Checker()
 
 
@@ -143,6 +146,15 @@ def case(ref, name, route, clips, text, texts, use_prosody=None, shift=0, style_
     check(list(c_gen) == list(got["generated_ids"]),
           f"{name}: AR continuation differs (C {list(c_gen[:10])}, ref {list(got['generated_ids'][:10])}; "
           f"smallest margin {min(got['margins']):.2e})")
+    # the logits along the continuation: each generated id's log-softmax, from one teacher-forced pass
+    if list(c_gen) == list(got["generated_ids"]):
+        seq = [int(i) for i in c_prompt_ids] + [int(i) for i in c_gen]
+        with torch.no_grad():
+            lp = torch.log_softmax(ref.ar.forward(seq)[len(c_prompt_ids) - 1:-1].double(), -1)
+        want_lp = lp[torch.arange(len(c_gen)), torch.tensor([int(i) for i in c_gen])].numpy()
+        e = float(np.max(np.abs(read(first, "logprobs", "<f4") - want_lp)))
+        check(e < TOL_LOGPROB, f"{name}: log-probabilities of the continuation differ by {e:.2e}")
+        print(f"{name}: log-probabilities of the continuation within {e:.1e}")
     c_ids = read(first, "ids")
     check(list(c_ids) == list(ar_ref.parse_content_style(ref.decode(list(c_gen)))),
           f"{name}: parsed ids differ from the continuation's tags")

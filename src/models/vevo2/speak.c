@@ -105,6 +105,7 @@ static ac_status generate(vevo2_model *m, const tokens *k, const char *style_tex
     }
     if (!s) {
         trace(o, "generated_ids", g.ids, (size_t)g.n * sizeof *g.ids);
+        trace(o, "logprobs", g.logprobs, (size_t)g.n * sizeof *g.logprobs);
         t->ar_prefill += g.prefill_s;
         t->ar_decode += g.decode_s;
         t->ar_tokens += g.n;

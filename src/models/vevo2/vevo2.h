@@ -74,7 +74,8 @@ typedef int (*vevo2_progress_fn)(void *user, const char *stage, int done, int to
 typedef int (*vevo2_audio_fn)(void *user, const float *wav, int64_t n, int chunk, int n_chunks);
 /* Intermediate results by name, for tests: "prosody_ids", "style_ids",
  * "timbre_ids", "source_ids" (int32), "prompt" (text), "prompt_ids",
- * "generated_ids", "ids" (int32, per text chunk). */
+ * "generated_ids", "ids" (int32), "logprobs" (float32: each generated id's
+ * log-softmax under the raw logits), per text chunk. */
 typedef void (*vevo2_trace_fn)(void *user, const char *name, const void *data, size_t bytes);
 
 typedef struct vevo2_options {
