@@ -78,11 +78,13 @@ static int64_t io_seek(void *u, int64_t off, int whence)
 
 static void quiet_once(void) { av_log_set_level(AV_LOG_QUIET); }   /* our messages say what failed */
 
+/* WHAT follows the container's kind: " container" (ERR says what is wrong
+ * with it), ": no audio stream". */
 static ac_status fail(ac_ffmpeg *f, const char *what, int err)
 {
     char msg[AV_ERROR_MAX_STRING_SIZE] = "";
     if (err) av_strerror(err, msg, sizeof msg);
-    ac_status s = ac_error(AC_ERR_FORMAT, "%s: not a readable audio file (%s: %s%s%s)", f->name, f->kind, what,
+    ac_status s = ac_error(AC_ERR_FORMAT, "%s: not a readable audio file (%s%s%s%s)", f->name, f->kind, what,
                            err ? ": " : "", msg);
     ac_ffmpeg_close(f);
     return s;
@@ -112,21 +114,25 @@ static ac_status open_bytes(ac_ffmpeg *f, ac_ffmpeg **out, ac_audio_info *info)
     av_dict_free(&opts);
     if (err < 0) {
         f->fmt = NULL;   /* freed by the failed open */
-        return fail(f, "the container", err);
+        return fail(f, " container", err);
     }
-    if ((err = avformat_find_stream_info(f->fmt, NULL)) < 0) return fail(f, "stream info", err);
+    if ((err = avformat_find_stream_info(f->fmt, NULL)) < 0) return fail(f, " stream info", err);
     const AVCodec *codec = NULL;
     f->stream = av_find_best_stream(f->fmt, AVMEDIA_TYPE_AUDIO, -1, -1, &codec, 0);
-    if (f->stream < 0) return fail(f, "no audio stream", 0);
-    if (!codec) return fail(f, "an audio codec this FFmpeg cannot decode", 0);
+    if (f->stream < 0) return fail(f, ": no audio stream", 0);
+    if (!codec) return fail(f, ": an audio codec this FFmpeg cannot decode", 0);
     const AVStream *st = f->fmt->streams[f->stream];
     f->dec = avcodec_alloc_context3(codec);
     if (!f->dec) {
         ac_ffmpeg_close(f);
         return AC_ERR_NOMEM;
     }
-    if ((err = avcodec_parameters_to_context(f->dec, st->codecpar)) < 0 || (err = avcodec_open2(f->dec, codec, NULL)) < 0)
-        return fail(f, codec->name, err);
+    if ((err = avcodec_parameters_to_context(f->dec, st->codecpar)) < 0 ||
+        (err = avcodec_open2(f->dec, codec, NULL)) < 0) {
+        char what[64];
+        snprintf(what, sizeof what, " %s decoder", codec->name);
+        return fail(f, what, err);
+    }
     f->channels = f->dec->ch_layout.nb_channels;
     f->rate = f->dec->sample_rate;
     int64_t frames = -1;
