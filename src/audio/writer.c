@@ -50,7 +50,8 @@ static ac_status check_rate(const char *path, const out_format *f, int rate)
     char list[128] = "";
     for (const int *r = f->rates; *r; r++) {
         if (*r == rate) return AC_OK;
-        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", r == f->rates ? "" : r[1] ? ", " : " or ", *r);
+        const char *sep = r == f->rates ? "" : r[1] ? ", " : " or ";
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", sep, *r);
     }
     return ac_error(AC_ERR_UNSUPPORTED, "%s: %s holds %s Hz only, not %d Hz (resample to one of them)", path, f->name,
                     list, rate);
@@ -62,7 +63,8 @@ ac_status ac_audio_writer_check(const char *path, int rate, int channels)
     const out_format *f = format_for(path);
     if (!f) return ac_error(AC_ERR_ARG, "%s: unknown output format (use .wav, .flac, .ogg, .opus or .mp3)", path);
     AC_TRY(check_rate(path, f, rate));
-    SF_INFO si = {.samplerate = rate, .channels = channels, .format = f->format | (f->format == SF_FORMAT_WAV ? SF_FORMAT_FLOAT : 0)};
+    int subtype = f->format == SF_FORMAT_WAV ? SF_FORMAT_FLOAT : 0;   /* WAV holds any rate either way */
+    SF_INFO si = {.samplerate = rate, .channels = channels, .format = f->format | subtype};
     if (!sf_format_check(&si))
         return ac_error(AC_ERR_UNSUPPORTED, "%s: this format cannot hold %d Hz, %d channels", path, rate, channels);
     return AC_OK;

@@ -107,6 +107,11 @@ def test_containers(model, clip):
     open(cut, "wb").write(m4a[:8] + os.urandom(4000))
     rc, _, err = transcribe(model, cut)
     clean_failure(check, "M4A header and random bytes", rc, err, "cut.m4a: not a readable audio file (MP4/M4A")
+    video = os.path.join(WORK, "video.mp4")   # pictures, no sound
+    sh("ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=32x32:rate=5", "-t", "1",
+       "-c:v", "mpeg4", video)
+    rc, _, err = transcribe(model, video)
+    clean_failure(check, "an MP4 without sound", rc, err, "video.mp4: not a readable audio file (MP4/M4A: no audio stream)")
     webm = open(os.path.join(WORK, "clip.webm"), "rb").read()
     cut = os.path.join(WORK, "cut.webm")
     open(cut, "wb").write(webm[:100])

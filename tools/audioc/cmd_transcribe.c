@@ -50,10 +50,11 @@ static void usage(FILE *f)
         "                          the input's file name without its extension; stdin for -)\n"
         "      --output-format L   write these formats (txt, json, srt, vtt, all; comma-separated)\n"
         "                          to files, under --output-dir or else beside each input\n"
-        "      -otxt, -oj, -osrt, -ovtt  one of them each (as whisper.cpp)\n"
+        "      -otxt, -oj, -osrt, -ovtt  add txt, json, srt or vtt (as whisper.cpp)\n"
         "      --tokens            json: include token ids\n"
         "      --timings           print load, front end, encoder, prefill and per-token\n"
-        "                          decode times and the real-time factor on stderr\n"        "  -p, --parallel N        transcribe N inputs at once with the one loaded model\n"
+        "                          decode times and the real-time factor on stderr\n"
+        "  -p, --parallel N        transcribe N inputs at once with the one loaded model\n"
         "                          (the threads are shared among them); outputs keep the\n"
         "                          order of the inputs (1)\n"
         "\n"
@@ -207,7 +208,8 @@ static void out_path(const asr_args *a, const char *file, const char *ext, char 
     const char *dot = strrchr(base, '.');
     int stem = dot && dot > base ? (int)(dot - base) : (int)strlen(base);
     if (a->out_dir) snprintf(buf, size, "%s/%.*s.%s", a->out_dir, stem, base, ext);
-    else if (slash && strcmp(file, "-") != 0) snprintf(buf, size, "%.*s%.*s.%s", (int)(base - name), name, stem, base, ext);
+    else if (slash && strcmp(file, "-") != 0)
+        snprintf(buf, size, "%.*s%.*s.%s", (int)(base - name), name, stem, base, ext);
     else snprintf(buf, size, "%.*s.%s", stem, base, ext);
 }
 
