@@ -208,9 +208,7 @@ static void out_path(const asr_args *a, const char *file, const char *ext, char 
     const char *dot = strrchr(base, '.');
     int stem = dot && dot > base ? (int)(dot - base) : (int)strlen(base);
     if (a->out_dir) snprintf(buf, size, "%s/%.*s.%s", a->out_dir, stem, base, ext);
-    else if (slash && strcmp(file, "-") != 0)
-        snprintf(buf, size, "%.*s%.*s.%s", (int)(base - name), name, stem, base, ext);
-    else snprintf(buf, size, "%.*s.%s", stem, base, ext);
+    else snprintf(buf, size, "%.*s%.*s.%s", (int)(base - name), name, stem, base, ext);
 }
 
 /* Usage errors of the files to write: two inputs (a/x.wav, b/x.flac) that
