@@ -140,6 +140,11 @@ static inline ac_audio_input ac_input_memory(const void *data, size_t size, cons
     return in;
 }
 
+/* ac_audio_convert for any audio input (a file, PCM, or a file image in
+ * memory such as standard input). OUT is created only once its format is
+ * known to hold the rate, and removed when the conversion fails. */
+AC_API ac_status ac_audio_convert_input(const ac_audio_input *in, int rate, const char *out, ac_audio_info *info);
+
 /* ---- Models ----------------------------------------------------------- */
 
 /* What a model does. */
@@ -289,6 +294,11 @@ static inline void ac_asr_options_default(ac_asr_options *opt) { ac_asr_options_
 AC_API ac_status ac_asr_transcribe(ac_model *asr, const ac_audio_input *in, const ac_asr_options *opt,
                                    ac_asr_result **out);
 AC_API void ac_asr_result_free(ac_asr_result *res);
+/* AC_OK when ASR can transcribe with OPT (NULL: the defaults), else
+ * AC_ERR_ARG with a message naming the option: a language the model does
+ * not support lists those it does. Reads no audio: a front end checks its
+ * options once before the first file. ac_asr_transcribe checks the same. */
+AC_API ac_status ac_asr_check_options(const ac_model *asr, const ac_asr_options *opt);
 
 /* ---- Voice: conversion, speech and singing from text --------------- */
 

@@ -31,12 +31,28 @@ void ac_asr_result_free(ac_asr_result *r)
     free(r);
 }
 
-static ac_status check_options(const ac_asr_options *o)
+/* O as a whole struct of this build (defaults filled in), against M. */
+static ac_status check_options(const ac_model *m, const ac_asr_options *o)
 {
     if (!o->language || !o->language[0]) return ac_error(AC_ERR_ARG, "no language given");
     if (o->max_new_tokens < 1) return ac_error(AC_ERR_ARG, "max_new_tokens must be at least 1");
     if (o->vad) AC_TRY(ac_model_check_task(o->vad, AC_TASK_VAD, "ac_asr_options.vad"));
-    return AC_OK;
+    return m->family->asr->check ? m->family->asr->check(m->impl, o) : AC_OK;
+}
+
+/* The caller's OPT (NULL: the defaults) as a whole struct in *O, checked. */
+static ac_status take_options(const ac_model *m, const ac_asr_options *user, ac_asr_options *o, const char *what)
+{
+    AC_TRY(ac_model_check_task(m, AC_TASK_ASR, what));
+    ac_asr_options_default(o);
+    if (user) AC_TRY(ac_struct_take(o, sizeof *o, user, "ac_asr_options"));
+    return check_options(m, o);
+}
+
+ac_status ac_asr_check_options(const ac_model *m, const ac_asr_options *opt)
+{
+    ac_asr_options o;
+    return take_options(m, opt, &o, "ac_asr_check_options");
 }
 
 /* One transcription being gathered. */
@@ -145,11 +161,8 @@ static ac_status transcribe(ac_model *m, const ac_audio_input *in, const ac_asr_
 
 static ac_status run(ac_model *m, const ac_audio_input *in, const ac_asr_options *user, ac_asr_result **out)
 {
-    AC_TRY(ac_model_check_task(m, AC_TASK_ASR, "ac_asr_transcribe"));
     ac_asr_options o;
-    ac_asr_options_default(&o);
-    if (user) AC_TRY(ac_struct_take(&o, sizeof o, user, "ac_asr_options"));
-    AC_TRY(check_options(&o));
+    AC_TRY(take_options(m, user, &o, "ac_asr_transcribe"));
     ac_asr_result *res = ac_calloc(1, sizeof *res);
     if (!res) return AC_ERR_NOMEM;
     res->struct_size = sizeof *res;

@@ -1,20 +1,17 @@
 /* The public audio API: decode, mix down and resample a file into another. */
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "api/input.h"
 #include "audio/reader.h"
 #include "audio/writer.h"
 #include "base/error.h"
 #include "base/mem.h"
 
-ac_status ac_audio_convert(const char *file, int rate, const char *out, ac_audio_info *info)
+/* Decodes R into OUT (which is created only once it is known to hold R's rate). */
+static ac_status convert(ac_audio_reader *r, const char *out)
 {
-    struct stat a, b;
-    if (stat(file, &a) == 0 && stat(out, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
-        return ac_error(AC_ERR_ARG, "%s: the output would overwrite the input", out);
-    ac_audio_reader *r;
-    AC_TRY(ac_audio_open_file(file, rate, &r));
-    if (info) *info = *ac_audio_reader_info(r);
     ac_audio_writer *w = NULL;
     enum { BLOCK = 16384 };
     float *buf = ac_malloc(BLOCK * sizeof *buf);
@@ -27,9 +24,32 @@ ac_status ac_audio_convert(const char *file, int rate, const char *out, ac_audio
     }
     ac_status c = ac_audio_writer_close(w);
     if (!s) s = c;
+    if (s && w) unlink(out);   /* no half-written file is left behind */
     free(buf);
+    return s;
+}
+
+ac_status ac_audio_convert_input(const ac_audio_input *in, int rate, const char *out, ac_audio_info *info)
+{
+    if (!out) return ac_error(AC_ERR_ARG, "ac_audio_convert: no output path given");
+    ac_audio_input i = {0};
+    if (in) AC_TRY(ac_struct_take(&i, sizeof i, in, "ac_audio_input"));
+    struct stat a, b;
+    if (i.kind == AC_INPUT_FILE && i.path && stat(i.path, &a) == 0 && stat(out, &b) == 0 && a.st_dev == b.st_dev &&
+        a.st_ino == b.st_ino)
+        return ac_error(AC_ERR_ARG, "%s: the output would overwrite the input", out);
+    ac_audio_reader *r;
+    AC_TRY(ac_input_open(in, rate, &r));
+    if (info) *info = *ac_audio_reader_info(r);
+    ac_status s = convert(r, out);
     ac_audio_close(r);
     return s;
+}
+
+ac_status ac_audio_convert(const char *file, int rate, const char *out, ac_audio_info *info)
+{
+    ac_audio_input in = ac_input_file(file);
+    return ac_audio_convert_input(&in, rate, out, info);
 }
 
 ac_status ac_audio_save(const char *path, const float *pcm, int64_t frames, int channels, int rate, int pcm16)

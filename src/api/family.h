@@ -30,6 +30,9 @@ typedef struct {
     ac_status (*transcribe)(const void *model, ac_audio_reader *r, const int64_t *spans, size_t n_spans,
                             const ac_asr_options *o, ac_scratch *scratch, ac_asr_emit_fn emit, void *user,
                             int64_t *n_read);
+    /* AC_ERR_ARG, naming what is wrong, unless the model can run with O
+     * (e.g. its language); NULL when any options will do. */
+    ac_status (*check)(const void *model, const ac_asr_options *o);
 } ac_asr_ops;
 
 typedef struct {

@@ -48,7 +48,14 @@ static ac_status transcribe(const void *m, ac_audio_reader *r, const int64_t *sp
     return hviske_transcribe_stream(m, r, spans, n_spans, &ho, &scratch->call, &scratch->step, on_chunk, &rl, n_read);
 }
 
-static const ac_asr_ops asr = {transcribe};
+/* The prompt the options make holds pieces the model has: its language first. */
+static ac_status check(const void *m, const ac_asr_options *o)
+{
+    int ids[16], n;
+    return hviske_prompt(m, o->language, o->punctuation, o->prompt_prefix, ids, &n);
+}
+
+static const ac_asr_ops asr = {transcribe, check};
 
 const ac_family ac_family_hviske_asr = {
     .name = "hviske_asr", .task = AC_TASK_ASR,

@@ -1,14 +1,11 @@
 #include "audio/ffmpeg.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
@@ -24,10 +21,11 @@
 struct ac_ffmpeg {
     char name[256];
     const char *kind;   /* the container, for messages */
-    /* the bytes, and the mapping when they are a file's */
+    /* the bytes of an upload, or a file read as FFmpeg asks (bounded memory
+     * whatever its length) */
     const unsigned char *data;
     size_t size, pos;
-    void *map;
+    FILE *file;
     AVIOContext *io;
     AVFormatContext *fmt;
     AVCodecContext *dec;
@@ -56,11 +54,15 @@ const char *ac_ffmpeg_sniff(const unsigned char *h, size_t n)
 static int io_read(void *u, uint8_t *dst, int n)
 {
     ac_ffmpeg *f = u;
-    size_t left = f->size - f->pos, k = (size_t)n < left ? (size_t)n : left;
-    if (k == 0) return AVERROR_EOF;
-    memcpy(dst, f->data + f->pos, k);
+    size_t k;
+    if (f->file) {
+        k = fread(dst, 1, (size_t)n, f->file);
+    } else {
+        k = f->size - f->pos < (size_t)n ? f->size - f->pos : (size_t)n;
+        memcpy(dst, f->data + f->pos, k);
+    }
     f->pos += k;
-    return (int)k;
+    return k ? (int)k : AVERROR_EOF;
 }
 
 static int64_t io_seek(void *u, int64_t off, int whence)
@@ -70,6 +72,7 @@ static int64_t io_seek(void *u, int64_t off, int whence)
     whence &= ~AVSEEK_FORCE;
     int64_t base = whence == SEEK_SET ? 0 : whence == SEEK_CUR ? (int64_t)f->pos : (int64_t)f->size;
     if (off < -base || off > (int64_t)f->size - base) return AVERROR(EINVAL);
+    if (f->file && fseeko(f->file, (off_t)(base + off), SEEK_SET) != 0) return AVERROR(errno);
     f->pos = (size_t)(base + off);
     return (int64_t)f->pos;
 }
@@ -78,11 +81,13 @@ static int64_t io_seek(void *u, int64_t off, int whence)
 
 static void quiet_once(void) { av_log_set_level(AV_LOG_QUIET); }   /* our messages say what failed */
 
+/* WHAT follows the container's kind: " container" (ERR says what is wrong
+ * with it), ": no audio stream". */
 static ac_status fail(ac_ffmpeg *f, const char *what, int err)
 {
     char msg[AV_ERROR_MAX_STRING_SIZE] = "";
     if (err) av_strerror(err, msg, sizeof msg);
-    ac_status s = ac_error(AC_ERR_FORMAT, "%s: not a readable audio file (%s: %s%s%s)", f->name, f->kind, what,
+    ac_status s = ac_error(AC_ERR_FORMAT, "%s: not a readable audio file (%s%s%s%s)", f->name, f->kind, what,
                            err ? ": " : "", msg);
     ac_ffmpeg_close(f);
     return s;
@@ -112,21 +117,25 @@ static ac_status open_bytes(ac_ffmpeg *f, ac_ffmpeg **out, ac_audio_info *info)
     av_dict_free(&opts);
     if (err < 0) {
         f->fmt = NULL;   /* freed by the failed open */
-        return fail(f, "the container", err);
+        return fail(f, " container", err);
     }
-    if ((err = avformat_find_stream_info(f->fmt, NULL)) < 0) return fail(f, "stream info", err);
+    if ((err = avformat_find_stream_info(f->fmt, NULL)) < 0) return fail(f, " stream info", err);
     const AVCodec *codec = NULL;
     f->stream = av_find_best_stream(f->fmt, AVMEDIA_TYPE_AUDIO, -1, -1, &codec, 0);
-    if (f->stream < 0) return fail(f, "no audio stream", 0);
-    if (!codec) return fail(f, "an audio codec this FFmpeg cannot decode", 0);
+    if (f->stream < 0) return fail(f, ": no audio stream", 0);
+    if (!codec) return fail(f, ": an audio codec this FFmpeg cannot decode", 0);
     const AVStream *st = f->fmt->streams[f->stream];
     f->dec = avcodec_alloc_context3(codec);
     if (!f->dec) {
         ac_ffmpeg_close(f);
         return AC_ERR_NOMEM;
     }
-    if ((err = avcodec_parameters_to_context(f->dec, st->codecpar)) < 0 || (err = avcodec_open2(f->dec, codec, NULL)) < 0)
-        return fail(f, codec->name, err);
+    if ((err = avcodec_parameters_to_context(f->dec, st->codecpar)) < 0 ||
+        (err = avcodec_open2(f->dec, codec, NULL)) < 0) {
+        char what[64];
+        snprintf(what, sizeof what, " %s decoder", codec->name);
+        return fail(f, what, err);
+    }
     f->channels = f->dec->ch_layout.nb_channels;
     f->rate = f->dec->sample_rate;
     int64_t frames = -1;
@@ -145,10 +154,10 @@ static ac_ffmpeg *new_ffmpeg(const char *name)
     return f;
 }
 
-/* F over its bytes, once they are set */
-static ac_status open_data(ac_ffmpeg *f, ac_ffmpeg **out, ac_audio_info *info)
+/* F over its bytes (or file), the first N of them in HEAD. */
+static ac_status open_source(ac_ffmpeg *f, const unsigned char *head, size_t n, ac_ffmpeg **out, ac_audio_info *info)
 {
-    f->kind = ac_ffmpeg_sniff(f->data, f->size);
+    f->kind = ac_ffmpeg_sniff(head, n);
     if (!f->kind) f->kind = "container";
     return open_bytes(f, out, info);
 }
@@ -161,7 +170,7 @@ ac_status ac_ffmpeg_open_memory(const void *buf, size_t size, const char *name, 
     if (!f) return AC_ERR_NOMEM;
     f->data = buf;
     f->size = size;
-    return open_data(f, out, info);
+    return open_source(f, buf, size, out, info);
 }
 
 ac_status ac_ffmpeg_open_file(const char *path, ac_ffmpeg **out, ac_audio_info *info)
@@ -169,26 +178,20 @@ ac_status ac_ffmpeg_open_file(const char *path, ac_ffmpeg **out, ac_audio_info *
     *out = NULL;
     ac_ffmpeg *f = new_ffmpeg(path);
     if (!f) return AC_ERR_NOMEM;
-    int fd = open(path, O_RDONLY);
     struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        ac_status s = ac_error(AC_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
-        if (fd >= 0) close(fd);
-        free(f);
+    f->file = fopen(path, "rb");
+    int regular = f->file && fstat(fileno(f->file), &st) == 0 && S_ISREG(st.st_mode);
+    if (!regular) {
+        ac_status s =
+            ac_error(AC_ERR_IO, "%s: cannot open (%s)", path, f->file ? "not a regular file" : strerror(errno));
+        ac_ffmpeg_close(f);
         return s;
     }
-    /* mapped, not read: a long recording costs no memory of its own */
-    f->map = st.st_size > 0 ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
-    close(fd);
-    if (f->map == MAP_FAILED) {
-        f->map = NULL;
-        ac_status s = ac_error(AC_ERR_IO, "%s: cannot map it (%s)", path, st.st_size ? strerror(errno) : "empty");
-        free(f);
-        return s;
-    }
-    f->data = f->map;
+    unsigned char head[16];
+    size_t n = fread(head, 1, sizeof head, f->file);
+    rewind(f->file);
     f->size = (size_t)st.st_size;
-    return open_data(f, out, info);
+    return open_source(f, head, n, out, info);
 }
 
 /* ---- decoding ------------------------------------------------------------------ */
@@ -290,6 +293,6 @@ void ac_ffmpeg_close(ac_ffmpeg *f)
     avio_context_free(&f->io);
     av_packet_free(&f->pkt);
     av_frame_free(&f->frame);
-    if (f->map) munmap(f->map, f->size);
+    if (f->file) fclose(f->file);
     free(f);
 }

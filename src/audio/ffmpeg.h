@@ -1,9 +1,10 @@
 /* Containers libsndfile cannot read, through FFmpeg's libavformat and
  * libavcodec: MP4/M4A/MOV (AAC, ALAC, ...), Matroska/WebM (Opus, Vorbis),
  * and raw AAC (ADTS, ADIF), as phones and browsers record them. The bytes
- * are read from memory (a file is mapped) through our own I/O context, so
- * FFmpeg opens nothing by itself; only these demuxers are allowed. The
- * reader mixes and resamples what this decodes, as for the other decoders. */
+ * come from memory (an upload) or a file read piece by piece, always
+ * through our own I/O context, so FFmpeg opens nothing by itself; only
+ * these demuxers are allowed. The reader mixes and resamples what this
+ * decodes, as for the other decoders. */
 #ifndef AC_AUDIO_FFMPEG_H
 #define AC_AUDIO_FFMPEG_H
 

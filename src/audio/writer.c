@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "base/error.h"
 #include "base/mem.h"
@@ -14,37 +15,79 @@ struct ac_audio_writer {
     char path[256];
 };
 
-static int format_for(const char *path, int pcm16)
+/* The rates an encoder takes, 0-terminated (NULL: any). libsndfile's own
+ * check lets every rate through and its encoder refuses them only once the
+ * file is created. */
+static const int opus_rates[] = {8000, 12000, 16000, 24000, 48000, 0};
+static const int mp3_rates[] = {8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 0};
+
+typedef struct {
+    const char *ext, *name;
+    int format;              /* with the WAV subtype left to pcm16 */
+    const int *rates;
+} out_format;
+
+static const out_format out_formats[] = {
+    {"wav", "WAV", SF_FORMAT_WAV, NULL},
+    {"flac", "FLAC", SF_FORMAT_FLAC | SF_FORMAT_PCM_16, NULL},
+    {"ogg", "Ogg Vorbis", SF_FORMAT_OGG | SF_FORMAT_VORBIS, NULL},
+    {"opus", "Opus", SF_FORMAT_OGG | SF_FORMAT_OPUS, opus_rates},
+    {"mp3", "MP3", SF_FORMAT_MPEG | SF_FORMAT_MPEG_LAYER_III, mp3_rates},
+};
+
+static const out_format *format_for(const char *path)
 {
     const char *dot = strrchr(path, '.');
-    const char *ext = dot ? dot + 1 : "";
-    if (strcasecmp(ext, "flac") == 0) return SF_FORMAT_FLAC | SF_FORMAT_PCM_16;
-    if (strcasecmp(ext, "ogg") == 0) return SF_FORMAT_OGG | SF_FORMAT_VORBIS;
-    if (strcasecmp(ext, "opus") == 0) return SF_FORMAT_OGG | SF_FORMAT_OPUS;
-    if (strcasecmp(ext, "mp3") == 0) return SF_FORMAT_MPEG | SF_FORMAT_MPEG_LAYER_III;
-    if (strcasecmp(ext, "wav") == 0) return SF_FORMAT_WAV | (pcm16 ? SF_FORMAT_PCM_16 : SF_FORMAT_FLOAT);
-    return 0;
+    for (size_t i = 0; dot && i < sizeof out_formats / sizeof *out_formats; i++)
+        if (strcasecmp(dot + 1, out_formats[i].ext) == 0) return &out_formats[i];
+    return NULL;
+}
+
+/* AC_OK when F can hold RATE; else a message listing the rates it can. */
+static ac_status check_rate(const char *path, const out_format *f, int rate)
+{
+    if (!f->rates) return AC_OK;
+    char list[128] = "";
+    for (const int *r = f->rates; *r; r++) {
+        if (*r == rate) return AC_OK;
+        const char *sep = r == f->rates ? "" : r[1] ? ", " : " or ";
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", sep, *r);
+    }
+    return ac_error(AC_ERR_UNSUPPORTED, "%s: %s holds %s Hz only, not %d Hz (resample to one of them)", path, f->name,
+                    list, rate);
+}
+
+ac_status ac_audio_writer_check(const char *path, int rate, int channels)
+{
+    if (rate <= 0 || channels <= 0) return ac_error(AC_ERR_ARG, "%s: bad rate or channel count", path);
+    const out_format *f = format_for(path);
+    if (!f) return ac_error(AC_ERR_ARG, "%s: unknown output format (use .wav, .flac, .ogg, .opus or .mp3)", path);
+    AC_TRY(check_rate(path, f, rate));
+    int subtype = f->format == SF_FORMAT_WAV ? SF_FORMAT_FLOAT : 0;   /* WAV holds any rate either way */
+    SF_INFO si = {.samplerate = rate, .channels = channels, .format = f->format | subtype};
+    if (!sf_format_check(&si))
+        return ac_error(AC_ERR_UNSUPPORTED, "%s: this format cannot hold %d Hz, %d channels", path, rate, channels);
+    return AC_OK;
 }
 
 ac_status ac_audio_writer_open(const char *path, int rate, int channels, int pcm16,
                                ac_audio_writer **out)
 {
     *out = NULL;
-    if (rate <= 0 || channels <= 0) return ac_error(AC_ERR_ARG, "%s: bad rate or channel count", path);
-    int format = format_for(path, pcm16);
-    if (!format)
-        return ac_error(AC_ERR_ARG, "%s: unknown output format (use .wav, .flac, .ogg, .opus or .mp3)", path);
+    AC_TRY(ac_audio_writer_check(path, rate, channels));
+    const out_format *f = format_for(path);
+    int format = f->format == SF_FORMAT_WAV ? SF_FORMAT_WAV | (pcm16 ? SF_FORMAT_PCM_16 : SF_FORMAT_FLOAT) : f->format;
     SF_INFO si = {.samplerate = rate, .channels = channels, .format = format};
-    if (!sf_format_check(&si))
-        return ac_error(AC_ERR_UNSUPPORTED, "%s: this format cannot hold %d Hz, %d channels", path, rate,
-                        channels);
     ac_audio_writer *w = ac_calloc(1, sizeof *w);
     if (!w) return AC_ERR_NOMEM;
     snprintf(w->path, sizeof w->path, "%s", path);
+    int existed = access(path, F_OK) == 0;
     w->sf = sf_open(path, SFM_WRITE, &si);
     if (!w->sf) {
+        ac_status s = ac_error(AC_ERR_IO, "%s: cannot write: %s", path, sf_strerror(NULL));
+        if (!existed) unlink(path);   /* an encoder that failed to start leaves an empty file */
         free(w);
-        return ac_error(AC_ERR_IO, "%s: cannot write: %s", path, sf_strerror(NULL));
+        return s;
     }
     /* clip instead of wrapping when float input exceeds [-1, 1] */
     sf_command(w->sf, SFC_SET_CLIPPING, NULL, SF_TRUE);

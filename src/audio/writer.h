@@ -10,6 +10,10 @@
 
 typedef struct ac_audio_writer ac_audio_writer;
 
+/* AC_OK when PATH's format can hold RATE and CHANNELS (a message naming
+ * what it can hold when not); creates nothing. */
+ac_status ac_audio_writer_check(const char *path, int rate, int channels);
+/* Creates PATH (after the same check). */
 ac_status ac_audio_writer_open(const char *path, int rate, int channels, int pcm16,
                                ac_audio_writer **out);
 /* FRAMES interleaved frames. */

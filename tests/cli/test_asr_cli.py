@@ -107,6 +107,11 @@ def test_containers(model, clip):
     open(cut, "wb").write(m4a[:8] + os.urandom(4000))
     rc, _, err = transcribe(model, cut)
     clean_failure(check, "M4A header and random bytes", rc, err, "cut.m4a: not a readable audio file (MP4/M4A")
+    video = os.path.join(WORK, "video.mp4")   # pictures, no sound
+    sh("ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=32x32:rate=5", "-t", "1",
+       "-c:v", "mpeg4", video)
+    rc, _, err = transcribe(model, video)
+    clean_failure(check, "an MP4 without sound", rc, err, "video.mp4: not a readable audio file (MP4/M4A: no audio stream)")
     webm = open(os.path.join(WORK, "clip.webm"), "rb").read()
     cut = os.path.join(WORK, "cut.webm")
     open(cut, "wb").write(webm[:100])
@@ -129,8 +134,13 @@ def test_options(model, clip):
     check(rc == 0 and len(json.loads(out)["segments"][0]["tokens"]) <= 3, "--max-new-tokens 3")
     rc, out, err = transcribe(model, "--language", "en", clip)
     check(rc == 0, f"--language en (supported by the tiny config): {err.strip()}")
-    rc, _, err = transcribe(model, "--language", "fr", clip)
-    clean_failure(check, "unsupported language", rc, err, "language 'fr' is not supported by this model (da, en)")
+    # a language the model lacks is a usage error before any audio is read
+    rc, out, err = transcribe(model, "--language", "fr", clip, clip)
+    check(rc == 2 and out == "" and err.count("\n") == 1, f"unsupported language: usage error, once ({rc}, {err!r})")
+    check("language 'fr' is not supported by this model (da, en)" in err, f"unsupported language: {err.strip()}")
+    rc, out, err = transcribe(model, "-l", "auto", clip)
+    check(rc == 2 and "language 'auto' is not supported by this model (da, en)" in err and "-l" in err,
+          f"-l auto: usage error naming the languages ({rc}, {err.strip()})")
     for threads in ("1", "2"):
         rc, out, _ = transcribe(model, "--threads", threads, "--format", "json", "--tokens", clip)
         check(rc == 0, f"--threads {threads}")

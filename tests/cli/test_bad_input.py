@@ -248,6 +248,29 @@ def test_three_hour_silence():
         print(f"3 h silence, {os.path.basename(model)}: peak RSS {rss} MB")
 
 
+def test_long_m4a():
+    """An hour of AAC in M4A (what a phone records) streams through FFmpeg: the
+    peak memory is that of a minute but for FFmpeg's packet index (about 40
+    bytes a packet: 2.3 MB an hour)."""
+    peaks = {}
+    for name, seconds in (("1min", 60), ("1h", 3600)):
+        path = os.path.join(WORK, f"silence_{name}.m4a")
+        if not os.path.exists(path):
+            subprocess.run(["ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "anullsrc=r=16000:cl=mono",
+                            "-t", str(seconds), "-c:a", "aac", "-b:a", "16k", path], check=True)
+        p = subprocess.run([AUDIOC, "vad", "-m", SILERO, "--format", "json", "--timings", path],
+                           capture_output=True, text=True)
+        j = json.loads(p.stdout) if p.returncode == 0 else {}
+        check(p.returncode == 0 and j.get("segments") == [] and abs(j.get("samples", 0) - seconds * 16000) < 16000,
+              f"{name} of silence in M4A: {p.returncode} {p.stderr.strip()[:200]} {j.get('samples')}")
+        rss = [float(ln.split()[-2]) for ln in p.stderr.splitlines() if "peak RSS" in ln]
+        if rss:
+            peaks[name] = rss[0]
+    print(f"M4A silence peak RSS: {peaks} MB")
+    if not SANITIZED and len(peaks) == 2:
+        check(peaks["1h"] < peaks["1min"] + 8, f"an hour of M4A peaks within 8 MB of a minute: {peaks} MB")
+
+
 def test_long_transcription_memory():
     """Transcribing 1 min, 20 min and 3 h (1 min and 20 min under the
     sanitizers, which are ten times slower) peaks at the same memory: chunk
@@ -287,6 +310,7 @@ def main():
     test_configs()
     test_audio_inputs()
     test_three_hour_silence()
+    test_long_m4a()
     test_long_transcription_memory()
     return check.finish()
 

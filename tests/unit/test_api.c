@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "api/family.h"
 #include "audioc.h"
@@ -145,6 +146,24 @@ static void test_inputs(void)
     ac_audio_input missing = ac_input_file(work_path("api_missing.wav"));
     CHECK(ac_asr_transcribe(asr, &missing, NULL, &bad) == AC_ERR_IO && error_has("api_missing.wav: cannot open"),
           "missing audio: %s", ac_last_error());
+    /* options checked against the model before any audio */
+    ac_asr_options lang;
+    ac_asr_options_default(&lang);
+    CHECK(ac_asr_check_options(asr, NULL) == AC_OK && ac_asr_check_options(asr, &lang) == AC_OK,
+          "the default options: %s", ac_last_error());
+    lang.language = "fr";
+    CHECK(ac_asr_check_options(asr, &lang) == AC_ERR_ARG && error_has("language 'fr' is not supported by this model"),
+          "an unsupported language: %s", ac_last_error());
+    CHECK(ac_asr_transcribe(asr, &file, &lang, &bad) == AC_ERR_ARG && !bad && error_has("language 'fr'"),
+          "transcribing with it: %s", ac_last_error());
+    CHECK(ac_asr_check_options(vad, NULL) == AC_ERR_ARG && error_has("silero_vad"), "a VAD model's options");
+    /* conversion of an input in memory; a rate the format cannot hold leaves no file */
+    const char *flac = work_path("api_memory.flac"), *opus = work_path("api_22k.opus");
+    remove(opus);
+    CHECK(ac_audio_convert_input(&mem, 0, flac, NULL) == AC_OK, "convert memory: %s", ac_last_error());
+    CHECK(ac_audio_convert_input(&mem, 22050, opus, NULL) == AC_ERR_UNSUPPORTED && error_has("Opus holds") &&
+              access(opus, F_OK) != 0,
+          "Opus at 22.05 kHz refused before the file is made: %s", ac_last_error());
     /* an older caller's smaller options: the fields it lacks keep their defaults */
     ac_asr_options older;
     ac_asr_options_init(&older, offsetof(ac_asr_options, vad));

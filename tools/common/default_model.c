@@ -20,7 +20,8 @@ const char *default_asr_model(void)
     static char path[PATH_MAX + 64];
     const char *env = getenv("AUDIOC_ASR_MODEL");
     if (env && *env) return env;
-    /* the executable's folder and its parent (build/audioc -> models/) */
+    /* the executable's folder and its parent: build/audioc -> models/ of
+     * the checkout, PREFIX/bin/audioc -> PREFIX/share/audioc/models/ */
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n > 0) {
@@ -30,6 +31,8 @@ const char *default_asr_model(void)
             if (!slash) break;
             *slash = 0;
             snprintf(path, sizeof path, "%s/models/" DEFAULT_MODEL_ID, exe);
+            if (is_package(path)) return path;
+            snprintf(path, sizeof path, "%s/share/audioc/models/" DEFAULT_MODEL_ID, exe);
             if (is_package(path)) return path;
         }
     }

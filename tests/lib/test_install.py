@@ -1,0 +1,101 @@
+#!/usr/bin/python3
+"""cmake --install as a packager runs it (into a DESTDIR under the build
+folder): the CLI, the server, both libraries, the header, audioc.pc and the
+bundled model land where they belong; a small program builds against the
+installed pkg-config file alone and runs on the installed library; the
+installed CLI transcribes with the installed model."""
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
+from common import AUDIOC, ROOT, Checker  # noqa: E402
+
+BUILD = os.environ["AUDIOC_BUILD"]
+CC = os.environ.get("CC_FOR_TEST", "cc")
+SAN_FLAGS = os.environ.get("SANITIZE_FLAGS", "").split()
+DEST = os.path.join(BUILD, "testdata", "install")
+PREFIX = "/opt/audioc"
+check = Checker()
+
+
+def run(cmd, env=None):
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    return p.returncode, p.stdout, p.stderr
+
+
+PROGRAM = r"""
+#include <audioc.h>
+#include <stdio.h>
+int main(int argc, char **argv)
+{
+    const char *family;
+    ac_task task;
+    if (ac_model_probe(argv[1], &family, &task) != AC_OK) {
+        fprintf(stderr, "%s\n", ac_last_error());
+        return 1;
+    }
+    printf("%s %s %s\n", AUDIOC_VERSION, family, ac_task_name(task));
+    return argc == 2 ? 0 : 1;
+}
+"""
+
+
+def main():
+    if os.path.exists(DEST):
+        shutil.rmtree(DEST)
+    env = dict(os.environ, DESTDIR=DEST)
+    rc, out, err = run(["cmake", "--install", BUILD, "--prefix", PREFIX], env=env)
+    if not check(rc == 0, f"cmake --install: {err.strip()[-500:]}"):
+        return check.finish()
+    root = DEST + PREFIX
+    found = {os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs}
+    libdir = next((os.path.dirname(f) for f in found if f.endswith("libaudioc.a")), None)
+    check(libdir is not None, f"libaudioc.a installed ({sorted(found)})")
+    libdir = libdir or "lib"
+    for f in ("bin/audioc", "bin/audioc-server", "include/audioc.h", f"{libdir}/libaudioc.so",
+              f"{libdir}/pkgconfig/audioc.pc", "share/audioc/models/hviske-tiny-da/model.safetensors",
+              "share/audioc/models/hviske-tiny-da/tokenizer.model"):
+        check(f in found, f"{f} installed")
+    check(any(f.startswith(f"{libdir}/libaudioc.so.") for f in found), "a versioned libaudioc.so.N")
+
+    pc_env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(root, libdir, "pkgconfig"))
+    rc, flags, err = run(["pkg-config", "--cflags", "--libs", "audioc"], env=pc_env)
+    inc = [os.path.normpath(t[2:]) for t in flags.split() if t.startswith("-I")]
+    check(rc == 0 and "-laudioc" in flags.split() and inc[:1] == [os.path.join(root, "include")],
+          f"pkg-config --cflags --libs audioc: the installed folders ({flags.strip()} {err.strip()})")
+    rc, version, _ = run(["pkg-config", "--modversion", "audioc"], env=pc_env)
+    check(rc == 0 and version.strip() == "0.1.0", f"pkg-config --modversion: {version.strip()}")
+
+    src = os.path.join(DEST, "probe.c")
+    exe = os.path.join(DEST, "probe")
+    with open(src, "w") as f:
+        f.write(PROGRAM)
+    rc, _, err = run([CC, *SAN_FLAGS, src, "-o", exe, *flags.split()])
+    if check(rc == 0, f"a program builds against the installed audioc.pc ({err.strip()[-800:]})"):
+        model = os.path.join(root, "share/audioc/models/hviske-tiny-da")
+        run_env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(root, libdir))
+        rc, out, err = run([exe, model], env=run_env)
+        check(rc == 0 and out.strip() == "0.1.0 hviske_asr transcription", f"it runs on the installed library: {out} {err}")
+        rc, out, _ = run(["ldd", exe], env=run_env)
+        check(os.path.join(root, libdir, "libaudioc.so") in out, f"... the installed one ({out.strip()[:300]})")
+
+    audioc = os.path.join(root, "bin/audioc")
+    rc, out, _ = run([audioc, "--version"])
+    check(rc == 0 and out.strip() == "audioc 0.1.0", f"installed audioc --version: {out.strip()}")
+    sample = os.path.join(ROOT, "samples", "da_01_time.flac")
+    want = run([AUDIOC, "transcribe", sample])
+    got = run([audioc, "transcribe", "--model", os.path.join(root, "share/audioc/models/hviske-tiny-da"), sample])
+    check(got[0] == 0 and got[1] == want[1] and want[1].strip(), f"installed audioc transcribes ({got[2].strip()})")
+    env = {k: v for k, v in os.environ.items() if k != "AUDIOC_ASR_MODEL"}
+    got = run([audioc, "transcribe", "--timings", sample], env=env)
+    check(got[0] == 0 and got[1] == want[1] and f"load {root}/share/audioc/models/hviske-tiny-da" in got[2],
+          f"installed audioc finds its installed model by itself ({got[2].strip()[:300]})")
+    rc, out, _ = run([os.path.join(root, "bin/audioc-server"), "--help"])
+    check(rc == 0 and "--model" in out, "installed audioc-server --help")
+    return check.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
