@@ -215,11 +215,30 @@ static void panel_range(void *ctx, size_t n0, size_t n1)
     }
 }
 
+/* With AVX-512, 16-bit weights are converted as they are packed for our
+ * own GEMM: no f32 panel goes through memory. */
+static void gemm16_range(void *ctx, size_t n0, size_t n1)
+{
+    panel_job *j = ctx;
+    float *buf = panel_get(AC_GEMM16_KC * AC_GEMM16_NR + 16);
+    if (!buf) {
+        j->failed = 1;
+        return;
+    }
+    float *pack = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
+    ac_gemm16_avx512(j->x, j->w, j->bias, j->y, j->M, n0, n1, pack);
+}
+
 void ac_matmul(const float *x, const ac_mat *w, const float *bias, float *y, size_t M)
 {
     if (w->dtype == AC_DTYPE_F32) {
         ac_matmul_nt(x, w->cols, w->data, w->cols, bias, y, w->rows, M, w->rows, w->cols);
         return;
+    }
+    if (M >= MANY_ROWS && w->dtype != AC_DTYPE_Q8_0 && ac_kernels_simd() >= AC_SIMD_AVX512) {
+        panel_job pj = {x, w, bias, y, M, 0};
+        ac_parallel_for(w->rows, AC_GEMM16_NR, gemm16_range, &pj);
+        if (!pj.failed) return;
     }
     if (M >= MANY_ROWS) {
         panel_job pj = {x, w, bias, y, M, 0};
