@@ -63,7 +63,8 @@ typedef enum {
 /* The last error message of the calling thread ("" when none). */
 AC_API const char *ac_last_error(void);
 
-/* Size of the process-wide thread pool (default: number of cores). */
+/* Size of the process-wide thread pool (default: the physical cores the
+ * process may run on). */
 AC_API ac_status ac_set_threads(int n);
 /* Gives the calling thread its own pool of N threads for the work it runs
  * (a server's workers share the cores this way); 0 frees it and returns the

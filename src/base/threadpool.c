@@ -2,7 +2,9 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -11,7 +13,8 @@
 #include "base/timing.h"
 
 #define MAX_THREADS 256
-#define SPIN_SECONDS 200e-6 /* workers spin this long before sleeping */
+#define PIECES_PER_THREAD 4  /* a loop's pieces per pool thread */
+#define SPIN_SECONDS 50e-6   /* spin this long (for the next loop, for the last pieces) before sleeping or yielding */
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -20,14 +23,24 @@
 #define cpu_relax() ((void)0)
 #endif
 
-/* Workers wait for a new generation number: first spinning (kernels come
- * in quick succession, and waking a sleeping thread costs tens of
- * microseconds), then on a condition variable. Work is split statically:
- * thread i takes chunk i, which keeps results independent of timing. */
+/* A loop is cut into pieces (about PIECES_PER_THREAD per thread, multiples
+ * of the grain) that the caller and the workers claim one at a time: a
+ * thread the system takes away holds up at most the piece it is running,
+ * and the others finish the rest. Where the pieces start depends only on
+ * n, the grain and the pool's size, never on timing, so a kernel whose
+ * sums depend on a range's start still gives the same bits every run.
+ *
+ * The word `work` holds the loop's number (high 32 bits), its piece count
+ * and the next piece to claim (16 bits each): a claim is one
+ * compare-exchange, and a late worker can never claim a piece of a loop it
+ * did not see published. Workers wait for a new loop number: spinning
+ * briefly (kernels come in quick succession), then on a condition
+ * variable; the caller does not wait for them to wake, it claims pieces
+ * itself. */
 typedef struct pool pool;
 typedef struct {
     pool *p;
-    size_t index;
+    uint32_t seen; /* the loop number when the worker started */
 } worker_arg;
 
 struct pool {
@@ -38,13 +51,13 @@ struct pool {
     worker_arg args[MAX_THREADS];
     int n_threads;      /* configured size, including the caller */
     int n_workers;      /* started workers */
-    atomic_ulong generation;
-    atomic_int pending; /* workers still running the current job */
+    _Atomic uint64_t work;
+    atomic_size_t done; /* pieces of the current loop finished */
     atomic_int stop;
-    /* current job, published by the generation increment */
+    /* the current loop, published by the release store of `work` */
     ac_range_fn fn;
     void *ctx;
-    size_t n, chunk;
+    size_t n, piece;
 };
 
 /* The process-wide pool, and a thread's own pool (ac_set_local_threads). */
@@ -54,26 +67,40 @@ static _Thread_local pool *local;
 
 static pool *current(void) { return local ? local : &global; }
 
-static void run_chunk(pool *p, size_t i)
+static uint32_t loop_number(uint64_t w) { return (uint32_t)(w >> 32); }
+static size_t piece_count(uint64_t w) { return (size_t)(w >> 16 & 0xffff); }
+static size_t next_piece(uint64_t w) { return (size_t)(w & 0xffff); }
+
+/* Claims and runs pieces of the current loop until none is left. */
+static void run_pieces(pool *p)
 {
-    size_t b = i * p->chunk;
-    if (b >= p->n) return;
-    size_t e = b + p->chunk < p->n ? b + p->chunk : p->n;
-    p->fn(p->ctx, b, e);
+    uint64_t w = atomic_load_explicit(&p->work, memory_order_acquire);
+    while (next_piece(w) < piece_count(w)) {
+        if (!atomic_compare_exchange_weak_explicit(&p->work, &w, w + 1, memory_order_acq_rel, memory_order_acquire))
+            continue;
+        /* the loop cannot end (nor its fields change) before this piece is done */
+        size_t b = next_piece(w) * p->piece, e = b + p->piece < p->n ? b + p->piece : p->n;
+        p->fn(p->ctx, b, e);
+        atomic_fetch_add_explicit(&p->done, 1, memory_order_release);
+        w = atomic_load_explicit(&p->work, memory_order_acquire);
+    }
 }
 
-static unsigned long wait_generation(pool *p, unsigned long seen)
+static uint32_t wait_loop(pool *p, uint32_t seen)
 {
     double start = ac_now();
-    unsigned long g;
-    for (int i = 0;; i++) {
-        g = atomic_load_explicit(&p->generation, memory_order_acquire);
+    for (int i = 1;; i++) {
+        uint32_t g = loop_number(atomic_load_explicit(&p->work, memory_order_acquire));
         if (g != seen || atomic_load(&p->stop)) return g;
         cpu_relax();
-        if ((i & 255) == 255 && ac_now() - start > SPIN_SECONDS) break;
+        if (i % 64 == 0) { /* a busy machine may have a thread of ours waiting for this core */
+            if (ac_now() - start > SPIN_SECONDS) break;
+            sched_yield();
+        }
     }
+    uint32_t g;
     pthread_mutex_lock(&p->mu);
-    while ((g = atomic_load(&p->generation)) == seen && !atomic_load(&p->stop))
+    while ((g = loop_number(atomic_load(&p->work))) == seen && !atomic_load(&p->stop))
         pthread_cond_wait(&p->wake, &p->mu);
     pthread_mutex_unlock(&p->mu);
     return g;
@@ -84,20 +111,47 @@ static void *worker(void *arg)
     worker_arg *w = arg;
     pool *p = w->p;
     local = p == &global ? NULL : p; /* nested loops see their pool busy and run inline */
-    unsigned long seen = 0;
-    for (;;) {
-        seen = wait_generation(p, seen);
+    for (uint32_t seen = w->seen;;) {
+        seen = wait_loop(p, seen);
         if (atomic_load(&p->stop)) break;
-        run_chunk(p, w->index);
-        atomic_fetch_sub_explicit(&p->pending, 1, memory_order_release);
+        run_pieces(p);
     }
     return NULL;
 }
 
+/* The physical cores this process may run on: logical CPUs that share a
+ * core (SMT) would only compete for its FMA units. */
 static int default_threads(void)
 {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (int)n;
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (int)n;
+    }
+    long cores[CPU_SETSIZE];
+    int n = 0, cpus = CPU_COUNT(&set);
+    for (int c = 0; c < CPU_SETSIZE; c++) {
+        if (!CPU_ISSET(c, &set)) continue;
+        char path[96];
+        long core = -1, package = -1;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/core_id", c);
+        FILE *f = fopen(path, "r");
+        if (f && fscanf(f, "%ld", &core) != 1) core = -1;
+        if (f) fclose(f);
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", c);
+        f = fopen(path, "r");
+        if (f && fscanf(f, "%ld", &package) != 1) package = -1;
+        if (f) fclose(f);
+        if (core < 0 || package < 0) { /* no topology: count logical CPUs */
+            n = cpus;
+            break;
+        }
+        long id = package << 20 | core;
+        int seen = 0;
+        for (int i = 0; i < n && !seen; i++) seen = cores[i] == id;
+        if (!seen) cores[n++] = id;
+    }
+    return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : n;
 }
 
 static void stop_workers(pool *p)
@@ -109,7 +163,6 @@ static void stop_workers(pool *p)
     for (int i = 0; i < p->n_workers; i++) pthread_join(p->tid[i], NULL);
     p->n_workers = 0;
     atomic_store(&p->stop, 0);
-    atomic_store(&p->generation, 0);
 }
 
 static ac_status check_count(int n)
@@ -177,7 +230,7 @@ static int start_workers(pool *p, int want)
 {
     while (p->n_workers < want) {
         worker_arg *w = &p->args[p->n_workers];
-        *w = (worker_arg){p, (size_t)p->n_workers + 1};
+        *w = (worker_arg){p, loop_number(atomic_load(&p->work))};
         if (pthread_create(&p->tid[p->n_workers], NULL, worker, w) != 0) break;
         p->n_workers++;
     }
@@ -190,35 +243,38 @@ void ac_parallel_for(size_t n, size_t grain, ac_range_fn fn, void *ctx)
     if (grain == 0) grain = 1;
     pool *p = current();
     size_t threads = (size_t)ac_get_threads();
-    size_t max_split = (n + grain - 1) / grain;
-    if (threads > max_split) threads = max_split;
+    size_t grains = (n + grain - 1) / grain;
     /* Nested calls (a range function that itself runs a parallel loop),
      * calls from a second application thread, and single-thread pools run
      * inline. */
-    if (threads <= 1 || pthread_mutex_trylock(&p->run_mu) != 0) {
+    if (threads <= 1 || grains <= 1 || pthread_mutex_trylock(&p->run_mu) != 0) {
         fn(ctx, 0, n);
         return;
     }
-    int workers = start_workers(p, (int)threads - 1);
-    /* Only as many chunks as threads: idle workers take empty chunks. */
-    size_t used = (size_t)workers + 1;
-    size_t chunk = (n + used - 1) / used;
-    chunk = (chunk + grain - 1) / grain * grain;
+    size_t pieces = threads * PIECES_PER_THREAD < grains ? threads * PIECES_PER_THREAD : grains;
+    size_t piece = (grains + pieces - 1) / pieces * grain;
+    pieces = (n + piece - 1) / piece;
+    start_workers(p, (int)(threads < pieces ? threads : pieces) - 1);
 
     p->fn = fn;
     p->ctx = ctx;
     p->n = n;
-    p->chunk = chunk;
-    atomic_store_explicit(&p->pending, p->n_workers, memory_order_relaxed);
+    p->piece = piece;
+    atomic_store_explicit(&p->done, 0, memory_order_relaxed);
+    uint64_t number = (uint64_t)(loop_number(atomic_load(&p->work)) + 1u);
     pthread_mutex_lock(&p->mu);
-    atomic_fetch_add_explicit(&p->generation, 1, memory_order_release);
+    atomic_store_explicit(&p->work, number << 32 | (uint64_t)pieces << 16, memory_order_release);
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->mu);
 
-    run_chunk(p, 0);
-
-    for (int i = 0; atomic_load_explicit(&p->pending, memory_order_acquire) > 0; i++)
-        if (i < 100000) cpu_relax();
+    run_pieces(p);
+    /* the last pieces are the workers': a thread that holds one may have
+     * lost its core, so after a short spin give ours away */
+    double start = 0;
+    for (int i = 1; atomic_load_explicit(&p->done, memory_order_acquire) < pieces; i++) {
+        if (i == 256) start = ac_now();
+        if (i < 256 || ac_now() - start < SPIN_SECONDS) cpu_relax();
         else sched_yield();
+    }
     pthread_mutex_unlock(&p->run_mu);
 }

@@ -7,8 +7,11 @@
 
 #include <stddef.h>
 
-/* Runs fn(ctx, begin, end) over [0, n) split into at most `threads` ranges.
- * Ranges are multiples of GRAIN (except the last) so kernels can vectorize. */
+/* Runs fn(ctx, begin, end) over [0, n) cut into ranges, about 4 per
+ * thread, that the threads claim as they go (a thread that loses its core
+ * holds up one range, not the loop). Ranges are multiples of GRAIN (except
+ * the last) so kernels can vectorize; where they start depends only on n,
+ * GRAIN and the pool's size. */
 typedef void (*ac_range_fn)(void *ctx, size_t begin, size_t end);
 
 void ac_parallel_for(size_t n, size_t grain, ac_range_fn fn, void *ctx);

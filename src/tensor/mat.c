@@ -109,6 +109,16 @@ static void stream_range(void *ctx, size_t n0, size_t n1)
     free(row);
 }
 
+/* Weight rows [0, ROWS) of a streamed product of MACS multiply-adds:
+ * small ones (a tiny model's step) run on the caller, as ac_matmul_nt's do,
+ * since waking threads would cost more than they save (and on a busy
+ * machine a descheduled one stalls the product). */
+static void stream_rows(size_t rows, size_t macs, ac_range_fn fn, void *ctx)
+{
+    if (macs < 100000) fn(ctx, 0, rows);
+    else ac_parallel_for(rows, 16, fn, ctx);
+}
+
 typedef struct {
     const float *x;
     size_t M;
@@ -144,7 +154,7 @@ void ac_matmul_multi(const float *x, size_t M, const ac_mat *const *w, const flo
         return;
     }
     multi_job j = {x, M, w, bias, y, n};
-    ac_parallel_for(rows, 16, multi_range, &j);
+    stream_rows(rows, M * rows * w[0]->cols, multi_range, &j);
 }
 
 /* ---- many rows: the weights in f32 panels, then BLAS-speed products --- */
@@ -215,11 +225,30 @@ static void panel_range(void *ctx, size_t n0, size_t n1)
     }
 }
 
+/* With AVX-512, 16-bit weights are converted as they are packed for our
+ * own GEMM: no f32 panel goes through memory. */
+static void gemm16_range(void *ctx, size_t n0, size_t n1)
+{
+    panel_job *j = ctx;
+    float *buf = panel_get(AC_GEMM16_KC * AC_GEMM16_NR + 16);
+    if (!buf) {
+        j->failed = 1;
+        return;
+    }
+    float *pack = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
+    ac_gemm16_avx512(j->x, j->w, j->bias, j->y, j->M, n0, n1, pack);
+}
+
 void ac_matmul(const float *x, const ac_mat *w, const float *bias, float *y, size_t M)
 {
     if (w->dtype == AC_DTYPE_F32) {
         ac_matmul_nt(x, w->cols, w->data, w->cols, bias, y, w->rows, M, w->rows, w->cols);
         return;
+    }
+    if (M >= MANY_ROWS && w->dtype != AC_DTYPE_Q8_0 && ac_kernels_simd() >= AC_SIMD_AVX512) {
+        panel_job pj = {x, w, bias, y, M, 0};
+        ac_parallel_for(w->rows, AC_GEMM16_NR, gemm16_range, &pj);
+        if (!pj.failed) return;
     }
     if (M >= MANY_ROWS) {
         panel_job pj = {x, w, bias, y, M, 0};
@@ -227,7 +256,7 @@ void ac_matmul(const float *x, const ac_mat *w, const float *bias, float *y, siz
         if (!pj.failed) return;
     }
     stream_job j = {x, w, bias, y, M};
-    ac_parallel_for(w->rows, 16, stream_range, &j);
+    stream_rows(w->rows, M * w->rows * w->cols, stream_range, &j);
 }
 
 void ac_conv1d_mat(const ac_conv1d_shape *s, const float *x, size_t batch, size_t T, const ac_mat *w,

@@ -5,7 +5,9 @@
  * Large f32 products run on OpenBLAS. Others convert on the fly:
  * few rows of input (decoding) read every weight once per call, so the
  * narrow types halve or quarter the bytes that bound the speed; many rows
- * (encoders) convert the weights a panel at a time and run f32 products. */
+ * (encoders, a prompt's prefill) run our own packed GEMM with AVX-512,
+ * which converts 16-bit weights as it packs them, and otherwise convert the
+ * weights a panel at a time for f32 products. */
 #ifndef AC_TENSOR_MAT_H
 #define AC_TENSOR_MAT_H
 

@@ -2,6 +2,7 @@
  * built with -mavx512f -mavx512bw -mf16c and called only after the CPU
  * check. Twice the lanes of the AVX2 version per load and FMA. */
 #include <immintrin.h>
+#include <stdint.h>
 
 #include "tensor/simd_avx512.h"
 
@@ -60,4 +61,141 @@ size_t ac_matmul_row_avx512(const float *x, const ac_mat *w, const float *bias, 
         for (int i = 0; i < 4; i++) y[n + i] = out[i] + (bias ? bias[n + i] : 0.0f);
     }
     return n;
+}
+
+/* ---- many rows: a packed GEMM that converts the weights as it packs ----
+ * Y[M][n0..n1) in tiles of MR input rows by NR weight rows. Per block of KC
+ * columns, NR weight rows are converted to f32 and transposed into PACK
+ * [KC][NR] (it stays in L1 while every tile of MR rows of X uses it); a
+ * tile keeps its MR x NR sums in registers, broadcasting X's values. Every
+ * output is one FMA chain over k in order, then + bias: the tiling, the
+ * blocks and the thread count never change a result. */
+#define MR 6
+#define NR AC_GEMM16_NR
+#define NV (NR / 16) /* vectors per packed row */
+#define KC AC_GEMM16_KC
+
+/* a 16 x 16 transpose in four rounds of two-source permutes: the round of
+ * block size B (8, 4, 2, 1) swaps the off-diagonal B x B blocks of every
+ * 2B x 2B block; row i < i + B takes its lanes j with bit B set from row
+ * i + B, which takes the others from row i */
+static const int32_t swap_index[4][2][16] = {
+    {{0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23},
+     {8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31}},
+    {{0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27},
+     {4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31}},
+    {{0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29},
+     {2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31}},
+    {{0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30},
+     {1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31}}};
+
+static inline __attribute__((always_inline)) void transpose16(__m512 r[16])
+{
+#pragma GCC unroll 4
+    for (int s = 0; s < 4; s++) {
+        int b = 8 >> s;
+        __m512i il = _mm512_loadu_si512(swap_index[s][0]), ih = _mm512_loadu_si512(swap_index[s][1]);
+#pragma GCC unroll 16
+        for (int i = 0; i < 16; i++) {
+            if (i & b) continue;
+            __m512 a = r[i], c = r[i + b];
+            r[i] = _mm512_permutex2var_ps(a, il, c);
+            r[i + b] = _mm512_permutex2var_ps(a, ih, c);
+        }
+    }
+}
+
+/* rows [n, n + nr) x columns [k0, k0 + kc) of W as PACK[kc][NR] (rows past
+ * nr as zeros). The weights come from DRAM in 64 short row pieces, which
+ * the hardware does not prefetch: the block packed next (NEXT, its first
+ * row, NEXT_ROWS rows) is fetched into L2 while the tiles use this one. */
+static void pack(const ac_mat *w, size_t n, size_t nr, size_t k0, size_t kc, const unsigned char *next,
+                 size_t next_rows, float *out)
+{
+    size_t stride = (size_t)ac_dtype_bytes(w->dtype, w->cols);
+    for (size_t g = 0; g < NV; g++)
+        for (size_t k = 0; k < kc; k += 16) {
+            size_t kr = kc - k < 16 ? kc - k : 16;
+            __mmask16 m = (__mmask16)((1u << kr) - 1);
+            __m512 r[16];
+#pragma GCC unroll 16
+            for (size_t i = 0; i < 16; i++) {
+                size_t row = g * 16 + i;
+                if (row < next_rows && k % 32 == 0) _mm_prefetch((const char *)next + row * stride + 2 * k, _MM_HINT_T1);
+                r[i] = row < nr ? load_part((const unsigned char *)w->data + (n + row) * stride + 2 * (k0 + k), m,
+                                            w->dtype)
+                                : _mm512_setzero_ps();
+            }
+            transpose16(r);
+#pragma GCC unroll 16
+            for (size_t i = 0; i < 16; i++)
+                if (i < kr) _mm512_store_ps(out + (k + i) * NR + g * 16, r[i]);
+        }
+}
+
+/* the lanes of Y's row segment at column n + 16 * v that are inside nr */
+static inline __mmask16 lanes(size_t nr, size_t v)
+{
+    size_t c = 16 * v;
+    return c >= nr ? 0 : nr - c >= 16 ? 0xffff : (__mmask16)((1u << (nr - c)) - 1);
+}
+
+/* MR_ (<= MR) rows of X against the packed block: Y += X . PACK, the first
+ * block starting from zero and the last adding the bias */
+static inline __attribute__((always_inline)) void tile(size_t mr_, const float *x, size_t ldx, const float *p,
+                                                       size_t kc, float *y, size_t ldy, size_t nr, int first,
+                                                       const float *bias)
+{
+    __m512 acc[MR][NV];
+    for (size_t i = 0; i < mr_; i++)
+        for (size_t v = 0; v < NV; v++)
+            acc[i][v] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(lanes(nr, v), y + i * ldy + 16 * v);
+    for (size_t k = 0; k < kc; k++) {
+        __m512 b[NV];
+        for (size_t v = 0; v < NV; v++) b[v] = _mm512_load_ps(p + k * NR + 16 * v);
+        for (size_t i = 0; i < mr_; i++) {
+            __m512 a = _mm512_set1_ps(x[i * ldx + k]);
+            for (size_t v = 0; v < NV; v++) acc[i][v] = _mm512_fmadd_ps(a, b[v], acc[i][v]);
+        }
+    }
+    for (size_t v = 0; v < NV; v++) {
+        __mmask16 m = lanes(nr, v);
+        __m512 bv = bias ? _mm512_maskz_loadu_ps(m, bias + 16 * v) : _mm512_setzero_ps();
+        for (size_t i = 0; i < mr_; i++)
+            _mm512_mask_storeu_ps(y + i * ldy + 16 * v, m, bias ? _mm512_add_ps(acc[i][v], bv) : acc[i][v]);
+    }
+}
+
+static void tile_any(size_t mr, const float *x, size_t ldx, const float *p, size_t kc, float *y, size_t ldy,
+                     size_t nr, int first, const float *bias)
+{
+    switch (mr) { /* one specialized copy per row count keeps the sums in registers */
+    case 1: tile(1, x, ldx, p, kc, y, ldy, nr, first, bias); break;
+    case 2: tile(2, x, ldx, p, kc, y, ldy, nr, first, bias); break;
+    case 3: tile(3, x, ldx, p, kc, y, ldy, nr, first, bias); break;
+    case 4: tile(4, x, ldx, p, kc, y, ldy, nr, first, bias); break;
+    case 5: tile(5, x, ldx, p, kc, y, ldy, nr, first, bias); break;
+    default: tile(MR, x, ldx, p, kc, y, ldy, nr, first, bias); break;
+    }
+}
+
+void ac_gemm16_avx512(const float *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0, size_t n1,
+                      float *pack_buf)
+{
+    size_t K = w->cols, N = w->rows, stride = (size_t)ac_dtype_bytes(w->dtype, K);
+    for (size_t n = n0; n < n1; n += NR) {
+        size_t nr = n1 - n < NR ? n1 - n : NR;
+        for (size_t k0 = 0; k0 < K; k0 += KC) {
+            size_t kc = K - k0 < KC ? K - k0 : KC;
+            int first = k0 == 0, last = k0 + kc == K;
+            /* the next block: this panel's next columns, else the next panel's first */
+            size_t nn = last ? n + NR : n, nk = last ? 0 : k0 + KC;
+            size_t next_rows = nn >= n1 ? 0 : n1 - nn < NR ? n1 - nn : NR;
+            const unsigned char *next = (const unsigned char *)w->data + (next_rows ? nn * stride + 2 * nk : 0);
+            pack(w, n, nr, k0, kc, next, next_rows, pack_buf);
+            for (size_t m = 0; m < M; m += MR)
+                tile_any(M - m < MR ? M - m : MR, x + m * K + k0, K, pack_buf, kc, y + m * N + n, N, nr, first,
+                         last && bias ? bias + n : NULL);
+        }
+    }
 }

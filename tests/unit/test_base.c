@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "audioc.h"
 #include "base/arena.h"
@@ -245,8 +246,9 @@ static void test_parallel_for(void)
                       grains[ig]);
                 int calls = atomic_load(&c.calls);
                 size_t max_calls = (n + grains[ig] - 1) / grains[ig];
-                CHECK(n ? calls >= 1 && calls <= threads && (size_t)calls <= max_calls : calls == 0,
+                CHECK(n ? calls >= 1 && calls <= 4 * threads && (size_t)calls <= max_calls : calls == 0,
                       "n=%zu grain=%zu threads=%d: %d calls", n, grains[ig], threads, calls);
+                CHECK(threads > 1 || calls <= 1, "n=%zu: one thread runs one call, not %d", n, calls);
                 free(c.hits);
             }
     }
@@ -283,7 +285,7 @@ static void test_parallel_nested(void)
     CHECK(atomic_load(&c.nested_calls) == atomic_load(&c.calls) && atomic_load(&c.nested_bad) == 0,
           "each nested loop ran inline in one call: %d nested for %d outer", atomic_load(&c.nested_calls),
           atomic_load(&c.calls));
-    CHECK(atomic_load(&c.calls) == 2, "two threads split the outer loop: %d", atomic_load(&c.calls));
+    CHECK(atomic_load(&c.calls) == 8, "two threads split the outer loop in 8 pieces: %d", atomic_load(&c.calls));
     free(c.hits);
     ac_threadpool_shutdown();
     /* the pool restarts after a shutdown */
@@ -294,6 +296,159 @@ static void test_parallel_nested(void)
     for (int i = 0; i < 50; i++) wrong += atomic_load(&c.hits[i]) != 1;
     CHECK(wrong == 0, "parallel_for after shutdown");
     free(c.hits);
+}
+
+/* Where the pieces of a loop start: the same every run for one pool size. */
+typedef struct {
+    atomic_int n;
+    size_t begin[64];
+} starts_ctx;
+
+static void record_start(void *vctx, size_t b, size_t e)
+{
+    (void)e;
+    starts_ctx *c = vctx;
+    int i = atomic_fetch_add(&c->n, 1);
+    if (i < 64) c->begin[i] = b;
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void test_parallel_fixed_pieces(void)
+{
+    ac_set_threads(2);
+    starts_ctx first = {0};
+    ac_parallel_for(1000, 16, record_start, &first);
+    qsort(first.begin, (size_t)atomic_load(&first.n), sizeof *first.begin, cmp_size);
+    int differ = 0;
+    for (int run = 0; run < 50; run++) {
+        starts_ctx c = {0};
+        ac_parallel_for(1000, 16, record_start, &c);
+        qsort(c.begin, (size_t)atomic_load(&c.n), sizeof *c.begin, cmp_size);
+        differ += atomic_load(&c.n) != atomic_load(&first.n) ||
+                  memcmp(c.begin, first.begin, (size_t)atomic_load(&c.n) * sizeof *c.begin) != 0;
+    }
+    CHECK(atomic_load(&first.n) == 8 && differ == 0, "1000 by 16 on 2 threads: %d pieces, %d runs cut otherwise",
+          atomic_load(&first.n), differ);
+}
+
+/* A thread that stalls inside its piece does not stall the others: the
+ * rest of the loop goes to the thread that keeps running. */
+typedef struct {
+    atomic_int finished, timed_out;
+    atomic_int stalled; /* 1 once a piece has claimed the stall */
+} stall_ctx;
+
+static void stall_piece(void *vctx, size_t b, size_t e)
+{
+    (void)b, (void)e;
+    stall_ctx *c = vctx;
+    int expected = 0;
+    if (atomic_compare_exchange_strong(&c->stalled, &expected, 1)) {
+        /* wait (10 s at most) until the 7 other pieces are done elsewhere */
+        double t0 = ac_now();
+        while (atomic_load(&c->finished) < 7)
+            if (ac_now() - t0 > 10) {
+                atomic_store(&c->timed_out, 1);
+                break;
+            }
+    }
+    atomic_fetch_add(&c->finished, 1);
+}
+
+static void test_parallel_dynamic(void)
+{
+    ac_set_threads(2);
+    stall_ctx c = {0};
+    ac_parallel_for(8, 1, stall_piece, &c);
+    CHECK(!atomic_load(&c.timed_out) && atomic_load(&c.finished) == 8,
+          "one stalled piece of 8: the other thread ran the rest (%d finished)", atomic_load(&c.finished));
+}
+
+/* After the workers have gone to sleep, a loop wakes them: a piece that
+ * waits for a second thread to enter the loop sees one. */
+typedef struct {
+    atomic_int entered, timed_out;
+} wake_ctx;
+
+static void wait_for_two(void *vctx, size_t b, size_t e)
+{
+    (void)b, (void)e;
+    wake_ctx *c = vctx;
+    atomic_fetch_add(&c->entered, 1);
+    double t0 = ac_now();
+    while (atomic_load(&c->entered) < 2)
+        if (ac_now() - t0 > 10) {
+            atomic_store(&c->timed_out, 1);
+            return;
+        }
+}
+
+static void test_parallel_sleep_wake(void)
+{
+    ac_set_threads(2);
+    for (int round = 0; round < 5; round++) {
+        struct timespec nap = {0, 20 * 1000 * 1000}; /* far longer than the workers spin */
+        nanosleep(&nap, NULL);
+        wake_ctx c = {0};
+        ac_parallel_for(2, 1, wait_for_two, &c);
+        CHECK(!atomic_load(&c.timed_out) && atomic_load(&c.entered) == 2, "round %d: a sleeping worker woke (%d)",
+              round, atomic_load(&c.entered));
+    }
+}
+
+/* Many short loops back to back, from the process-wide pool and from two
+ * application threads with pools of their own at the same time. */
+typedef struct {
+    atomic_long sum;
+} sum_ctx;
+
+static void add_range(void *vctx, size_t b, size_t e)
+{
+    sum_ctx *c = vctx;
+    long s = 0;
+    for (size_t i = b; i < e; i++) s += (long)i + 1;
+    atomic_fetch_add(&c->sum, s);
+}
+
+enum { SHORT_LOOPS = 20000 };
+
+/* Loops of 1..9 indices; returns how many gave a wrong sum. */
+static int short_loops(void)
+{
+    int wrong = 0;
+    for (int l = 0; l < SHORT_LOOPS; l++) {
+        size_t n = 1 + (size_t)l % 9;
+        sum_ctx c = {0};
+        ac_parallel_for(n, 1, add_range, &c);
+        wrong += atomic_load(&c.sum) != (long)(n * (n + 1) / 2);
+    }
+    return wrong;
+}
+
+static void *local_pool_loops(void *arg)
+{
+    int *wrong = arg;
+    *wrong = ac_set_local_threads(2) != AC_OK ? -1 : short_loops();
+    ac_set_local_threads(0);
+    return NULL;
+}
+
+static void test_parallel_many_short(void)
+{
+    ac_set_threads(2);
+    pthread_t t[2];
+    int wrong_local[2] = {0, 0};
+    for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, local_pool_loops, &wrong_local[i]);
+    int wrong = short_loops();
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    CHECK(wrong == 0, "%d of %d short loops on the process pool gave a wrong sum", wrong, SHORT_LOOPS);
+    CHECK(wrong_local[0] == 0 && wrong_local[1] == 0, "short loops on two local pools at once: %d and %d wrong",
+          wrong_local[0], wrong_local[1]);
 }
 
 /* ---- errors ------------------------------------------------------------ */
@@ -418,6 +573,10 @@ int main(int argc, char **argv)
     RUN(test_arena);
     RUN(test_parallel_for);
     RUN(test_parallel_nested);
+    RUN(test_parallel_fixed_pieces);
+    RUN(test_parallel_dynamic);
+    RUN(test_parallel_sleep_wake);
+    RUN(test_parallel_many_short);
     RUN(test_errors);
     RUN(test_floatvec);
     RUN(test_rng_known);

@@ -452,6 +452,50 @@ static void test_matmul_stored_types(void)
         }
 }
 
+/* Many input rows (the prefill's and encoders' products): against the
+ * reference on 1 and 2 threads, and with AVX-512 the same bits on both and one
+ * FMA chain over k per output (blocks of columns, tiles and ranges do not
+ * change it), at sizes that leave partial tiles, panels and column blocks. */
+static void test_matmul_many_rows(void)
+{
+    const size_t shapes[][3] = {{33, 64, 300}, {200, 130, 600}, {47, 200, 896}};
+    const ac_dtype types[] = {AC_DTYPE_F16, AC_DTYPE_BF16};
+    for (size_t t = 0; t < 2; t++)
+        for (size_t s = 0; s < 3; s++) {
+            size_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+            float *wf = rnd(N * K, -1, 1), *b = rnd(N, -1, 1), *x = rnd(M * K, -1, 1);
+            float *ref = malloc(M * N * sizeof *ref), *y1 = malloc(M * N * sizeof *y1), *y2 = malloc(M * N * sizeof *y2);
+            void *wq = encode(wf, N, K, types[t]);
+            ac_mat w = {wq, types[t], N, K};
+            ac_matmul_ref(x, &w, b, ref, M);
+            ac_set_threads(1);
+            ac_matmul(x, &w, b, y1, M);
+            ac_set_threads(2);
+            ac_matmul(x, &w, b, y2, M);
+            double d1 = max_rel_diff(y1, ref, M * N), d2 = max_rel_diff(y2, ref, M * N);
+            CHECK(d1 < 2e-5 && d2 < 2e-5, "%s %zux%zux%zu: diff %g (1 thread), %g (2)", ac_dtype_name(types[t]), M, N,
+                  K, d1, d2);
+            if (ac_kernels_simd() >= AC_SIMD_AVX512) { /* OpenBLAS's sums depend on where a range starts */
+                CHECK(memcmp(y1, y2, M * N * sizeof *y1) == 0, "%s %zux%zux%zu: 1 and 2 threads differ",
+                      ac_dtype_name(types[t]), M, N, K);
+                float *row = malloc(K * sizeof *row);
+                size_t exact = 0;
+                for (size_t n = 0; n < N; n++) {
+                    ac_mat_rows(&w, n, n + 1, row);
+                    for (size_t m = 0; m < M; m++) {
+                        float acc = 0;
+                        for (size_t k = 0; k < K; k++) acc = fmaf(x[m * K + k], row[k], acc);
+                        exact += y1[m * N + n] == acc + b[n];
+                    }
+                }
+                CHECK(exact == M * N, "%s %zux%zux%zu: %zu of %zu outputs are the FMA chain", ac_dtype_name(types[t]),
+                      M, N, K, exact, M * N);
+                free(row);
+            }
+            free(wf), free(b), free(x), free(ref), free(y1), free(y2), free(wq);
+        }
+}
+
 static void test_lstm(void)
 {
     size_t H = 37;
@@ -516,6 +560,7 @@ int main(int argc, char **argv)
         RUN(test_matmul_strided);
         RUN(test_transformer_ops);
         RUN(test_matmul_stored_types);
+        RUN(test_matmul_many_rows);
         RUN(test_gelu_mul);
         RUN(test_rmsnorm);
         RUN(test_rope);

@@ -29,7 +29,7 @@ static void usage(FILE *f)
         "                       PATH is an ASR package (folder or .gguf) or VAD weights\n"
         "                       [AUDIOC_MODELS: ID=PATH,ID=PATH]; default: the bundled\n"
         "                       " DEFAULT_MODEL_ID " as '" DEFAULT_MODEL_ID "'\n"
-        "  --threads N          threads in all (all cores) [AUDIOC_THREADS]\n"
+        "  --threads N          threads in all (physical cores) [AUDIOC_THREADS]\n"
         "  --workers N          requests run at once, sharing the threads\n"
         "                       (threads / 2, at least 1) [AUDIOC_WORKERS]\n"
         "  --max-queue N        requests that may wait for a worker (at least 1); more\n"

@@ -14,7 +14,7 @@ int cmd_voice(const char *cmd, int argc, char **argv);
 /* The help text of the options every command takes. */
 #define COMMON_OPTIONS_HELP \
     "general:\n" \
-    "  -t, --threads N         worker threads (default: all cores)\n" \
+    "  -t, --threads N         worker threads (default: physical cores)\n" \
     "      --progress / --no-progress\n" \
     "                          progress on stderr (default: when it is a terminal)\n" \
     "  -q, --quiet             errors only;  -v, --verbose: more detail\n" \
