@@ -9,15 +9,64 @@
 #include "base/error.h"
 #include "base/mem.h"
 
+/* A file image growing in memory, behind libsndfile's virtual I/O. */
+typedef struct {
+    unsigned char *data;
+    sf_count_t len, cap, pos;
+} membuf;
+
 struct ac_audio_writer {
     SNDFILE *sf;
     char path[256];
+    membuf *mem;   /* NULL: a file */
 };
 
-static int format_for(const char *path, int pcm16)
+static sf_count_t mem_length(void *user) { return ((membuf *)user)->len; }
+static sf_count_t mem_tell(void *user) { return ((membuf *)user)->pos; }
+
+static sf_count_t mem_seek(sf_count_t offset, int whence, void *user)
 {
-    const char *dot = strrchr(path, '.');
-    const char *ext = dot ? dot + 1 : "";
+    membuf *m = user;
+    sf_count_t to = whence == SEEK_SET ? offset : whence == SEEK_CUR ? m->pos + offset : m->len + offset;
+    if (to < 0) return -1;
+    return m->pos = to;
+}
+
+static sf_count_t mem_read(void *ptr, sf_count_t count, void *user)
+{
+    membuf *m = user;
+    sf_count_t n = m->pos < m->len ? m->len - m->pos : 0;
+    if (n > count) n = count;
+    if (n > 0) memcpy(ptr, m->data + m->pos, (size_t)n);
+    m->pos += n;
+    return n;
+}
+
+static sf_count_t mem_write(const void *ptr, sf_count_t count, void *user)
+{
+    membuf *m = user;
+    if (count <= 0) return 0;
+    if (m->pos + count > m->cap) {
+        sf_count_t cap = m->cap ? m->cap : 65536;
+        while (cap < m->pos + count) cap *= 2;
+        unsigned char *d = realloc(m->data, (size_t)cap);
+        if (!d) return 0;
+        m->data = d;
+        m->cap = cap;
+    }
+    if (m->pos > m->len) memset(m->data + m->len, 0, (size_t)(m->pos - m->len));   /* a seek past the end */
+    memcpy(m->data + m->pos, ptr, (size_t)count);
+    m->pos += count;
+    if (m->pos > m->len) m->len = m->pos;
+    return count;
+}
+
+/* NAME: a file name, or a bare extension ("wav"). pcm: headerless 16-bit little-endian. */
+static int format_for(const char *name, int pcm16)
+{
+    const char *dot = strrchr(name, '.');
+    const char *ext = dot ? dot + 1 : name;
+    if (strcasecmp(ext, "pcm") == 0) return SF_FORMAT_RAW | SF_FORMAT_PCM_16 | SF_ENDIAN_LITTLE;
     if (strcasecmp(ext, "flac") == 0) return SF_FORMAT_FLAC | SF_FORMAT_PCM_16;
     if (strcasecmp(ext, "ogg") == 0) return SF_FORMAT_OGG | SF_FORMAT_VORBIS;
     if (strcasecmp(ext, "opus") == 0) return SF_FORMAT_OGG | SF_FORMAT_OPUS;
@@ -26,14 +75,14 @@ static int format_for(const char *path, int pcm16)
     return 0;
 }
 
-ac_status ac_audio_writer_open(const char *path, int rate, int channels, int pcm16,
-                               ac_audio_writer **out)
+/* A writer to PATH, or to memory when MEMORY (PATH then names the format). */
+static ac_status open_writer(const char *path, int memory, int rate, int channels, int pcm16, ac_audio_writer **out)
 {
     *out = NULL;
     if (rate <= 0 || channels <= 0) return ac_error(AC_ERR_ARG, "%s: bad rate or channel count", path);
     int format = format_for(path, pcm16);
     if (!format)
-        return ac_error(AC_ERR_ARG, "%s: unknown output format (use .wav, .flac, .ogg, .opus or .mp3)", path);
+        return ac_error(AC_ERR_ARG, "%s: unknown output format (use .wav, .flac, .ogg, .opus, .mp3 or .pcm)", path);
     SF_INFO si = {.samplerate = rate, .channels = channels, .format = format};
     if (!sf_format_check(&si))
         return ac_error(AC_ERR_UNSUPPORTED, "%s: this format cannot hold %d Hz, %d channels", path, rate,
@@ -41,8 +90,14 @@ ac_status ac_audio_writer_open(const char *path, int rate, int channels, int pcm
     ac_audio_writer *w = ac_calloc(1, sizeof *w);
     if (!w) return AC_ERR_NOMEM;
     snprintf(w->path, sizeof w->path, "%s", path);
-    w->sf = sf_open(path, SFM_WRITE, &si);
+    static SF_VIRTUAL_IO io = {mem_length, mem_seek, mem_read, mem_write, mem_tell};
+    if (memory && !(w->mem = ac_calloc(1, sizeof *w->mem))) {
+        free(w);
+        return AC_ERR_NOMEM;
+    }
+    w->sf = memory ? sf_open_virtual(&io, SFM_WRITE, &si, w->mem) : sf_open(path, SFM_WRITE, &si);
     if (!w->sf) {
+        free(w->mem);
         free(w);
         return ac_error(AC_ERR_IO, "%s: cannot write: %s", path, sf_strerror(NULL));
     }
@@ -52,6 +107,16 @@ ac_status ac_audio_writer_open(const char *path, int rate, int channels, int pcm
     return AC_OK;
 }
 
+ac_status ac_audio_writer_open(const char *path, int rate, int channels, int pcm16, ac_audio_writer **out)
+{
+    return open_writer(path, 0, rate, channels, pcm16, out);
+}
+
+ac_status ac_audio_writer_open_memory(const char *format, int rate, int channels, int pcm16, ac_audio_writer **out)
+{
+    return open_writer(format, 1, rate, channels, pcm16, out);
+}
+
 ac_status ac_audio_write(ac_audio_writer *w, const float *pcm, size_t frames)
 {
     if (sf_writef_float(w->sf, pcm, (sf_count_t)frames) != (sf_count_t)frames)
@@ -59,11 +124,26 @@ ac_status ac_audio_write(ac_audio_writer *w, const float *pcm, size_t frames)
     return AC_OK;
 }
 
-ac_status ac_audio_writer_close(ac_audio_writer *w)
+ac_status ac_audio_writer_finish(ac_audio_writer *w, void **data, size_t *size)
 {
+    if (data) *data = NULL;
+    if (size) *size = 0;
     if (!w) return AC_OK;
     ac_status s = AC_OK;
     if (sf_close(w->sf) != 0) s = ac_error(AC_ERR_IO, "%s: closing failed", w->path);
+    if (w->mem) {
+        if (!s && data && size) {
+            /* an empty image still gets a buffer of its own */
+            *data = w->mem->data ? w->mem->data : ac_malloc(1);
+            *size = (size_t)w->mem->len;
+            if (!*data) s = AC_ERR_NOMEM;
+        } else {
+            free(w->mem->data);
+        }
+        free(w->mem);
+    }
     free(w);
     return s;
 }
+
+ac_status ac_audio_writer_close(ac_audio_writer *w) { return ac_audio_writer_finish(w, NULL, NULL); }
