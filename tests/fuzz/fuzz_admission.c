@@ -18,7 +18,7 @@ static void check(const request_head *h, const char *key)
     int known = 0;
     for (size_t i = 0; i < sizeof statuses / sizeof *statuses; i++) known |= a.status == statuses[i];
     if (!known || memchr(a.message, 0, sizeof a.message) == NULL) abort();
-    if (a.status == 0 && (a.route < R_HEALTH || a.route > R_VAD)) abort();
+    if (a.status == 0 && (a.route < R_HEALTH || a.route > R_CONVERSION)) abort();
     /* admitted to /v1/ with a key required: the key was sent */
     if (key && a.status == 0 && strncmp(h->url, "/v1/", 4) == 0 && (!h->authorization || !strstr(h->authorization, key)))
         abort();
