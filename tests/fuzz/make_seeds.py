@@ -248,6 +248,8 @@ def server_seeds():
         "model.txt": "HEAD\n/v1/models/tiny\nBearer s3cre\n\n\n",
         "preflight.txt": "OPTIONS\n/health\n\n0\n\nfoo",
         "big.txt": "POST\n/v1/audio/vad\nBearer s3cret\n99999999999999999999\n\n",
+        "speech.txt": "POST\n/v1/audio/speech\nBearer s3cret\n262145\n\n",
+        "voices.txt": "HEAD\n/v1/audio/voices\nBearer s3cret\n\n\n",
     })
     write_all(os.path.join(HERE, "fields"), {
         "bool.txt": "TRUE", "number.txt": "1.5  ", "exp.txt": "-1e-300", "int.txt": "16", "hex.txt": "0x1p3",
