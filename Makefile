@@ -33,7 +33,7 @@ test-tsan:
 	    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAUDIOC_TSAN=ON
 	cmake --build $(TSAN_BUILD) -j $(JOBS)
 	TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" \
-	    ctest --test-dir $(TSAN_BUILD) --output-on-failure -j $(JOBS) -R 'unit_api|unit_base|unit_nn|test_server|test_sdk'
+	    ctest --test-dir $(TSAN_BUILD) --output-on-failure -j $(JOBS) -R 'unit_api|unit_base|unit_nn|test_server|test_sdk|test_speech'
 
 bench: build
 	/usr/bin/python3 bench/vad_bench.py $(BUILD)/audioc

@@ -105,6 +105,13 @@ AC_API ac_status ac_audio_convert(const char *file, int rate, const char *out, a
 AC_API ac_status ac_audio_save(const char *path, const float *pcm, int64_t frames, int channels, int rate,
                                int pcm16);
 
+/* Encodes FRAMES interleaved frames of PCM as a file image in memory:
+ * FORMAT is an extension as in ac_audio_save ("wav", "flac", "ogg", "opus",
+ * "mp3") or "pcm" (headerless 16-bit little-endian). *DATA (free with
+ * ac_free) holds *SIZE bytes. */
+AC_API ac_status ac_audio_encode(const char *format, const float *pcm, int64_t frames, int channels, int rate,
+                                 int pcm16, void **data, size_t *size);
+
 /* Audio for a model: a file, interleaved float PCM of any rate and channel
  * count, or an encoded file image in memory (e.g. an upload). Every model
  * decodes, mixes to mono and resamples it to the rate it runs at. The
@@ -145,6 +152,12 @@ static inline ac_audio_input ac_input_memory(const void *data, size_t size, cons
  * memory such as standard input). OUT is created only once its format is
  * known to hold the rate, and removed when the conversion fails. */
 AC_API ac_status ac_audio_convert_input(const ac_audio_input *in, int rate, const char *out, ac_audio_info *info);
+
+/* The whole of IN decoded, mixed to mono and resampled to RATE (0 = keep)
+ * into *PCM (*FRAMES samples, free with ac_free); INFO (may be NULL)
+ * receives what the source was. */
+AC_API ac_status ac_audio_decode(const ac_audio_input *in, int rate, float **pcm, int64_t *frames,
+                                 ac_audio_info *info);
 
 /* ---- Models ----------------------------------------------------------- */
 
@@ -427,7 +440,8 @@ AC_API ac_status ac_tokenize(const ac_tokenizer *tok, const char *text, size_t l
  * length in *LEN (may be NULL). Special tokens are kept when KEEP_SPECIAL. */
 AC_API ac_status ac_detokenize(const ac_tokenizer *tok, const int *ids, size_t n, int keep_special, char **text,
                                size_t *len);
-/* Frees a buffer the library returned (ac_tokenize, ac_detokenize). */
+/* Frees a buffer the library returned (ac_tokenize, ac_detokenize,
+ * ac_audio_encode, ac_audio_decode). */
 AC_API void ac_free(void *p);
 
 #ifdef __cplusplus

@@ -62,3 +62,26 @@ ac_status ac_audio_save(const char *path, const float *pcm, int64_t frames, int 
     ac_status c = ac_audio_writer_close(w);
     return s ? s : c;
 }
+
+ac_status ac_audio_decode(const ac_audio_input *in, int rate, float **pcm, int64_t *frames, ac_audio_info *info)
+{
+    if (!pcm || !frames || rate < 0) return ac_error(AC_ERR_ARG, "ac_audio_decode: bad arguments");
+    return ac_input_error(in, ac_input_read_all(in, rate, 0, pcm, frames, info));
+}
+
+ac_status ac_audio_encode(const char *format, const float *pcm, int64_t frames, int channels, int rate, int pcm16,
+                          void **data, size_t *size)
+{
+    if (data) *data = NULL;
+    if (size) *size = 0;
+    if (!format || !data || !size || (!pcm && frames > 0) || frames < 0 || channels < 1 || rate < 1)
+        return ac_error(AC_ERR_ARG, "ac_audio_encode: bad arguments");
+    ac_audio_writer *w;
+    AC_TRY(ac_audio_writer_open_memory(format, rate, channels, pcm16, &w));
+    ac_status s = frames ? ac_audio_write(w, pcm, (size_t)frames) : AC_OK;
+    if (s) {
+        ac_audio_writer_close(w);
+        return s;
+    }
+    return ac_audio_writer_finish(w, data, size);
+}

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/mem.h"
 
 ac_status ac_struct_take(void *dst, size_t full, const void *src, const char *what)
 {
@@ -39,4 +40,39 @@ ac_status ac_input_error(const ac_audio_input *in, ac_status s)
     if (s && s != AC_ERR_CANCELLED && in && in->struct_size && in->kind == AC_INPUT_FILE && in->path)
         return ac_error_prefix(s, "%s", in->path);
     return s;
+}
+
+ac_status ac_input_read_all(const ac_audio_input *in, int rate, double max_s, float **out, int64_t *n,
+                            ac_audio_info *info)
+{
+    *out = NULL;
+    *n = 0;
+    ac_audio_reader *r;
+    AC_TRY(ac_input_open(in, rate, &r));
+    if (info) *info = *ac_audio_reader_info(r);
+    ac_floatvec v = {0};
+    const double max_n = max_s > 0 ? max_s * ac_audio_reader_rate(r) : 1e300;
+    enum { BLOCK = 16384 };
+    float buf[BLOCK];
+    ac_status s;
+    for (;;) {
+        size_t got;
+        if ((s = ac_audio_read(r, buf, BLOCK, &got)) || got == 0) break;
+        if ((double)(v.n + got) > max_n) {
+            s = ac_error(AC_ERR_ARG, "longer than %.0f s, the most this model converts at once", max_s);
+            break;
+        }
+        if (ac_floatvec_push(&v, buf, got)) {
+            s = AC_ERR_NOMEM;
+            break;
+        }
+    }
+    ac_audio_close(r);
+    if (s) {
+        ac_floatvec_free(&v);
+        return s;
+    }
+    *out = v.data;
+    *n = (int64_t)v.n;
+    return AC_OK;
 }

@@ -77,36 +77,13 @@ static ac_status check_options(const ac_voice_options *o)
 static ac_status read_all(const ac_audio_input *in, int rate, double max_s, const char *what, float **out,
                           int64_t *n)
 {
-    *out = NULL;
-    *n = 0;
-    ac_audio_reader *r;
-    ac_status s = ac_input_open(in, rate, &r);
-    if (s) return ac_error_prefix(ac_input_error(in, s), "%s", what);
-    ac_floatvec v = {0};
-    const int64_t max_n = (int64_t)(max_s * rate);
-    enum { BLOCK = 16384 };
-    float buf[BLOCK];
-    for (;;) {
-        size_t got;
-        if ((s = ac_audio_read(r, buf, BLOCK, &got)) || got == 0) break;
-        if ((int64_t)(v.n + got) > max_n) {
-            s = ac_error(AC_ERR_ARG, "longer than %.0f s, the most this model converts at once", max_s);
-            break;
-        }
-        if (ac_floatvec_push(&v, buf, got)) {
-            s = AC_ERR_NOMEM;
-            break;
-        }
+    ac_status s = ac_input_read_all(in, rate, max_s, out, n, NULL);
+    if (!s && *n == 0) {
+        free(*out);
+        *out = NULL;
+        s = ac_error(AC_ERR_ARG, "no audio samples");
     }
-    ac_audio_close(r);
-    if (!s && v.n == 0) s = ac_error(AC_ERR_ARG, "no audio samples");
-    if (s) {
-        ac_floatvec_free(&v);
-        return ac_error_prefix(ac_input_error(in, s), "%s", what);
-    }
-    *out = v.data;
-    *n = (int64_t)v.n;
-    return AC_OK;
+    return s ? ac_error_prefix(ac_input_error(in, s), "%s", what) : AC_OK;
 }
 
 /* IN (may be NULL) decoded into C; WHAT names it in messages. */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server.h"
+#include "speech.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -18,11 +18,12 @@ static void check(const request_head *h, const char *key)
     int known = 0;
     for (size_t i = 0; i < sizeof statuses / sizeof *statuses; i++) known |= a.status == statuses[i];
     if (!known || memchr(a.message, 0, sizeof a.message) == NULL) abort();
-    if (a.status == 0 && (a.route < R_HEALTH || a.route > R_VAD)) abort();
+    if (a.status == 0 && (a.route < R_HEALTH || a.route > R_CONVERSION)) abort();
     /* admitted to /v1/ with a key required: the key was sent */
     if (key && a.status == 0 && strncmp(h->url, "/v1/", 4) == 0 && (!h->authorization || !strstr(h->authorization, key)))
         abort();
     if (a.status == 0 && a.route >= R_TRANSCRIPTION && a.length > (25u << 20) + (64u << 10)) abort();
+    if (a.status == 0 && a.route == R_SPEECH && a.length > SPEECH_BODY_MAX) abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

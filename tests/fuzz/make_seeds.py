@@ -248,10 +248,20 @@ def server_seeds():
         "model.txt": "HEAD\n/v1/models/tiny\nBearer s3cre\n\n\n",
         "preflight.txt": "OPTIONS\n/health\n\n0\n\nfoo",
         "big.txt": "POST\n/v1/audio/vad\nBearer s3cret\n99999999999999999999\n\n",
+        "speech.txt": "POST\n/v1/audio/speech\nBearer s3cret\n262145\n\n",
+        "voices.txt": "HEAD\n/v1/audio/voices\nBearer s3cret\n\n\n",
     })
     write_all(os.path.join(HERE, "fields"), {
         "bool.txt": "TRUE", "number.txt": "1.5  ", "exp.txt": "-1e-300", "int.txt": "16", "hex.txt": "0x1p3",
         "nan.txt": "nan", "format.txt": "verbose_json"})
+    write_all(os.path.join(HERE, "speech_request"), {
+        "openai.json": '{"model":"vevo2","input":"Hello there.","voice":"alice","response_format":"wav",'
+                       '"speed":1.0,"stream_format":"sse"}',
+        "ours.json": '{"input":"la la","voice":{"id":"alice"},"route":"text_to_singing","prosody_voice":"hum",'
+                     '"style_voice":"bob","seed":7,"temperature":0,"top_k":1,"top_p":0.5,"steps":8,"max_tokens":30,'
+                     '"min_tokens":0,"repetition_penalty":1.1,"target_duration":2.5,"reference_duration":3}',
+        "bad.json": '{"input":"x","voice":"a","speed":2,"input":null,"seed":1.5,"instructions":"calm"}',
+        "nested.json": '[{"input":[1,{"a":"\\u0000"}]}, 1e999, "\\ud800"]'})
     write_all(os.path.join(HERE, "json_string"), {
         "ascii.txt": 'say "hi"\\ \t\n', "utf8.txt": "kø e\u0301 \U0001f600",
         "bad.bin": b"\xc0\xaf \xed\xa0\x80 \xf4\x90\x80\x80 \xe2\x82 \x00 end"})

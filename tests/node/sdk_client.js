@@ -22,6 +22,14 @@ async function run(client, call) {
       for await (const ev of res) events.push(ev);
       return events;
     }
+    case 'speech': {
+      // the audio as base64; with stream_format 'sse' the SDK hands back the
+      // raw event stream, returned as text
+      const res = await client.audio.speech.create(call.params);
+      if (call.params.stream_format === 'sse') return { type: res.headers.get('content-type'), text: await res.text() };
+      const bytes = Buffer.from(await res.arrayBuffer());
+      return { type: res.headers.get('content-type'), base64: bytes.toString('base64') };
+    }
     case 'models.list': {
       const ids = [];
       for await (const m of client.models.list()) ids.push(m);

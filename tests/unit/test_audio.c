@@ -445,6 +445,55 @@ static void test_convert(void)
     free(a), free(b), free(x);
 }
 
+/* Encoding to memory gives the bytes ac_audio_save writes to a file, and
+ * ac_audio_decode of them what the reader reads from that file. */
+static void test_encode(void)
+{
+    size_t n = 24000;
+    float *x = music(n, 24000);
+    const char *formats[] = {"wav", "flac", "pcm", "mp3"};
+    for (int i = 0; i < 4; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "enc.%s", formats[i]);
+        const char *path = work_path(name);
+        ac_status s = ac_audio_save(path, x, (int64_t)n, 1, 24000, 1);
+        if (s == AC_ERR_UNSUPPORTED) {
+            fprintf(stderr, "skip %s: %s\n", name, ac_last_error());
+            continue;
+        }
+        void *data = NULL;
+        size_t size = 0;
+        CHECK(s == AC_OK && ac_audio_encode(formats[i], x, (int64_t)n, 1, 24000, 1, &data, &size) == AC_OK,
+              "%s: %s", name, ac_last_error());
+        FILE *f = fopen(path, "rb");
+        char *file = malloc(size + 1);
+        size_t got = f ? fread(file, 1, size + 1, f) : 0;
+        if (f) fclose(f);
+        CHECK(got == size && memcmp(file, data, size) == 0, "%s: %zu bytes in memory, %zu in the file", name, size,
+              got);
+        if (i == 2) CHECK(size == 2 * n, "pcm: 16 bits a sample, no header (%zu bytes)", size);
+        if (i != 2) {
+            size_t nf;
+            float *a = read_file(path, 0, 4096, &nf), *b = NULL;
+            int64_t nb = 0;
+            ac_audio_input in = ac_input_memory(data, size, name);
+            CHECK(ac_audio_decode(&in, 0, &b, &nb, NULL) == AC_OK && (size_t)nb == nf &&
+                      memcmp(a, b, nf * sizeof *a) == 0,
+                  "%s: decoded from memory as from the file (%lld, %zu)", name, (long long)nb, nf);
+            free(a);
+            ac_free(b);
+        }
+        free(file);
+        ac_free(data);
+    }
+    void *data = (void *)1;
+    size_t size = 1;
+    CHECK(ac_audio_encode("aiff", x, (int64_t)n, 1, 24000, 1, &data, &size) == AC_ERR_ARG && !data && !size &&
+              error_has("unknown output format"),
+          "unknown format: %s", ac_last_error());
+    free(x);
+}
+
 /* ---- DSP --------------------------------------------------------------- */
 
 static void test_rfft(void)
@@ -544,6 +593,7 @@ int main(int argc, char **argv)
     RUN(test_sox_codecs);
     RUN(test_writer_codecs);
     RUN(test_convert);
+    RUN(test_encode);
     RUN(test_rfft);
     RUN(test_melbank);
     return test_finish();

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "server.h"
+#include "speech.h"
 
 /* Whether A equals B, in a time that depends on their lengths only, not on
  * where they first differ (no guessing the key a byte at a time). */
@@ -61,7 +61,10 @@ void admit_head(const request_head *h, const char *api_key, size_t max_upload, a
     } routes[] = {{"/health", "GET", R_HEALTH},
                   {"/v1/models", "GET", R_MODELS},
                   {"/v1/audio/transcriptions", "POST", R_TRANSCRIPTION},
-                  {"/v1/audio/vad", "POST", R_VAD}};
+                  {"/v1/audio/vad", "POST", R_VAD},
+                  {"/v1/audio/voices", "GET", R_VOICES},
+                  {"/v1/audio/speech", "POST", R_SPEECH},
+                  {"/v1/audio/conversions", "POST", R_CONVERSION}};
     memset(a, 0, sizeof *a);
     /* any body makes an early answer close the connection (the rest is not read) */
     unsigned long long n = 0;
@@ -70,7 +73,7 @@ void admit_head(const request_head *h, const char *api_key, size_t max_upload, a
     a->has_body = n > 0 || bad_length || h->transfer_encoding;
     const char *url = h->url, *method = h->method;
     int known = -1;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < (int)(sizeof routes / sizeof *routes); i++)
         if (strcmp(url, routes[i].path) == 0) known = i;
     if (known < 0 && strncmp(url, "/v1/models/", 11) == 0 && url[11]) known = 1;   /* /v1/models/ID */
     if (known < 0) {
@@ -100,7 +103,9 @@ void admit_head(const request_head *h, const char *api_key, size_t max_upload, a
         refuse(a, 400, NULL, "Content-Length '%.40s' is not a number", h->content_length);
         return;
     }
-    if (a->route != R_TRANSCRIPTION && a->route != R_VAD) return;
+    if (a->route == R_SPEECH && n > SPEECH_BODY_MAX)
+        refuse(a, 413, NULL, "the JSON body is larger than %u KB", SPEECH_BODY_MAX >> 10);
+    if (a->route <= R_MODEL || a->route == R_SPEECH) return;
     if (n > max_upload + (64u << 10))
         refuse(a, 413, "file", "the upload is larger than the limit of %zu MB", max_upload >> 20);
 }

@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "server.h"
+#include "speech.h"
 
 typedef struct {
     route route;
@@ -20,6 +20,7 @@ typedef struct {
     const char *method, *url;
     double t0;
     form *form;
+    buffer json;        /* the body of a JSON request (R_SPEECH) */
     int bad_body, has_body;
     int over_budget;    /* a chunked upload outgrew the buffer budget: its rest is dropped */
     size_t reserved;    /* bytes of the buffer budget it holds */
@@ -111,7 +112,7 @@ static void admit(request *q, const char *url, const char *method)
     q->has_body = a.has_body;
     if (a.status == 204) q->early.status = 204;
     if (a.status && a.status != 204) reply_error(&q->early, a.status, a.param, "%s", a.message);
-    if (a.status || (q->route != R_TRANSCRIPTION && q->route != R_VAD)) return;
+    if (a.status || q->route <= R_MODEL || q->route == R_OPTIONS) return;
     /* refused before a byte of the body is read: a full queue, or a full upload budget */
     if (queue_full()) {
         reply_error(&q->early, 503, NULL, "the server is busy: %d requests are waiting; try again later", g_cfg.max_queue);
@@ -122,6 +123,7 @@ static void admit(request *q, const char *url, const char *method)
                     "try again later", g_cfg.max_buffer_mb);
         return;
     }
+    if (q->route == R_SPEECH) return;   /* a JSON body */
     q->form = form_new(q->conn, (size_t)g_cfg.max_upload_mb << 20, (size_t)a.length);
     if (!q->form)
         reply_error(&q->early, 400, NULL, "the body must be multipart/form-data (with a boundary)");
@@ -159,6 +161,30 @@ static enum MHD_Result start_stream(request *q)
     return ok;
 }
 
+/* Whether the multipart body came in whole and within the limits (else the error in R). */
+static int form_checked(request *q, reply *r)
+{
+    const char *field;
+    int too_large = form_too_large(q->form, &field);
+    if (too_large == FORM_BODY_TOO_LARGE) {
+        reply_error(r, 413, "file", "the upload is larger than the limit of %ld MB", g_cfg.max_upload_mb);
+        return -1;
+    }
+    if (too_large == FORM_FIELD_TOO_LARGE) {
+        if (strcmp(field, "file") == 0)
+            reply_error(r, 400, field, "the 'file' part has no filename, so it is a text field, and text fields are "
+                        "limited to %u KB: send the audio as a file upload (with a filename)", FORM_MAX_TEXT_FIELD >> 10);
+        else reply_error(r, 400, field, "the form field '%s' is longer than %u KB", field, FORM_MAX_TEXT_FIELD >> 10);
+        return -1;
+    }
+    int finished = form_finish(q->form) == 0;
+    if (q->bad_body || !finished) {
+        reply_error(r, 400, NULL, "the multipart/form-data body is malformed or incomplete");
+        return -1;
+    }
+    return 0;
+}
+
 /* The body is in: check it, queue the job, wait for its answer. */
 static enum MHD_Result run_job(request *q)
 {
@@ -168,26 +194,19 @@ static enum MHD_Result run_job(request *q)
                     "try again later", g_cfg.max_buffer_mb);
         return send_reply(q, &r);
     }
-    const char *field;
-    int too_large = form_too_large(q->form, &field);
-    if (too_large == FORM_BODY_TOO_LARGE) {
-        reply_error(&r, 413, "file", "the upload is larger than the limit of %ld MB", g_cfg.max_upload_mb);
-        return send_reply(q, &r);
+    int bad;
+    if (q->route == R_SPEECH) {
+        if (q->bad_body) {
+            reply_error(&r, 413, NULL, "the JSON body is larger than %u KB", SPEECH_BODY_MAX >> 10);
+            return send_reply(q, &r);
+        }
+        bad = endpoint_speech_prepare(&q->json, &q->job, &r);
+    } else {
+        if (form_checked(q, &r)) return send_reply(q, &r);
+        bad = q->route == R_TRANSCRIPTION ? endpoint_transcription_prepare(q->form, &q->job, &r)
+              : q->route == R_VAD         ? endpoint_vad_prepare(q->form, &q->job, &r)
+                                          : endpoint_conversion_prepare(q->form, &q->job, &r);
     }
-    if (too_large == FORM_FIELD_TOO_LARGE) {
-        if (strcmp(field, "file") == 0)
-            reply_error(&r, 400, field, "the 'file' part has no filename, so it is a text field, and text fields are "
-                        "limited to %u KB: send the audio as a file upload (with a filename)", FORM_MAX_TEXT_FIELD >> 10);
-        else reply_error(&r, 400, field, "the form field '%s' is longer than %u KB", field, FORM_MAX_TEXT_FIELD >> 10);
-        return send_reply(q, &r);
-    }
-    int finished = form_finish(q->form) == 0;
-    if (q->bad_body || !finished) {
-        reply_error(&r, 400, NULL, "the multipart/form-data body is malformed or incomplete");
-        return send_reply(q, &r);
-    }
-    int bad = q->route == R_TRANSCRIPTION ? endpoint_transcription_prepare(q->form, &q->job, &r)
-                                          : endpoint_vad_prepare(q->form, &q->job, &r);
     if (bad) return send_reply(q, &r);
     if (queue_submit(&q->job)) {
         reply_error(&r, 503, NULL, "the server is busy: %d requests are waiting; try again later", g_cfg.max_queue);
@@ -236,6 +255,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         /* a body without Content-Length takes its budget as it comes */
         if (!header(c, "Content-Length") && !q->over_budget && !budget_take(q, *upload_size)) q->over_budget = 1;
         if (q->form && !q->bad_body && !q->over_budget && form_feed(q->form, upload, *upload_size)) q->bad_body = 1;
+        if (q->route == R_SPEECH && !q->bad_body && !q->over_budget && speech_body_feed(&q->json, upload, *upload_size))
+            q->bad_body = 1;
         *upload_size = 0;
         return MHD_YES;
     }
@@ -250,6 +271,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         return send_reply(q, &r);
     case R_MODEL:
         endpoint_model(&r, q->url + 11);
+        return send_reply(q, &r);
+    case R_VOICES:
+        endpoint_voices(&r);
         return send_reply(q, &r);
     default:
         return run_job(q);
@@ -266,6 +290,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
         }
     }
     form_free(q->form);
+    buffer_free(&q->json);
     atomic_fetch_sub(&buffered, q->reserved);
     buffer_free(&q->early.body);
     buffer_free(&q->job.result.body);

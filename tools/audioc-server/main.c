@@ -9,7 +9,7 @@
 
 #include "args.h"
 #include "default_model.h"
-#include "server.h"
+#include "speech.h"
 
 server_config g_cfg;
 
@@ -18,17 +18,23 @@ static void usage(FILE *f)
     fputs(
         "usage: audioc-server [options]\n"
         "\n"
-        "Serves speech recognition and voice activity detection over HTTP with\n"
-        "OpenAI's API shapes: POST /v1/audio/transcriptions, POST /v1/audio/vad,\n"
-        "GET /v1/models, GET /health. Every option can also be set from the\n"
+        "Serves speech recognition, voice activity detection and speech in a given\n"
+        "voice over HTTP with OpenAI's API shapes: POST /v1/audio/transcriptions,\n"
+        "/v1/audio/vad, /v1/audio/speech, /v1/audio/conversions; GET /v1/models,\n"
+        "/v1/audio/voices, /health. Every option can also be set from the\n"
         "environment variable in brackets; options win.\n"
         "\n"
         "  --host ADDR          address to listen on (127.0.0.1) [AUDIOC_HOST]\n"
         "  --port N             port; 0 picks a free one (8080) [AUDIOC_PORT]\n"
         "  --model ID=PATH      serve the model at PATH as ID; repeat for several.\n"
-        "                       PATH is an ASR package (folder or .gguf) or VAD weights\n"
+        "                       PATH is an ASR package (folder or .gguf), VAD weights or\n"
+        "                       a Vevo2 package (speech and voice conversion)\n"
         "                       [AUDIOC_MODELS: ID=PATH,ID=PATH]; default: the bundled\n"
         "                       " DEFAULT_MODEL_ID " as '" DEFAULT_MODEL_ID "'\n"
+        "  --voice ID=REF[:TEXT] a reference voice for /v1/audio/speech and conversions:\n"
+        "                       a few seconds of the speaker in any audio format; TEXT,\n"
+        "                       what it says, makes it also the style reference of\n"
+        "                       speech from text. Repeat for several\n"
         "  --threads N          threads in all (physical cores) [AUDIOC_THREADS]\n"
         "  --workers N          requests run at once, sharing the threads\n"
         "                       (threads / 2, at least 1) [AUDIOC_WORKERS]\n"
@@ -149,6 +155,7 @@ static int set_option(const char *opt, const char *v, int *threads)
     } else if (!strcmp(opt, "--api-key")) g_cfg.api_key = *v ? v : NULL;
     else if (!strcmp(opt, "--cors")) g_cfg.cors = *v ? v : NULL;
     else if (!strcmp(opt, "--model")) return add_model(v);
+    else if (!strcmp(opt, "--voice")) return voice_add(v);
     else if (!strcmp(opt, "--max-connections")) return arg_int(opt, v, 1, 100000, &g_cfg.max_connections);
     else if (!strcmp(opt, "--max-connections-per-client")) return arg_int(opt, v, 1, 100000, &g_cfg.max_per_client);
     else if (!strcmp(opt, "--header-timeout")) {
@@ -216,7 +223,7 @@ static int parse(int argc, char **argv, int *threads)
         snprintf(name, sizeof name, "%.*s", (int)strcspn(o, "="), o);
         int known = 0;
         for (size_t k = 0; k < sizeof env_options / sizeof *env_options; k++) known |= !strcmp(name, env_options[k].opt);
-        if (!known && strcmp(name, "--model") != 0) {
+        if (!known && strcmp(name, "--model") != 0 && strcmp(name, "--voice") != 0) {
             fprintf(stderr, "audioc-server: unknown option '%s' (see --help)\n", o);
             return -1;
         }
@@ -267,6 +274,7 @@ int main(int argc, char **argv)
     int rc = 1;
     for (int i = 0; i < g_cfg.n_models; i++)
         if (load_model(&g_cfg.models[i])) goto out;
+    if (voices_load()) goto out;
     if (queue_start(g_cfg.workers, each, g_cfg.max_queue, warm_up)) {
         fprintf(stderr, "audioc-server: cannot start %d workers\n", g_cfg.workers);
         goto out;
@@ -305,5 +313,6 @@ int main(int argc, char **argv)
 out:
     for (int i = 0; i < g_cfg.n_models; i++) ac_model_free(g_cfg.models[i].model);
     free(g_cfg.models);
+    voices_free();
     return rc;
 }

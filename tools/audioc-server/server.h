@@ -93,7 +93,9 @@ int field_choice(const char *v, const char *const *names, int n);
 
 /* ---- admission of a request head (admit.c) -------------------------------- */
 
-typedef enum { R_NONE, R_HEALTH, R_MODELS, R_MODEL, R_TRANSCRIPTION, R_VAD, R_OPTIONS } route;
+/* GET routes come first (up to R_MODEL); the POST routes after them run as jobs. */
+typedef enum { R_NONE, R_HEALTH, R_MODELS, R_VOICES, R_MODEL, R_TRANSCRIPTION, R_VAD, R_SPEECH, R_CONVERSION,
+               R_OPTIONS } route;
 
 /* The head as received; a header is NULL when absent. */
 typedef struct {

@@ -1,0 +1,415 @@
+#!/usr/bin/python3
+"""audioc-server's voice endpoints as clients use them, on a tiny random
+Vevo2 package (tests/ref/vevo2/make_package.py) and espeak-ng voices:
+
+- POST /v1/audio/speech in every response_format: the bytes of `audioc tts`
+  for the same request (the same seed: the AR draws and the flow-matching
+  noise are seeded; opus, whose Ogg serial number is random, decodes to the
+  same samples);
+- stream_format=sse: one speech.audio.delta per text chunk (a long input
+  makes several), their audio joined equal to the whole, then one
+  speech.audio.done;
+- GET /v1/audio/voices and the model in /v1/models;
+- POST /v1/audio/conversions (multipart: file, voice by id or uploaded as
+  target_voice, route, pitch_shift, text fields) against `audioc vc` / `svc`;
+- every bad input (empty text, only punctuation, a route without the
+  reference it needs, an unknown route, voice or model, a prosody reference
+  shorter than one token, speed, formats, bodies that are not JSON or too
+  large...): 400/404/413 in OpenAI's error shape, and /health still 200;
+- the API key, and clients that hang up (their jobs are cancelled);
+- the official OpenAI Node SDK's audio.speech.create (wav, flac, pcm, sse).
+Environment: AUDIOC, AUDIOC_SERVER, TEST_WORK (as test_server.py)."""
+import base64
+import io
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+from scipy.io import wavfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "ref", "vevo2"))
+import test_server as ts  # noqa: E402
+import test_sdk  # noqa: E402
+import make_package  # noqa: E402
+import route_test  # noqa: E402
+from test_server import SANITIZED, Server, check, check_error, multipart, request  # noqa: E402
+
+ts.WORK = WORK = os.path.join(os.environ["TEST_WORK"], "server_speech")
+AUDIOC = os.environ["AUDIOC"]
+RATE = 24000
+VOICE_TEXT = "Please call Stella and ask her to bring these things."
+SOURCE_TEXT = "We will meet at the station at nine."
+SEED, STEPS, MAX_TOKENS = 5, 8, 30
+GEN = {"seed": SEED, "steps": STEPS, "max_tokens": MAX_TOKENS}
+CLI_GEN = ["--seed", SEED, "--steps", STEPS, "--max-tokens", MAX_TOKENS, "--threads", 1, "--no-progress"]
+FORMATS = ("wav", "flac", "pcm", "mp3", "opus")
+TYPES = {"wav": "audio/wav", "flac": "audio/flac", "pcm": "audio/pcm", "mp3": "audio/mpeg", "opus": "audio/ogg"}
+# about 130 words: three text chunks of at most 60 words
+LONG = " ".join(["The quick brown fox jumps over the lazy dog near the quiet river bank."] * 10)
+
+
+def path(name):
+    return os.path.join(WORK, name)
+
+
+def run(*cmd, **kw):
+    return subprocess.run([str(c) for c in cmd], capture_output=True, **kw)
+
+
+def cli(out, *args):
+    """audioc ARGS (a command first) -o OUT with the seeded generation; OUT's bytes, or None."""
+    r = run(AUDIOC, args[0], "-m", PKG, *CLI_GEN, *args[1:], "-o", path(out))   # ARGS may override CLI_GEN
+    if not check(r.returncode == 0, f"audioc {' '.join(map(str, args[:3]))}: {r.stderr.decode()[-400:]}"):
+        return None
+    with open(path(out), "rb") as f:
+        return f.read()
+
+
+def decoded(data, name):
+    """Samples of an encoded file image, as audioc decodes it (float WAV)."""
+    with open(path(name), "wb") as f:
+        f.write(data)
+    out = path(name + ".f.wav")
+    r = run(AUDIOC, "convert", path(name), out)
+    if not check(r.returncode == 0, f"{name} decodes: {r.stderr.decode()[-300:]}"):
+        return np.zeros(0, np.float32)
+    return wavfile.read(out)[1]
+
+
+def pcm16(data):
+    return np.frombuffer(data, "<i2")
+
+
+def speak(port, key=None, **body):
+    headers = {"Content-Type": "application/json", **ts.auth_headers(key)}
+    return request(port, "POST", "/v1/audio/speech", json.dumps(body).encode(), headers)
+
+
+def convert(port, fields=(), files=(), key=None):
+    body, ctype = multipart(fields, files)
+    return request(port, "POST", "/v1/audio/conversions", body, {"Content-Type": ctype, **ts.auth_headers(key)})
+
+
+def sse_events(text):
+    """The JSON of each 'data:' line of an event stream."""
+    out = []
+    for line in text.split("\n"):
+        if line.startswith("data: "):
+            try:
+                out.append(json.loads(line[6:]))
+            except ValueError:
+                out.append({"unparsed": line})
+    return out
+
+
+def read_bytes(name):
+    with open(path(name), "rb") as f:
+        return f.read()
+
+
+# ---------------------------------------------------------------- parts
+
+def test_lists(srv):
+    r = request(srv.port, "GET", "/v1/audio/voices")
+    j = r.json() or {}
+    got = [(v.get("id"), v.get("has_transcript"), v.get("object")) for v in j.get("data", [])]
+    check(r.status == 200 and j.get("object") == "list"
+          and got == [("alice", True, "voice"), ("bob", False, "voice"), ("blip", False, "voice")],
+          f"GET /v1/audio/voices: the --voice references in order, with has_transcript ({r!r})")
+    durations = [v.get("duration") for v in j.get("data", [])]
+    check(len(durations) == 3 and abs(durations[2] - 0.05) < 1e-3 and 2.5 < durations[0] < 3.5,
+          f"voice durations in seconds: {durations}")
+    models = (request(srv.port, "GET", "/v1/models").json() or {}).get("data", [])
+    check([(m.get("id"), m.get("family"), m.get("task")) for m in models] == [("v", "vevo2", "voice")],
+          f"/v1/models lists the Vevo2 package as a voice model: {models}")
+
+
+def test_formats(srv):
+    text = "Good morning to you."
+    want_wav = None
+    for fmt in FORMATS:
+        r = speak(srv.port, model="v", input=text, voice="alice", response_format=fmt, **GEN)
+        want = cli(f"tts.{fmt}", "tts", "--voice", path("voice.wav"), "--voice-text", VOICE_TEXT, text)
+        if not check(r.status == 200 and want is not None, f"speech {fmt}: {r!r}"):
+            continue
+        check(r.header("content-type") == TYPES[fmt], f"speech {fmt}: Content-Type {r.header('content-type')!r}")
+        if fmt == "opus":   # the Ogg stream's serial number is random: the same samples
+            a, b = decoded(r.body, "srv.opus"), decoded(want, "cli.opus")
+            check(len(a) == len(b) > 0 and np.array_equal(a, b), f"speech opus decodes to audioc tts's samples "
+                  f"({len(a)}, {len(b)})")
+        else:
+            check(r.body == want, f"speech {fmt}: the bytes of audioc tts -o tts.{fmt} ({len(r.body)} vs {len(want)})")
+        if fmt == "wav":
+            want_wav = wavfile.read(io.BytesIO(r.body))[1]
+            check(wavfile.read(io.BytesIO(r.body))[0] == RATE and want_wav.dtype == np.int16 and len(want_wav) > 0,
+                  "speech wav: 16-bit PCM at 24 kHz")
+    if want_wav is not None:
+        # libsndfile scales 16 bits by 32767 in WAV and 32768 in FLAC
+        flac = decoded(read_bytes("tts.flac"), "tts_copy.flac")
+        check(len(flac) == len(want_wav) and np.max(np.abs(flac - want_wav / 32767.0)) <= 1.5 / 32768,
+              "speech flac: the wav's samples, to 16 bits")
+        check(np.array_equal(pcm16(read_bytes("tts.pcm")), want_wav), "speech pcm: the wav's samples, no header")
+    # defaults: no model (the first voice model), voice as OpenAI's custom voice object, mp3
+    r = speak(srv.port, input=text, voice={"id": "alice"}, **GEN)
+    check(r.status == 200 and r.header("content-type") == "audio/mpeg" and r.body == read_bytes("tts.mp3"),
+          f"speech defaults: the first voice model, mp3, voice as {{'id': ...}} ({r!r})")
+    # a voice without a transcript, and a style reference by id (its transcript goes with it)
+    r = speak(srv.port, input=text, voice="bob", style_voice="alice", response_format="wav", **GEN)
+    want = cli("style.wav", "tts", "--voice", path("voice.wav"), "--style-ref", path("voice.wav"), "--style-text",
+               VOICE_TEXT, text)
+    check(r.status == 200 and r.body == want, f"speech with style_voice: audioc tts --style-ref ({r!r})")
+    r = speak(srv.port, input=text, voice="bob", response_format="wav", temperature=0, top_k=1, steps=4,
+              max_tokens=20, seed=1)
+    want = cli("greedy.wav", "tts", "--voice", path("voice.wav"), text, "--temperature", 0, "--top-k", 1,
+               "--steps", 4, "--max-tokens", 20, "--seed", 1)
+    check(r.status == 200 and r.body == want, f"speech with sampling fields: audioc tts with the same options ({r!r})")
+    srv.survived("the speech requests")
+
+
+def test_stream(srv):
+    whole = speak(srv.port, input=LONG, voice="alice", response_format="pcm", **GEN)
+    check(whole.status == 200 and len(whole.body) > 0, f"long speech: {whole!r}")
+    for fmt in ("pcm", "wav"):
+        r = speak(srv.port, input=LONG, voice="alice", response_format=fmt, stream_format="sse", **GEN)
+        ev = sse_events(r.text)
+        deltas = [e for e in ev if e.get("type") == "speech.audio.delta"]
+        check(r.status == 200 and r.header("content-type").startswith("text/event-stream"),
+              f"sse {fmt}: an event stream ({r!r})")
+        check(len(deltas) == 3 and ev and ev[-1].get("type") == "speech.audio.done" and ev[-1].get("chunks") == 3
+              and len(ev) == 4, f"sse {fmt}: three chunks' deltas, then one done event: {str(ev)[:400]}")
+        chunks = [base64.b64decode(e.get("audio", "")) for e in deltas]
+        if fmt == "pcm":
+            joined = b"".join(chunks)
+        else:   # each delta a whole WAV of its chunk
+            joined = b"".join(wavfile.read(io.BytesIO(c))[1].tobytes() for c in chunks)
+        check(joined == whole.body, f"sse {fmt}: the chunks joined are the whole speech ({len(joined)} vs "
+              f"{len(whole.body)} bytes)")
+        if ev and ev[-1].get("type") == "speech.audio.done":
+            check(abs(ev[-1].get("duration", 0) - len(whole.body) / 2 / RATE) < 1e-3, f"sse {fmt}: done's duration")
+    # an error before any audio: a plain JSON error, not a stream
+    r = speak(srv.port, input="...", voice="alice", stream_format="sse")
+    check_error(srv, r, 400, "sse with only punctuation", "input")
+
+
+def test_conversions(srv):
+    src = ("file", "source.wav", read_bytes("source.wav"))
+    voice = read_bytes("voice.wav")
+    want = cli("vc.wav", "vc", path("source.wav"), "--target-voice", path("voice.wav"))
+    gen = [(k, v) for k, v in GEN.items()]
+    r = convert(srv.port, [("voice", "bob"), *gen], [src])
+    check(r.status == 200 and r.header("content-type") == "audio/wav" and r.body == want,
+          f"conversion, voice by id: audioc vc's bytes ({r!r})")
+    r = convert(srv.port, [("model", "v"), ("route", "style_preserved_vc"), *gen],
+                [src, ("target_voice", "voice.wav", voice)])
+    check(r.status == 200 and r.body == want, f"conversion, target_voice uploaded: audioc vc's bytes ({r!r})")
+    r = convert(srv.port, gen, [src, ("voice", "voice.wav", voice)])
+    check(r.status == 200 and r.body == want, f"conversion, voice uploaded as a file: audioc vc's bytes ({r!r})")
+    want = cli("svc.flac", "svc", "--route", "style_converted_svc", path("source.wav"), "--target-voice",
+               path("voice.wav"), "--pitch-shift", 2, "--text", SOURCE_TEXT, "--source-text", SOURCE_TEXT)
+    r = convert(srv.port, [("voice", "bob"), ("route", "style_converted_svc"), ("pitch_shift", "2"),
+                           ("text", SOURCE_TEXT), ("source_text", SOURCE_TEXT), ("response_format", "flac"), *gen],
+                [src])
+    check(r.status == 200 and r.body == want, f"conversion style_converted_svc, pitch_shift 2: audioc svc's bytes "
+          f"({r!r})")
+    want = cli("edit.wav", "vc", path("source.wav"), "--route", "editing", "-r", path("voice.wav"), "--source-text",
+               SOURCE_TEXT, "--text", "We will meet at the harbour at ten.")
+    r = convert(srv.port, [("voice", "bob"), ("route", "editing"), ("source_text", SOURCE_TEXT),
+                           ("text", "We will meet at the harbour at ten."), *gen], [src])
+    check(r.status == 200 and r.body == want, f"conversion editing: audioc vc --route editing's bytes ({r!r})")
+    srv.survived("the conversions")
+
+
+def test_bad_inputs(srv):
+    p = srv.port
+
+    def bad(status, what, param, **body):
+        check_error(srv, speak(p, **body), status, what, param)
+
+    bad(400, "empty input", "input", input="", voice="alice")
+    bad(400, "input of only punctuation", "input", input="... !? --", voice="alice")
+    bad(400, "no input", "input", voice="alice")
+    bad(400, "no voice", "voice", input="hello")
+    bad(404, "an unknown voice", "voice", input="hello", voice="nobody")
+    bad(404, "an unknown style voice", "style_voice", input="hello", voice="alice", style_voice="nobody")
+    bad(404, "an unknown model", "model", input="hello", voice="alice", model="tts-1")
+    bad(400, "an unknown route", "route", input="hello", voice="alice", route="karaoke")
+    bad(400, "a route without the reference it needs", "prosody_voice", input="la la", voice="alice",
+        route="humming_to_singing")
+    bad(400, "a prosody reference shorter than one token", "prosody_voice", input="la la", voice="alice",
+        route="humming_to_singing", prosody_voice="blip")
+    bad(400, "speed 1.5", "speed", input="hello", voice="alice", speed=1.5)
+    bad(400, "speed 9", "speed", input="hello", voice="alice", speed=9)
+    bad(400, "response_format aac", "response_format", input="hello", voice="alice", response_format="aac")
+    bad(400, "stream_format rtp", "stream_format", input="hello", voice="alice", stream_format="rtp")
+    bad(400, "instructions", "instructions", input="hello", voice="alice", instructions="whisper it")
+    bad(400, "a temperature that is not a number", "temperature", input="hello", voice="alice", temperature="hot")
+    bad(400, "steps out of range", "steps", input="hello", voice="alice", steps=0)
+    bad(400, "a seed that is not an integer", "seed", input="hello", voice="alice", seed=1.5)
+    bad(400, "input that is not a string", "input", input=["hello"], voice="alice")
+    bad(400, "an unknown field", None, input="hello", voice="alice", tempo=3)
+    for what, body in (("not JSON", b"input=hello"), ("a JSON array", b'["hello"]'), ("an empty body", b""),
+                       ("a cut JSON body", b'{"input":"hello","voice":"al'),
+                       ("a repeated field", b'{"input":"a","voice":"alice","input":"b"}')):
+        check_error(srv, request(p, "POST", "/v1/audio/speech", body, {"Content-Type": "application/json"}), 400,
+                    f"a body that is {what}")
+    huge = json.dumps({"input": "word " * 60000, "voice": "alice"}).encode()
+    check_error(srv, request(p, "POST", "/v1/audio/speech", huge, {"Content-Type": "application/json"}), 413,
+                "a JSON body over 256 KB")
+    check_error(srv, request(p, "GET", "/v1/audio/speech"), 405, "GET /v1/audio/speech")
+    check_error(srv, request(p, "POST", "/v1/audio/voices"), 405, "POST /v1/audio/voices")
+    # conversions
+    src = ("file", "source.wav", read_bytes("source.wav"))
+    check_error(srv, convert(p, [("voice", "bob")]), 400, "a conversion without a file", "file")
+    check_error(srv, convert(p, [("voice", "bob")], [("file", "notes.txt", b"not audio at all\n" * 50)]), 400,
+                "a conversion of bytes that are not audio", "file")
+    check_error(srv, convert(p, [("voice", "nobody")], [src]), 404, "a conversion to an unknown voice", "voice")
+    check_error(srv, convert(p, [("voice", "bob"), ("route", "karaoke")], [src]), 400, "an unknown route", "route")
+    check_error(srv, convert(p, [("voice", "bob"), ("route", "editing")], [src]), 400,
+                "editing without the text", "text")
+    check_error(srv, convert(p, [("voice", "bob"), ("pitch_shift", "30")], [src]), 400, "pitch_shift 30",
+                "pitch_shift")
+    check_error(srv, convert(p, [("voice", "bob"), ("route", "humming_to_singing"), ("text", "la la")],
+                             [("file", "short.wav", read_bytes("short.wav"))]), 400,
+                "a hummed source shorter than one token", "prosody_ref")
+    check_error(srv, convert(p, [("voice", "bob"), ("response_format", "aac")], [src]), 400, "response_format aac",
+                "response_format")
+    check_error(srv, convert(p, [("voice", "bob"), ("steps", "many")], [src]), 400, "steps that are not a number",
+                "steps")
+
+
+def test_disconnects(srv):
+    """Clients that hang up while their speech is made: the job stops, the next request is not held up."""
+    port = srv.port
+    # one chunk of the long request takes about this long here
+    t0 = time.time()
+    r = speak(port, input=LONG.split(".")[0] + ".", voice="alice", response_format="pcm", seed=1, steps=32,
+              max_tokens=300, min_tokens=300)
+    t_chunk = time.time() - t0
+    check(r.status == 200, f"a 300-token chunk: {r!r}")
+    n_chunks = 10
+    body = json.dumps({"input": " ".join([LONG] * 4), "voice": "alice", "response_format": "pcm", "seed": 1,
+                       "steps": 32, "max_tokens": 300, "min_tokens": 300}).encode()
+
+    def hang_up(sse, read_first):
+        b = json.dumps(dict(json.loads(body), **({"stream_format": "sse"} if sse else {}))).encode()
+        s = socket.create_connection(("127.0.0.1", port), timeout=ts.HTTP_TIMEOUT)
+        s.sendall(f"POST /v1/audio/speech HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  f"Content-Length: {len(b)}\r\n\r\n".encode() + b)
+        if read_first:
+            s.recv(200)   # the head of the stream: the first chunk is out
+        else:
+            time.sleep(0.3 * t_chunk)
+        s.close()
+
+    for sse, read_first, what in ((False, False, "while its speech is made"), (True, True, "mid-stream")):
+        hang_up(sse, read_first)
+        t0 = time.time()
+        r = speak(port, input="Good morning to you.", voice="alice", response_format="wav", **GEN)
+        dt = time.time() - t0
+        check(r.status == 200 and r.body == read_bytes("tts.wav"), f"the request after a client hung up {what}: {r!r}")
+        print(f"  a chunk takes {t_chunk:.2f} s; the request after a client hung up {what} took {dt:.2f} s")
+        # one worker: without cancellation the abandoned job would hold it for about n_chunks chunks
+        check(dt < 0.4 * n_chunks * t_chunk, f"the job of a client that hung up {what} is cancelled: the next "
+              f"request took {dt:.2f} s (the job: about {n_chunks * t_chunk:.2f} s)")
+    srv.survived("clients that hang up")
+
+
+def test_auth():
+    srv = Server("speech_auth", ["--model", f"v={PKG}", "--voice", f"bob={path('voice.wav')}", "--api-key", "sekret",
+                                 "--threads", "1"])
+    if srv.ok:
+        check_error(srv, speak(srv.port, input="hello", voice="bob"), 401, "speech without the API key")
+        check_error(srv, speak(srv.port, key="wrong", input="hello", voice="bob"), 401, "speech with a wrong key")
+        check_error(srv, request(srv.port, "GET", "/v1/audio/voices"), 401, "voices without the API key")
+        check_error(srv, convert(srv.port, [("voice", "bob")], [("file", "s.wav", read_bytes("source.wav"))]), 401,
+                    "a conversion without the API key")
+        r = speak(srv.port, key="sekret", input="Good morning to you.", voice="bob", response_format="wav", **GEN)
+        want = cli("auth.wav", "tts", "--voice", path("voice.wav"), "Good morning to you.")
+        check(r.status == 200 and r.body == want, f"speech with the API key ({r!r})")
+        r = request(srv.port, "GET", "/v1/audio/voices", headers=ts.auth_headers("sekret"))
+        check(r.status == 200, f"voices with the API key ({r!r})")
+    srv.stop()
+
+
+def test_startup():
+    for what, args, needle in (
+            ("a voice file that is not there", ["--voice", f"x={path('missing.wav')}"], "missing.wav"),
+            ("a voice that is not audio", ["--voice", f"x={path('not_audio.txt')}"], "not_audio.txt"),
+            ("a voice without an id", ["--voice", f"={path('voice.wav')}"], "--voice"),
+            ("a voice id given twice", ["--voice", f"x={path('voice.wav')}", "--voice", f"x={path('voice.wav')}"],
+             "twice")):
+        p = run(ts.SERVER, "--model", f"v={PKG}", *args, "--port", "0", timeout=120)
+        err = p.stderr.decode()
+        check(p.returncode != 0 and needle in err and "Sanitizer" not in err,
+              f"start-up with {what}: exit {p.returncode}, stderr {err[-300:]!r}")
+    p = run(ts.SERVER, "--help", timeout=60)
+    check(p.returncode == 0 and b"--voice" in p.stdout and b"/v1/audio/speech" in p.stdout,
+          "--help tells of --voice and /v1/audio/speech")
+
+
+def test_openai_sdk(srv):
+    if not (shutil.which("node") and os.path.isdir(os.path.join(test_sdk.NODE_DIR, "node_modules", "openai"))):
+        msg = "the OpenAI SDK is not installed (node and tests/node/node_modules/openai: run scripts/setup.sh)"
+        check(not os.environ.get("CI"), msg)
+        print("SKIP", msg)
+        return
+    text = "Good morning to you."
+    calls = [{"kind": "speech", "params": dict(model="v", voice="alice", input=text, response_format=f, **GEN)}
+             for f in ("wav", "flac", "pcm")]
+    calls.append({"kind": "speech", "params": dict(model="v", voice="alice", input=LONG, response_format="pcm",
+                                                   stream_format="sse", **GEN)})
+    calls.append({"kind": "speech", "params": dict(model="v", voice="nobody", input=text)})
+    calls.append({"kind": "speech", "params": dict(model="v", voice="alice", input="", response_format="wav")})
+    res = test_sdk.sdk(srv.port, calls)
+    for fmt, rr in zip(("wav", "flac", "pcm"), res):
+        v = test_sdk.value(rr, f"audio.speech.create {fmt}") or {}
+        check(base64.b64decode(v.get("base64", "")) == read_bytes(f"tts.{fmt}") and v.get("type") == TYPES[fmt],
+              f"SDK audio.speech.create response_format={fmt}: audioc tts's bytes ({str(v)[:200]})")
+    v = test_sdk.value(res[3], "audio.speech.create stream_format=sse") or {}
+    ev = sse_events(v.get("text", ""))
+    whole = speak(srv.port, input=LONG, voice="alice", response_format="pcm", **GEN).body
+    joined = b"".join(base64.b64decode(e.get("audio", "")) for e in ev if e.get("type") == "speech.audio.delta")
+    check(len(ev) == 4 and ev[-1].get("type") == "speech.audio.done" and joined == whole,
+          f"SDK stream_format=sse: three deltas joined are the whole, then done ({len(ev)} events)")
+    test_sdk.expect_error(res[4], "NotFoundError", 404, "audio.speech.create with an unknown voice")
+    test_sdk.expect_error(res[5], "BadRequestError", 400, "audio.speech.create with empty input")
+    srv.survived("the SDK's speech requests")
+
+
+def main():
+    global PKG
+    shutil.rmtree(WORK, ignore_errors=True)
+    os.makedirs(WORK)
+    PKG = make_package.make(path("pkg"), "F32", seed=21)
+    route_test.speech(WORK, "voice", VOICE_TEXT, "en+f3", 75, RATE, 3.3)
+    route_test.speech(WORK, "source", SOURCE_TEXT, "en", 40, RATE)
+    wavfile.write(path("short.wav"), RATE, (0.3 * np.sin(np.arange(1200) * 0.05)).astype(np.float32))
+    with open(path("not_audio.txt"), "w") as f:
+        f.write("not audio at all\n" * 50)
+    test_startup()
+    srv = Server("speech", ["--model", f"v={PKG}", "--voice", f"alice={path('voice.wav')}:{VOICE_TEXT}",
+                            "--voice", f"bob={path('voice.wav')}", "--voice", f"blip={path('short.wav')}",
+                            "--threads", "1", "--workers", "1"])
+    if srv.ok:
+        for part in (test_lists, test_formats, test_stream, test_conversions, test_bad_inputs, test_openai_sdk,
+                     test_disconnects):
+            try:
+                part(srv)
+            except Exception as e:   # a failed part is a failed check, the others still run
+                import traceback
+                traceback.print_exc()
+                check(False, f"{part.__name__} raised {e!r}")
+    srv.stop()
+    test_auth()
+    return check.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+/* audioc-server's voice side: the reference voices of --voice (voices.c),
+ * the speech request's JSON body (speech_request.c) and the endpoints
+ * /v1/audio/speech, /v1/audio/voices and /v1/audio/conversions (speech.c). */
+#ifndef AUDIOC_SERVER_SPEECH_H
+#define AUDIOC_SERVER_SPEECH_H
+
+#include "server.h"
+
+/* ---- reference voices (voices.c) --------------------------------------- */
+
+typedef struct {
+    char id[64];
+    const char *path;
+    const char *transcript;   /* NULL: none */
+    float *pcm;               /* mono at VOICE_RATE, decoded at start-up */
+    int64_t n;
+} served_voice;
+
+#define VOICE_RATE 24000   /* Vevo2's rate: references decoded once at it are not resampled per request */
+
+/* --voice ID=PATH[:TRANSCRIPT]: 0, or -1 with a message on stderr. */
+int voice_add(const char *spec);
+/* Decodes every voice (errors name the file); 0 or -1. */
+int voices_load(void);
+void voices_free(void);
+/* The voice called ID, or NULL. */
+const served_voice *voice_find(const char *id);
+/* The I-th voice in --voice order, or NULL past the last. */
+const served_voice *voice_at(int i);
+
+/* ---- the numeric options of a voice request (speech_request.c) ---------- */
+
+/* The index of the option called NAME (seed, temperature, top_k, top_p,
+ * repetition_penalty, min_tokens, max_tokens, steps, target_duration,
+ * reference_duration), or -1. */
+int voice_number_find(const char *name);
+/* The name of option I, or NULL past the last. */
+const char *voice_number_name(int i);
+/* Checks V against option I's range: 0, or -1 with the reason in MSG. */
+int voice_number_set(ac_voice_options *o, int i, double v, char *msg, size_t n);
+
+/* ---- the body of POST /v1/audio/speech ----------------------------------- */
+
+#define SPEECH_BODY_MAX (256u << 10)   /* the text is at most 64 KB; the rest is small */
+
+typedef struct {
+    char *model, *input, *voice, *response_format, *stream_format, *route, *style_voice, *prosody_voice;
+    double speed;
+    ac_voice_options opt;   /* the numeric options given */
+    const char *param;      /* on failure: the field at fault (or NULL) */
+    char message[320];
+} speech_request;
+
+/* Parses a JSON body of N bytes (OpenAI's fields plus ours) into R
+ * (free with speech_request_free, also after a failure): 0, or -1 with
+ * R->param and R->message. Pure: no models, no voices looked up. */
+int speech_request_parse(const char *body, size_t n, speech_request *r);
+void speech_request_free(speech_request *r);
+
+/* ---- endpoints (speech.c) ------------------------------------------------- */
+
+/* Appends body bytes to B: -1 when they would pass SPEECH_BODY_MAX. */
+int speech_body_feed(buffer *b, const char *data, size_t n);
+void endpoint_voices(reply *r);
+/* Check the request and prepare J (the error in R when it cannot run). */
+int endpoint_speech_prepare(const buffer *body, job *j, reply *r);
+int endpoint_conversion_prepare(const form *f, job *j, reply *r);
+
+#endif

@@ -1,0 +1,84 @@
+/* The reference voices of --voice ID=PATH[:TRANSCRIPT]: decoded once at
+ * start-up, shared read-only by every request. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "speech.h"
+
+static served_voice *voices;
+static int n_voices;
+
+int voice_add(const char *spec)
+{
+    const char *eq = strchr(spec, '=');
+    if (!eq || eq == spec || !eq[1] || eq[1] == ':' || (size_t)(eq - spec) >= sizeof voices->id) {
+        fprintf(stderr, "audioc-server: --voice '%s': expected ID=REF.wav[:transcript] with an ID of 1..63 "
+                "characters\n", spec);
+        return -1;
+    }
+    served_voice *v = realloc(voices, (size_t)(n_voices + 1) * sizeof *v);
+    if (!v) return -1;
+    voices = v;
+    served_voice *x = &v[n_voices];
+    memset(x, 0, sizeof *x);
+    snprintf(x->id, sizeof x->id, "%.*s", (int)(eq - spec), spec);
+    if (voice_find(x->id)) {
+        fprintf(stderr, "audioc-server: voice id '%s' is given twice\n", x->id);
+        return -1;
+    }
+    /* the path ends at the first ':' (the transcript may hold more) */
+    const char *colon = strchr(eq + 1, ':');
+    size_t len = colon ? (size_t)(colon - eq - 1) : strlen(eq + 1);
+    char *path = malloc(len + 1);
+    if (!path) return -1;
+    memcpy(path, eq + 1, len);
+    path[len] = 0;
+    x->path = path;
+    x->transcript = colon && colon[1] ? colon + 1 : NULL;
+    n_voices++;
+    return 0;
+}
+
+int voices_load(void)
+{
+    if (n_voices && !find_model(NULL, AC_TASK_VOICE)) {
+        fprintf(stderr, "audioc-server: --voice needs a voice model: give --model ID=VEVO2_PACKAGE\n");
+        return -1;
+    }
+    for (int i = 0; i < n_voices; i++) {
+        served_voice *v = &voices[i];
+        ac_audio_input in = ac_input_file(v->path);
+        if (ac_audio_decode(&in, VOICE_RATE, &v->pcm, &v->n, NULL) != AC_OK) {
+            fprintf(stderr, "audioc-server: voice '%s': %s\n", v->id, ac_last_error());
+            return -1;
+        }
+        if (v->n == 0) {
+            fprintf(stderr, "audioc-server: voice '%s': %s has no audio samples\n", v->id, v->path);
+            return -1;
+        }
+        fprintf(stderr, "audioc-server: voice '%s': %.2f s from %s%s\n", v->id, (double)v->n / VOICE_RATE, v->path,
+                v->transcript ? ", with its transcript" : "");
+    }
+    return 0;
+}
+
+void voices_free(void)
+{
+    for (int i = 0; i < n_voices; i++) {
+        ac_free(voices[i].pcm);
+        free((char *)voices[i].path);
+    }
+    free(voices);
+    voices = NULL;
+    n_voices = 0;
+}
+
+const served_voice *voice_find(const char *id)
+{
+    for (int i = 0; i < n_voices; i++)
+        if (strcmp(voices[i].id, id) == 0) return &voices[i];
+    return NULL;
+}
+
+const served_voice *voice_at(int i) { return i >= 0 && i < n_voices ? &voices[i] : NULL; }
