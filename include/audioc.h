@@ -247,7 +247,7 @@ typedef struct ac_asr_options {
     int min_new_tokens;     /* per chunk: no end before this many (0) */
     int prompt_prefix;      /* lead the prompt with the "▁" piece (1) */
     /* Recognize only the speech this VAD model finds (NULL: the whole
-     * audio); vad_options NULL means the VAD defaults. */
+     * audio); vad_options NULL means ac_asr_vad_options_default. */
     ac_model *vad;
     const ac_vad_options *vad_options;
     /* Called as each segment is finished, in order; a nonzero return stops
@@ -277,6 +277,12 @@ typedef struct ac_asr_result {
     double duration;        /* seconds of audio */
     ac_asr_timings timings;
 } ac_asr_result;
+
+/* The VAD settings a transcription uses when it is given none: the VAD
+ * defaults with 400 ms padding, 500 ms minimum silence and speech split
+ * before 30 s. Use ac_asr_vad_options_default. */
+AC_API void ac_asr_vad_options_init(ac_vad_options *opt, size_t size);
+static inline void ac_asr_vad_options_default(ac_vad_options *opt) { ac_asr_vad_options_init(opt, sizeof *opt); }
 
 /* Fills the first SIZE bytes of OPT with the defaults; use ac_asr_options_default. */
 AC_API void ac_asr_options_init(ac_asr_options *opt, size_t size);

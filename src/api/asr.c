@@ -94,12 +94,30 @@ static ac_status join(ac_asr_result *r, const char *language)
     return AC_OK;
 }
 
+void ac_asr_vad_options_init(ac_vad_options *o, size_t size)
+{
+    ac_vad_options d;
+    ac_vad_options_default(&d);
+    /* Silero's onset lags the speech by a chunk or two and its 30 ms padding
+     * cuts first and last phonemes: the recognizer needs the margins it was
+     * trained with (faster-whisper pads 400 ms). Pauses of half a second end
+     * a segment, so segments follow utterances; longer speech is split at its
+     * longest pause before the family's own chunk length. */
+    d.speech_pad_ms = 400;
+    d.min_silence_ms = 500;
+    d.max_speech_s = 30;
+    d.struct_size = size;
+    memcpy(o, &d, size < sizeof d ? size : sizeof d);
+}
+
 /* The VAD's speech segments of IN as spans at RATE; *DURATION from the VAD. */
 static ac_status vad_spans(const ac_audio_input *in, const ac_asr_options *o, int rate, int64_t **spans,
                            size_t *n, double *duration)
 {
     ac_vad_result *vr;
-    AC_TRY(ac_vad_run(o->vad, in, o->vad_options, &vr));
+    ac_vad_options vo;
+    ac_asr_vad_options_default(&vo);
+    AC_TRY(ac_vad_run(o->vad, in, o->vad_options ? o->vad_options : &vo, &vr));
     *n = vr->n_segments;
     *spans = ac_malloc((2 * vr->n_segments + 1) * sizeof **spans);
     for (size_t i = 0; *spans && i < vr->n_segments; i++) {

@@ -45,7 +45,8 @@ def transcribe(model, *args):
 def test_help(model, clip):
     rc, out, _ = audioc("transcribe", "--help")
     for opt in ("--model", "--language", "--beam-size", "--temperature", "--top-k", "--top-p", "--seed",
-                "--no-punctuation", "--max-new-tokens", "--format", "--threads", "--timings", "--tokens"):
+                "--no-punctuation", "--max-new-tokens", "--format", "--threads", "--timings", "--tokens",
+                "--vad", "--no-vad"):
         check(opt in out, f"transcribe --help documents {opt}")
     rc, out, err = audioc("transcribe", clip)
     want = transcribe(BUNDLED_MODEL, clip)
@@ -60,7 +61,7 @@ def test_help(model, clip):
 def test_formats(model, clip, long):
     rc, text, err = transcribe(model, clip)
     check(rc == 0 and text.strip() != "" and text.count("\n") == 1, f"text: one line ({rc}, {err.strip()})")
-    rc, out, _ = transcribe(model, "--format", "json", "--tokens", long)
+    rc, out, _ = transcribe(model, "--no-vad", "--format", "json", "--tokens", long)
     j = json.loads(out)
     segs = j["segments"]
     check(len(segs) >= 3 and segs[0]["start"] == 0 and abs(segs[-1]["end"] - j["duration"]) < 1e-3,
@@ -68,10 +69,10 @@ def test_formats(model, clip, long):
     check(all(segs[i]["end"] == segs[i + 1]["start"] for i in range(len(segs) - 1)), "json: chunks are contiguous")
     check(all(isinstance(s["tokens"], list) and s["tokens"] for s in segs), "json: token ids")
     check(j["text"] == " ".join(s["text"] for s in segs if s["text"]), "json: text joins the chunks")
-    rc, out, _ = transcribe(model, "--format", "srt", long)
+    rc, out, _ = transcribe(model, "--no-vad", "--format", "srt", long)
     blocks = [b for b in out.strip().split("\n\n") if b]
     check(blocks[0].startswith("1\n00:00:00,000 --> 00:00:0") and len(blocks) == len(segs), f"srt: {blocks[:1]}")
-    rc, out, _ = transcribe(model, "--format", "vtt", long)
+    rc, out, _ = transcribe(model, "--no-vad", "--format", "vtt", long)
     check(out.startswith("WEBVTT\n\n00:00:00.000 --> 00:00:0"), f"vtt: {out[:40]!r}")
     rc, out, err = transcribe(model, "--timings", clip)
     for word in ("load", "front end", "encoder", "prefill", "ms/token", "real-time factor", "peak RSS"):
@@ -117,7 +118,9 @@ def test_vad_cut(model, clip):
     gapped = os.path.join(WORK, "gapped.wav")
     sh("sox", clip, os.path.join(WORK, "pad.wav"), "pad", "0.5", "3")
     sh("sox", os.path.join(WORK, "pad.wav"), clip, gapped)
-    rc, out, err = audioc("vad", "--model", SILERO, "--format", "json", gapped)
+    # with the settings a transcription uses (ac_asr_vad_options_default)
+    rc, out, err = audioc("vad", "--model", SILERO, "--format", "json", "--speech-pad-ms", "400", "--min-silence-ms",
+                          "500", "--max-speech-s", "30", gapped)
     speech = json.loads(out)["segments"]
     rc2, out2, err2 = transcribe(model, "--vad", SILERO, "--format", "json", gapped)
     if not check(rc == 0 and rc2 == 0, f"--vad runs ({err.strip()} {err2.strip()})"):

@@ -292,7 +292,8 @@ int endpoint_transcription_prepare(const form *f, job *j, reply *r)
     snprintf(t->language, sizeof t->language, "%s", v && *v ? v : "da");
     t->asr.language = t->language;
     double temp = 0, beams = 1;
-    int vad = 0;
+    const served_model *vad_model = find_model(NULL, AC_TASK_VAD);
+    int vad = vad_model && !g_cfg.no_vad;
     if (number_field(f, "temperature", 0, 2, 0, &temp, r) || number_field(f, "beam_size", 1, 16, 1, &beams, r) ||
         bool_field(f, "vad", &vad, r) || bool_field(f, "stream", &t->stream, r))
         return -1;
@@ -304,12 +305,11 @@ int endpoint_transcription_prepare(const form *f, job *j, reply *r)
     t->asr.temperature = (float)temp;
     t->asr.beam_size = (int)beams;
     if (vad) {
-        const served_model *m = find_model(NULL, AC_TASK_VAD);
-        if (!m) {
+        if (!vad_model) {
             reply_error(r, 400, "vad", "vad=true needs a VAD model: start the server with --model ID=VAD_WEIGHTS");
             return -1;
         }
-        t->asr.vad = m->model;
+        t->asr.vad = vad_model->model;
     }
     return 0;
 }

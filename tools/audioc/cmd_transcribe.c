@@ -15,7 +15,9 @@ static void usage(FILE *f)
         "usage: audioc transcribe [--model PATH] [options] FILE...\n"
         "\n"
         "Transcribes speech in audio files (any format and rate; channels are mixed\n"
-        "to mono). Long audio is cut into chunks at quiet points (35 s at most).\n"
+        "to mono). A VAD finds the speech first: each stretch of speech is one\n"
+        "segment, silence and other sounds give no text. Without it (--no-vad) the\n"
+        "audio is cut into chunks at quiet points (35 s at most).\n"
         "\n"
         "model:\n"
         "  -m, --model PATH        model package folder, or a single-file .gguf package\n"
@@ -23,8 +25,10 @@ static void usage(FILE *f)
         "                          models/hviske-tiny-da: Danish, synthetic speech only)\n"
         "  -l, --language L        spoken language, one the model supports (da)\n"
         "      --no-punctuation    lower case, no punctuation\n"
-        "      --vad PATH          recognize only the speech a VAD model finds (Silero or\n"
-        "                          MarbleNet weights); silence between is skipped\n"
+        "      --vad PATH          the VAD model that finds the speech (Silero or MarbleNet\n"
+        "                          weights; default: $AUDIOC_VAD_MODEL, else the bundled\n"
+        "                          models/" DEFAULT_VAD_ID ")\n"
+        "      --no-vad            recognize the whole audio, in chunks of 35 s at most\n"
         "\n"
         "decoding (greedy by default):\n"
         "  -b, --beam-size N       beam search with N beams (1)\n"
@@ -74,6 +78,7 @@ static int parse(int argc, char **argv, asr_args *a, int *first)
 {
     ac_asr_options_default(&a->opt);
     a->model = default_asr_model();
+    a->vad = default_vad_model();
     int i, sampling_opts = 0;
     for (i = 0; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
         const char *o = argv[i], *v;
@@ -92,6 +97,7 @@ static int parse(int argc, char **argv, asr_args *a, int *first)
         else if (arg_is(o, "-l") || arg_is(o, "--language")) { VALUE(); a->opt.language = v; }
         else if (strcmp(o, "--no-punctuation") == 0) a->opt.punctuation = 0;
         else if (arg_is(o, "--vad")) { VALUE(); a->vad = v; }
+        else if (strcmp(o, "--no-vad") == 0) a->vad = NULL;
         else if (arg_is(o, "-b") || arg_is(o, "--beam-size")) { VALUE(); if (arg_int(o, v, 1, 64, &a->opt.beam_size)) return -1; }
         else if (arg_is(o, "--length-penalty")) { VALUE(); if (arg_float(o, v, 0, 10, &d)) return -1; a->opt.length_penalty = (float)d; }
         else if (arg_is(o, "--temperature")) { VALUE(); if (arg_float(o, v, 0, 100, &d)) return -1; a->opt.temperature = (float)d; }
