@@ -254,6 +254,9 @@ typedef struct ac_asr_options {
      * the transcription with AC_ERR_CANCELLED. */
     int (*on_segment)(const ac_asr_segment *segment, void *user);
     void *user;
+    /* Per-word times (ac_asr_result.words) from the decoder's
+     * cross-attention, aligned by dynamic time warping (0). */
+    int word_timestamps;
 } ac_asr_options;
 
 struct ac_asr_segment {
@@ -263,6 +266,12 @@ struct ac_asr_segment {
     int n_tokens;
     double avg_logprob;
 };
+
+typedef struct ac_asr_word {
+    double start, end;      /* seconds in the input */
+    char *text;             /* with its punctuation, without spaces */
+    size_t segment;         /* index of its segment */
+} ac_asr_word;
 
 typedef struct ac_asr_timings {
     double frontend, encoder, prefill, decode;  /* seconds */
@@ -276,6 +285,8 @@ typedef struct ac_asr_result {
     size_t n_segments;
     double duration;        /* seconds of audio */
     ac_asr_timings timings;
+    ac_asr_word *words;     /* with word_timestamps, in order */
+    size_t n_words;
 } ac_asr_result;
 
 /* The VAD settings a transcription uses when it is given none: the VAD

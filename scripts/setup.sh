@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ninja-build pkg-config clang
   # libraries (see DESIGN.md "Dependencies")
   libsndfile1-dev libvorbis-dev libogg-dev libsoxr-dev libkissfft-dev libopenblas-dev libcjson-dev
-  libpcre2-dev libutf8proc-dev libmicrohttpd-dev
+  libpcre2-dev libutf8proc-dev libmicrohttpd-dev zlib1g-dev
   # tests: independent PyTorch references, tokenizer and resampler oracles, speech to test with
   python3 python3-torch python3-numpy python3-scipy python3-torchaudio python3-sentencepiece espeak-ng sox
   # tests: Praat's pitch tracker, the F0 estimator Vevo2's upstream uses (compared in test_vevo2_pitch)

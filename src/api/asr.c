@@ -26,6 +26,8 @@ void ac_asr_result_free(ac_asr_result *r)
         free(r->segments[i].text);
         free(r->segments[i].tokens);
     }
+    for (size_t i = 0; i < r->n_words; i++) free(r->words[i].text);
+    free(r->words);
     free(r->segments);
     free(r->text);
     free(r);
@@ -47,16 +49,32 @@ typedef struct {
     ac_asr_result *out;
 } gather;
 
+/* The chunk's words appended to R's, at times in the input. Takes their texts. */
+static ac_status take_words(ac_asr_result *r, const ac_asr_chunk *c, double offset)
+{
+    ac_asr_word *w = c->n_words ? realloc(r->words, (r->n_words + (size_t)c->n_words) * sizeof *w) : r->words;
+    if (c->n_words && !w) {
+        for (int i = 0; i < c->n_words; i++) free(c->words[i].text);
+        return ac_error(AC_ERR_NOMEM, "out of memory");
+    }
+    r->words = w;
+    for (int i = 0; i < c->n_words; i++)
+        w[r->n_words++] = (ac_asr_word){offset + c->words[i].start, offset + c->words[i].end, c->words[i].text,
+                                        r->n_segments};
+    return AC_OK;
+}
+
 /* The chunk as the next segment (its text without surrounding white space). */
 static ac_status on_chunk(void *user, ac_asr_chunk *c)
 {
     gather *g = user;
     ac_asr_result *r = g->out;
-    ac_asr_segment *v = realloc(r->segments, (r->n_segments + 1) * sizeof *v);
+    ac_status ws = take_words(r, c, (double)c->start / g->rate);
+    ac_asr_segment *v = ws ? NULL : realloc(r->segments, (r->n_segments + 1) * sizeof *v);
     if (!v) {
         free(c->text);
         free(c->tokens);
-        return ac_error(AC_ERR_NOMEM, "out of memory");
+        return ws ? ws : ac_error(AC_ERR_NOMEM, "out of memory");
     }
     r->segments = v;
     char *t = c->text, *e = t + strlen(t);

@@ -44,6 +44,10 @@ static void usage(FILE *f)
         "output:\n"
         "  -f, --format F          text (default), json, srt or vtt\n"
         "      --tokens            json: include token ids\n"
+        "      --word-timestamps   json: each word's start and end (cross-attention DTW)\n"
+        "      --max-segment-length N\n"
+        "                          srt, vtt: cues of at most N characters, cut between\n"
+        "                          words and timed by them (implies --word-timestamps)\n"
         "      --timings           print load, front end, encoder, prefill and per-token\n"
         "                          decode times and the real-time factor on stderr\n"
         "\n"
@@ -58,7 +62,7 @@ typedef enum { FMT_TEXT, FMT_JSON, FMT_SRT, FMT_VTT } asr_format;
 typedef struct {
     const char *model, *vad;
     asr_format format;
-    int tokens, timings;
+    int tokens, timings, max_len;
     ac_asr_options opt;
 } asr_args;
 
@@ -109,6 +113,8 @@ static int parse(int argc, char **argv, asr_args *a, int *first)
         else if (strcmp(o, "--no-prompt-prefix") == 0) a->opt.prompt_prefix = 0;
         else if (arg_is(o, "-f") || arg_is(o, "--format")) { VALUE(); if (parse_format(v, &a->format)) return -1; }
         else if (strcmp(o, "--tokens") == 0) a->tokens = 1;
+        else if (strcmp(o, "--word-timestamps") == 0) a->opt.word_timestamps = 1;
+        else if (arg_is(o, "--max-segment-length")) { VALUE(); if (arg_int(o, v, 1, 1 << 20, &a->max_len)) return -1; a->opt.word_timestamps = 1; }
         else if (strcmp(o, "--timings") == 0) a->timings = 1;
         else if ((n = common_option(argc, argv, &i)) != 0) {
             if (n < 0) return -1;
@@ -145,7 +151,7 @@ static void print_result(const asr_args *a, const char *file, const ac_asr_resul
 {
     static const transcript_format as[] = {TRANSCRIPT_TEXT, TRANSCRIPT_VERBOSE_JSON, TRANSCRIPT_SRT, TRANSCRIPT_VTT};
     if (a->format == FMT_TEXT && several) printf("%s:\n", file);
-    transcript_meta m = {file, a->opt.language, a->opt.temperature, a->tokens};
+    transcript_meta m = {file, a->opt.language, a->opt.temperature, a->tokens, a->opt.word_timestamps, a->max_len};
     transcript_write(stdout, as[a->format], r, &m);
     fflush(stdout);
 }
