@@ -46,7 +46,7 @@ def test_help(model, clip):
     rc, out, _ = audioc("transcribe", "--help")
     for opt in ("--model", "--language", "--beam-size", "--temperature", "--top-k", "--top-p", "--seed",
                 "--no-punctuation", "--max-new-tokens", "--format", "--threads", "--timings", "--tokens",
-                "--vad", "--no-vad"):
+                "--vad", "--no-vad", "--word-timestamps", "--max-segment-length", "--max-line-width"):
         check(opt in out, f"transcribe --help documents {opt}")
     rc, out, err = audioc("transcribe", clip)
     want = transcribe(BUNDLED_MODEL, clip)
@@ -111,6 +111,36 @@ def test_options(model, clip):
     sh("sox", "-n", "-r", "16000", "-c", "1", "-b", "16", empty, "trim", "0", "0")
     rc, out, err = transcribe(model, "--format", "json", empty)
     check(rc == 0 and json.loads(out)["text"] == "", f"0-sample audio: empty text ({err.strip()})")
+
+
+def test_words(clip, long):
+    """--word-timestamps: JSON words that spell each segment's text, ordered in time, inside their segment;
+    --max-segment-length / --max-line-width: SRT/VTT cues and lines of at most that many characters."""
+    for path in (clip, long):
+        rc, out, err = transcribe(BUNDLED_MODEL, "--word-timestamps", "--format", "json", path)
+        j = json.loads(out) if rc == 0 else {}
+        words, segs = j.get("words", []), j.get("segments", [])
+        check(rc == 0 and words, f"--word-timestamps: words ({rc}, {err.strip()[-200:]})")
+        for i, g in enumerate(segs):
+            mine = [w for w in words if w["segment"] == i]
+            check(" ".join(w["word"] for w in mine) == g["text"], f"the words of segment {i} spell {g['text']!r}")
+            check(all(g["start"] - 1e-3 <= w["start"] <= w["end"] <= g["end"] + 1e-3 for w in mine),
+                  f"segment {i}: its words lie inside it ({g['start']}, {g['end']}): {mine}")
+        check(all(a["start"] <= b["start"] for a, b in zip(words, words[1:])), "words are ordered in time")
+        check(all(isinstance(g.get("compression_ratio"), float) and g.get("no_speech_prob", 0) is None for g in segs)
+              and j.get("usage", {}).get("type") == "duration", f"json: compression_ratio, no_speech_prob, usage {j}")
+    rc, out, _ = transcribe(BUNDLED_MODEL, "--format", "json", clip)
+    check(rc == 0 and "words" not in json.loads(out), "no words unless asked for")
+    rc, out, _ = transcribe(BUNDLED_MODEL, "--format", "srt", "--max-segment-length", "16", "--max-line-width", "8",
+                            long)
+    cues = [b.split("\n")[2:] for b in out.strip().split("\n\n") if b]
+    text = " ".join(" ".join(c) for c in cues)
+    rc2, plain, _ = transcribe(BUNDLED_MODEL, long)
+    check(rc == 0 and len(cues) >= 2 and text == plain.strip(), f"srt cues keep the text: {text!r} vs {plain!r}")
+    check(all(len(" ".join(c)) <= 16 or len(c) == 1 for c in cues), f"cues of at most 16 characters: {cues}")
+    check(all(len(ln) <= 8 or " " not in ln for c in cues for ln in c), f"lines of at most 8 characters: {cues}")
+    rc, out, _ = transcribe(BUNDLED_MODEL, "--format", "vtt", "--max-segment-length", "16", long)
+    check(rc == 0 and out.startswith("WEBVTT\n\n00:"), f"vtt with --max-segment-length: {out[:40]!r}")
 
 
 def test_vad_cut(model, clip):
@@ -235,6 +265,7 @@ def main():
     test_containers(model, clip)
     test_options(model, clip)
     test_vad_cut(model, clip)
+    test_words(clip, long)
     test_bad_packages(model, clip)
     return check.finish()
 

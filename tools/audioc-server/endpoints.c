@@ -249,7 +249,7 @@ static void run_transcription(job *j)
         static const char *const types[] = {"application/json", "text/plain; charset=utf-8",
                                             "application/x-subrip; charset=utf-8", "text/vtt; charset=utf-8",
                                             "application/json"};
-        transcript_meta m = {NULL, t->language, t->asr.temperature, 1, t->words, 0};
+        transcript_meta m = {NULL, t->language, t->asr.temperature, 1, t->words, 0, 0};
         transcript_write(f, as[t->fmt], res, &m);
         const char *type = types[t->fmt];
         body_close(&b, &j->result, 200, type);

@@ -48,6 +48,8 @@ static void usage(FILE *f)
         "      --max-segment-length N\n"
         "                          srt, vtt: cues of at most N characters, cut between\n"
         "                          words and timed by them (implies --word-timestamps)\n"
+        "      --max-line-width N  srt, vtt: lines of at most N characters, broken between\n"
+        "                          words (implies --word-timestamps)\n"
         "      --timings           print load, front end, encoder, prefill and per-token\n"
         "                          decode times and the real-time factor on stderr\n"
         "\n"
@@ -62,7 +64,7 @@ typedef enum { FMT_TEXT, FMT_JSON, FMT_SRT, FMT_VTT } asr_format;
 typedef struct {
     const char *model, *vad;
     asr_format format;
-    int tokens, timings, max_len;
+    int tokens, timings, max_len, max_line;
     ac_asr_options opt;
 } asr_args;
 
@@ -115,6 +117,7 @@ static int parse(int argc, char **argv, asr_args *a, int *first)
         else if (strcmp(o, "--tokens") == 0) a->tokens = 1;
         else if (strcmp(o, "--word-timestamps") == 0) a->opt.word_timestamps = 1;
         else if (arg_is(o, "--max-segment-length")) { VALUE(); if (arg_int(o, v, 1, 1 << 20, &a->max_len)) return -1; a->opt.word_timestamps = 1; }
+        else if (arg_is(o, "--max-line-width")) { VALUE(); if (arg_int(o, v, 1, 1 << 20, &a->max_line)) return -1; a->opt.word_timestamps = 1; }
         else if (strcmp(o, "--timings") == 0) a->timings = 1;
         else if ((n = common_option(argc, argv, &i)) != 0) {
             if (n < 0) return -1;
@@ -151,7 +154,7 @@ static void print_result(const asr_args *a, const char *file, const ac_asr_resul
 {
     static const transcript_format as[] = {TRANSCRIPT_TEXT, TRANSCRIPT_VERBOSE_JSON, TRANSCRIPT_SRT, TRANSCRIPT_VTT};
     if (a->format == FMT_TEXT && several) printf("%s:\n", file);
-    transcript_meta m = {file, a->opt.language, a->opt.temperature, a->tokens, a->opt.word_timestamps, a->max_len};
+    transcript_meta m = {file, a->opt.language, a->opt.temperature, a->tokens, a->opt.word_timestamps, a->max_len, a->max_line};
     transcript_write(stdout, as[a->format], r, &m);
     fflush(stdout);
 }

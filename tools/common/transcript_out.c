@@ -34,30 +34,40 @@ static void cue(FILE *f, int vtt, size_t *n, double start, double end)
     fputc('\n', f);
 }
 
-/* Cues of words [a, b) of segment text lines: at most MAX characters a
- * cue (a longer word alone), timed by the words. */
-static void word_cues(FILE *f, const ac_asr_result *r, int vtt, int max, size_t *n)
+/* Cues of words, within a segment: at most MAX characters a cue (0: a
+ * cue per segment; a longer word stands alone), lines of at most LINE
+ * characters (0: one line); timed by their words. */
+static void word_cues(FILE *f, const ac_asr_result *r, int vtt, int max, int line, size_t *n)
 {
     for (size_t a = 0; a < r->n_words;) {
         size_t b = a + 1, len = strlen(r->words[a].text);
         while (b < r->n_words && r->words[b].segment == r->words[a].segment &&
-               len + 1 + strlen(r->words[b].text) <= (size_t)max)
+               (max <= 0 || len + 1 + strlen(r->words[b].text) <= (size_t)max))
             len += 1 + strlen(r->words[b++].text);
         cue(f, vtt, n, r->words[a].start, r->words[b - 1].end);
-        for (size_t k = a; k < b; k++) fprintf(f, "%s%s", k > a ? " " : "", r->words[k].text);
+        for (size_t k = a, at = 0; k < b; k++) {
+            size_t w = strlen(r->words[k].text);
+            if (k > a) {
+                int wrap = line > 0 && at + 1 + w > (size_t)line;
+                fputc(wrap ? '\n' : ' ', f);
+                at = wrap ? 0 : at + 1;
+            }
+            fputs(r->words[k].text, f);
+            at += w;
+        }
         fputs("\n\n", f);
         a = b;
     }
 }
 
-/* One cue per segment with text, timed by the segment's start and end; or
- * with MAX_LEN and words, cues of at most MAX_LEN characters. */
-static void subtitles(FILE *f, const ac_asr_result *r, int vtt, int max_len)
+/* One cue per segment with text, timed by the segment's start and end; or,
+ * with words and MAX_LEN or MAX_LINE, the cues of word_cues. */
+static void subtitles(FILE *f, const ac_asr_result *r, int vtt, int max_len, int max_line)
 {
     size_t n = 0;
     if (vtt) fputs("WEBVTT\n\n", f);
-    if (max_len > 0 && r->n_words) {
-        word_cues(f, r, vtt, max_len, &n);
+    if ((max_len > 0 || max_line > 0) && r->n_words) {
+        word_cues(f, r, vtt, max_len, max_line, &n);
         return;
     }
     for (size_t i = 0; i < r->n_segments; i++) {
@@ -125,7 +135,7 @@ void transcript_write(FILE *f, transcript_format fmt, const ac_asr_result *r, co
         break;
     case TRANSCRIPT_SRT:
     case TRANSCRIPT_VTT:
-        subtitles(f, r, fmt == TRANSCRIPT_VTT, m->max_len);
+        subtitles(f, r, fmt == TRANSCRIPT_VTT, m->max_len, m->max_line);
         break;
     }
 }
