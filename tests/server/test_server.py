@@ -625,6 +625,9 @@ def test_vad_transcription(srv, a):
     check_text(srv, transcribe(srv.port, a.bytes("gap.wav"), vad="false"), plain.get("text"), "vad=false")
     r = transcribe(srv.port, a.bytes("gap.wav"), vad="true", stream="true")
     check_stream(srv, r, cli.get("text"), len(cli.get("segments", [])), "vad=true, stream=true")
+    # the default when a VAD model is served: the VAD's segments, and silence says nothing
+    check_text(srv, transcribe(srv.port, a.bytes("gap.wav")), cli.get("text"), "no vad field: the VAD is used")
+    check_text(srv, transcribe(srv.port, a.bytes("sil6.wav")), "", "no vad field: silence gives an empty text")
 
 
 def test_vad_endpoint(srv, a):
@@ -683,7 +686,8 @@ def test_bad_requests(srv, a):
     T = "/v1/audio/transcriptions"
     for field, value in (("response_format", "xml"), ("beam_size", "0"), ("beam_size", "-2"),
                          ("beam_size", "two"), ("temperature", "-1"), ("temperature", "hot"),
-                         ("language", "xx"), ("language", "fr"), ("vad", "maybe"), ("stream", "perhaps")):
+                         ("language", "xx"), ("language", "fr"), ("vad", "maybe"), ("stream", "perhaps"),
+                         ("timestamp_granularities[]", "minute")):
         check_error(srv, transcribe(port, clip, **{field: value}), 400, f"{field}={value}")
     check_error(srv, transcribe(port, clip, beam_size="2", temperature="0.5"), 400,
                 "beam_size=2 with temperature=0.5 (sampling has one beam)")
