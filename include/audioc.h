@@ -266,13 +266,16 @@ typedef struct ac_asr_options {
     int min_new_tokens;     /* per chunk: no end before this many (0) */
     int prompt_prefix;      /* lead the prompt with the "▁" piece (1) */
     /* Recognize only the speech this VAD model finds (NULL: the whole
-     * audio); vad_options NULL means the VAD defaults. */
+     * audio); vad_options NULL means ac_asr_vad_options_default. */
     ac_model *vad;
     const ac_vad_options *vad_options;
     /* Called as each segment is finished, in order; a nonzero return stops
      * the transcription with AC_ERR_CANCELLED. */
     int (*on_segment)(const ac_asr_segment *segment, void *user);
     void *user;
+    /* Per-word times (ac_asr_result.words) from the decoder's
+     * cross-attention, aligned by dynamic time warping (0). */
+    int word_timestamps;
 } ac_asr_options;
 
 struct ac_asr_segment {
@@ -282,6 +285,12 @@ struct ac_asr_segment {
     int n_tokens;
     double avg_logprob;
 };
+
+typedef struct ac_asr_word {
+    double start, end;      /* seconds in the input */
+    char *text;             /* with its punctuation, without spaces */
+    size_t segment;         /* index of its segment */
+} ac_asr_word;
 
 typedef struct ac_asr_timings {
     double frontend, encoder, prefill, decode;  /* seconds */
@@ -295,7 +304,15 @@ typedef struct ac_asr_result {
     size_t n_segments;
     double duration;        /* seconds of audio */
     ac_asr_timings timings;
+    ac_asr_word *words;     /* with word_timestamps, in order */
+    size_t n_words;
 } ac_asr_result;
+
+/* The VAD settings a transcription uses when it is given none: the VAD
+ * defaults with 400 ms padding, 500 ms minimum silence and speech split
+ * before 30 s. Use ac_asr_vad_options_default. */
+AC_API void ac_asr_vad_options_init(ac_vad_options *opt, size_t size);
+static inline void ac_asr_vad_options_default(ac_vad_options *opt) { ac_asr_vad_options_init(opt, sizeof *opt); }
 
 /* Fills the first SIZE bytes of OPT with the defaults; use ac_asr_options_default. */
 AC_API void ac_asr_options_init(ac_asr_options *opt, size_t size);

@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ninja-build pkg-config clang
   # libraries (see DESIGN.md "Dependencies")
   libsndfile1-dev libvorbis-dev libogg-dev libsoxr-dev libkissfft-dev libopenblas-dev libcjson-dev
-  libpcre2-dev libutf8proc-dev libmicrohttpd-dev
+  libpcre2-dev libutf8proc-dev libmicrohttpd-dev zlib1g-dev
   # FFmpeg's demuxers and decoders: M4A/MP4, WebM, AAC (src/audio/ffmpeg.c)
   libavformat-dev libavcodec-dev libavutil-dev
   # tests: independent PyTorch references, tokenizer and resampler oracles, speech to test with

@@ -26,6 +26,8 @@ void ac_asr_result_free(ac_asr_result *r)
         free(r->segments[i].text);
         free(r->segments[i].tokens);
     }
+    for (size_t i = 0; i < r->n_words; i++) free(r->words[i].text);
+    free(r->words);
     free(r->segments);
     free(r->text);
     free(r);
@@ -63,16 +65,32 @@ typedef struct {
     ac_asr_result *out;
 } gather;
 
+/* The chunk's words appended to R's, at times in the input. Takes their texts. */
+static ac_status take_words(ac_asr_result *r, const ac_asr_chunk *c, double offset)
+{
+    ac_asr_word *w = c->n_words ? realloc(r->words, (r->n_words + (size_t)c->n_words) * sizeof *w) : r->words;
+    if (c->n_words && !w) {
+        for (int i = 0; i < c->n_words; i++) free(c->words[i].text);
+        return ac_error(AC_ERR_NOMEM, "out of memory");
+    }
+    r->words = w;
+    for (int i = 0; i < c->n_words; i++)
+        w[r->n_words++] = (ac_asr_word){offset + c->words[i].start, offset + c->words[i].end, c->words[i].text,
+                                        r->n_segments};
+    return AC_OK;
+}
+
 /* The chunk as the next segment (its text without surrounding white space). */
 static ac_status on_chunk(void *user, ac_asr_chunk *c)
 {
     gather *g = user;
     ac_asr_result *r = g->out;
-    ac_asr_segment *v = realloc(r->segments, (r->n_segments + 1) * sizeof *v);
+    ac_status ws = take_words(r, c, (double)c->start / g->rate);
+    ac_asr_segment *v = ws ? NULL : realloc(r->segments, (r->n_segments + 1) * sizeof *v);
     if (!v) {
         free(c->text);
         free(c->tokens);
-        return ac_error(AC_ERR_NOMEM, "out of memory");
+        return ws ? ws : ac_error(AC_ERR_NOMEM, "out of memory");
     }
     r->segments = v;
     char *t = c->text, *e = t + strlen(t);
@@ -110,12 +128,30 @@ static ac_status join(ac_asr_result *r, const char *language)
     return AC_OK;
 }
 
+void ac_asr_vad_options_init(ac_vad_options *o, size_t size)
+{
+    ac_vad_options d;
+    ac_vad_options_default(&d);
+    /* Silero's onset lags the speech by a chunk or two and its 30 ms padding
+     * cuts first and last phonemes: the recognizer needs the margins it was
+     * trained with (faster-whisper pads 400 ms). Pauses of half a second end
+     * a segment, so segments follow utterances; longer speech is split at its
+     * longest pause before the family's own chunk length. */
+    d.speech_pad_ms = 400;
+    d.min_silence_ms = 500;
+    d.max_speech_s = 30;
+    d.struct_size = size;
+    memcpy(o, &d, size < sizeof d ? size : sizeof d);
+}
+
 /* The VAD's speech segments of IN as spans at RATE; *DURATION from the VAD. */
 static ac_status vad_spans(const ac_audio_input *in, const ac_asr_options *o, int rate, int64_t **spans,
                            size_t *n, double *duration)
 {
     ac_vad_result *vr;
-    AC_TRY(ac_vad_run(o->vad, in, o->vad_options, &vr));
+    ac_vad_options vo;
+    ac_asr_vad_options_default(&vo);
+    AC_TRY(ac_vad_run(o->vad, in, o->vad_options ? o->vad_options : &vo, &vr));
     *n = vr->n_segments;
     *spans = ac_malloc((2 * vr->n_segments + 1) * sizeof **spans);
     for (size_t i = 0; *spans && i < vr->n_segments; i++) {

@@ -10,7 +10,14 @@
 #include "api/scratch.h"
 #include "io/tensor_file.h"
 
-/* A finished piece of a transcription. The driver takes TEXT and TOKENS. */
+/* A word of a chunk: seconds from the chunk's start. */
+typedef struct {
+    char *text;
+    double start, end;
+} ac_asr_chunk_word;
+
+/* A finished piece of a transcription. The driver takes TEXT, TOKENS and
+ * the words' texts (WORDS itself stays the family's). */
 typedef struct {
     int64_t start, end;    /* samples at the model's rate */
     char *text;
@@ -18,6 +25,8 @@ typedef struct {
     int n_tokens;
     double avg_logprob;
     ac_asr_timings timings;
+    ac_asr_chunk_word *words;   /* with word_timestamps */
+    int n_words;
 } ac_asr_chunk;
 
 typedef ac_status (*ac_asr_emit_fn)(void *user, ac_asr_chunk *chunk);

@@ -1,5 +1,8 @@
 /* Hviske ASR (cohere_asr packages) in the family table. */
+#include <stdlib.h>
+
 #include "api/family.h"
+#include "base/error.h"
 #include "models/hviske_asr/longform.h"
 
 /* A package folder (config.json beside tokenizer.model; the loader checks
@@ -26,12 +29,20 @@ typedef struct {
 static ac_status on_chunk(void *user, int64_t from, int64_t to, hviske_chunk_result *c)
 {
     relay *r = user;
+    ac_asr_chunk_word *w = c->n_words ? malloc((size_t)c->n_words * sizeof *w) : NULL;
+    if (c->n_words && !w) return ac_error(AC_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < c->n_words; i++) {
+        w[i] = (ac_asr_chunk_word){c->words[i].text, c->words[i].start, c->words[i].end};
+        c->words[i].text = NULL;
+    }
     ac_asr_chunk k = {from, to, c->text, c->tokens, c->n_tokens,
                       c->n_tokens ? c->logprob / (c->n_tokens + 1) : c->logprob,
-                      {c->t_frontend, c->t_encoder, c->t_prefill, c->t_decode, c->steps}};
+                      {c->t_frontend, c->t_encoder, c->t_prefill, c->t_decode, c->steps}, w, c->n_words};
     c->text = NULL;
     c->tokens = NULL;
-    return r->emit(r->user, &k);
+    ac_status s = r->emit(r->user, &k);
+    free(w);
+    return s;
 }
 
 static ac_status transcribe(const void *m, ac_audio_reader *r, const int64_t *spans, size_t n_spans,
@@ -43,7 +54,7 @@ static ac_status transcribe(const void *m, ac_audio_reader *r, const int64_t *sp
     d.beam_size = o->beam_size, d.length_penalty = o->length_penalty;
     d.temperature = o->temperature, d.top_k = o->top_k, d.top_p = o->top_p, d.seed = o->seed;
     hviske_options ho = {.language = o->language, .punctuation = o->punctuation, .dummy_prefix = o->prompt_prefix,
-                         .decode = d};
+                         .word_timestamps = o->word_timestamps, .decode = d};
     relay rl = {emit, user};
     return hviske_transcribe_stream(m, r, spans, n_spans, &ho, &scratch->call, &scratch->step, on_chunk, &rl, n_read);
 }

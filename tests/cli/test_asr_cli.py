@@ -45,7 +45,8 @@ def transcribe(model, *args, **kw):
 def test_help(model, clip):
     rc, out, _ = audioc("transcribe", "--help")
     for opt in ("--model", "--language", "--beam-size", "--temperature", "--top-k", "--top-p", "--seed",
-                "--no-punctuation", "--max-new-tokens", "--format", "--threads", "--timings", "--tokens"):
+                "--no-punctuation", "--max-new-tokens", "--format", "--threads", "--timings", "--tokens",
+                "--vad", "--no-vad", "--word-timestamps", "--max-segment-length", "--max-line-width"):
         check(opt in out, f"transcribe --help documents {opt}")
     rc, out, err = audioc("transcribe", clip)
     want = transcribe(BUNDLED_MODEL, clip)
@@ -60,7 +61,7 @@ def test_help(model, clip):
 def test_formats(model, clip, long):
     rc, text, err = transcribe(model, clip)
     check(rc == 0 and text.strip() != "" and text.count("\n") == 1, f"text: one line ({rc}, {err.strip()})")
-    rc, out, _ = transcribe(model, "--format", "json", "--tokens", long)
+    rc, out, _ = transcribe(model, "--no-vad", "--format", "json", "--tokens", long)
     j = json.loads(out)
     segs = j["segments"]
     check(len(segs) >= 3 and segs[0]["start"] == 0 and abs(segs[-1]["end"] - j["duration"]) < 1e-3,
@@ -68,10 +69,10 @@ def test_formats(model, clip, long):
     check(all(segs[i]["end"] == segs[i + 1]["start"] for i in range(len(segs) - 1)), "json: chunks are contiguous")
     check(all(isinstance(s["tokens"], list) and s["tokens"] for s in segs), "json: token ids")
     check(j["text"] == " ".join(s["text"] for s in segs if s["text"]), "json: text joins the chunks")
-    rc, out, _ = transcribe(model, "--format", "srt", long)
+    rc, out, _ = transcribe(model, "--no-vad", "--format", "srt", long)
     blocks = [b for b in out.strip().split("\n\n") if b]
     check(blocks[0].startswith("1\n00:00:00,000 --> 00:00:0") and len(blocks) == len(segs), f"srt: {blocks[:1]}")
-    rc, out, _ = transcribe(model, "--format", "vtt", long)
+    rc, out, _ = transcribe(model, "--no-vad", "--format", "vtt", long)
     check(out.startswith("WEBVTT\n\n00:00:00.000 --> 00:00:0"), f"vtt: {out[:40]!r}")
     rc, out, err = transcribe(model, "--timings", clip)
     for word in ("load", "front end", "encoder", "prefill", "ms/token", "real-time factor", "peak RSS"):
@@ -150,12 +151,44 @@ def test_options(model, clip):
     check(rc == 0 and json.loads(out)["text"] == "", f"0-sample audio: empty text ({err.strip()})")
 
 
+def test_words(clip, long):
+    """--word-timestamps: JSON words that spell each segment's text, ordered in time, inside their segment;
+    --max-segment-length / --max-line-width: SRT/VTT cues and lines of at most that many characters."""
+    for path in (clip, long):
+        rc, out, err = transcribe(BUNDLED_MODEL, "--word-timestamps", "--format", "json", path)
+        j = json.loads(out) if rc == 0 else {}
+        words, segs = j.get("words", []), j.get("segments", [])
+        check(rc == 0 and words, f"--word-timestamps: words ({rc}, {err.strip()[-200:]})")
+        for i, g in enumerate(segs):
+            mine = [w for w in words if w["segment"] == i]
+            check(" ".join(w["word"] for w in mine) == g["text"], f"the words of segment {i} spell {g['text']!r}")
+            check(all(g["start"] - 1e-3 <= w["start"] <= w["end"] <= g["end"] + 1e-3 for w in mine),
+                  f"segment {i}: its words lie inside it ({g['start']}, {g['end']}): {mine}")
+        check(all(a["start"] <= b["start"] for a, b in zip(words, words[1:])), "words are ordered in time")
+        check(all(isinstance(g.get("compression_ratio"), float) and g.get("no_speech_prob", 0) is None for g in segs)
+              and j.get("usage", {}).get("type") == "duration", f"json: compression_ratio, no_speech_prob, usage {j}")
+    rc, out, _ = transcribe(BUNDLED_MODEL, "--format", "json", clip)
+    check(rc == 0 and "words" not in json.loads(out), "no words unless asked for")
+    rc, out, _ = transcribe(BUNDLED_MODEL, "--format", "srt", "--max-segment-length", "16", "--max-line-width", "8",
+                            long)
+    cues = [b.split("\n")[2:] for b in out.strip().split("\n\n") if b]
+    text = " ".join(" ".join(c) for c in cues)
+    rc2, plain, _ = transcribe(BUNDLED_MODEL, long)
+    check(rc == 0 and len(cues) >= 2 and text == plain.strip(), f"srt cues keep the text: {text!r} vs {plain!r}")
+    check(all(len(" ".join(c)) <= 16 or len(c) == 1 for c in cues), f"cues of at most 16 characters: {cues}")
+    check(all(len(ln) <= 8 or " " not in ln for c in cues for ln in c), f"lines of at most 8 characters: {cues}")
+    rc, out, _ = transcribe(BUNDLED_MODEL, "--format", "vtt", "--max-segment-length", "16", long)
+    check(rc == 0 and out.startswith("WEBVTT\n\n00:"), f"vtt with --max-segment-length: {out[:40]!r}")
+
+
 def test_vad_cut(model, clip):
     """--vad: one segment per speech region the VAD finds, at its times; silence is skipped."""
     gapped = os.path.join(WORK, "gapped.wav")
     sh("sox", clip, os.path.join(WORK, "pad.wav"), "pad", "0.5", "3")
     sh("sox", os.path.join(WORK, "pad.wav"), clip, gapped)
-    rc, out, err = audioc("vad", "--model", SILERO, "--format", "json", gapped)
+    # with the settings a transcription uses (ac_asr_vad_options_default)
+    rc, out, err = audioc("vad", "--model", SILERO, "--format", "json", "--speech-pad-ms", "400", "--min-silence-ms",
+                          "500", "--max-speech-s", "30", gapped)
     speech = json.loads(out)["segments"]
     rc2, out2, err2 = transcribe(model, "--vad", SILERO, "--format", "json", gapped)
     if not check(rc == 0 and rc2 == 0, f"--vad runs ({err.strip()} {err2.strip()})"):
@@ -270,6 +303,7 @@ def main():
     test_containers(model, clip)
     test_options(model, clip)
     test_vad_cut(model, clip)
+    test_words(clip, long)
     test_bad_packages(model, clip)
     return check.finish()
 

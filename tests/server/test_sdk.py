@@ -73,7 +73,9 @@ def test_formats(srv, a):
                          transcribe_call(a, "clip.wav", response_format="verbose_json",
                                          timestamp_granularities=["segment"]),
                          transcribe_call(a, "clip.wav", response_format="verbose_json", temperature=0.7),
-                         transcribe_call(a, "clip.wav", model="tiny2")])
+                         transcribe_call(a, "clip.wav", model="tiny2"),
+                         transcribe_call(a, "clip.wav", response_format="verbose_json",
+                                         timestamp_granularities=["word", "segment"])])
     check((value(res[0], "language=en") or {}).get("text") == a.asr_text("clip.wav", "--language", "en"),
           f"SDK language=en: {res[0]} (want the CLI's --language en text)")
     check((value(res[1], "temperature=0.7") or {}).get("text") == a.asr_text("gap.wav", "--temperature", "0.7"),
@@ -86,6 +88,26 @@ def test_formats(srv, a):
     check(abs(segs[0].get("temperature", -1) - 0.7) < 1e-6, f"SDK verbose_json reports temperature 0.7 ({segs})")
     check((value(res[4], "model=tiny2") or {}).get("text") == a.asr_text("clip.wav", model=a.tiny2),
           f"SDK model=tiny2: {res[4]}")
+    # the fields OpenAI documents: words (asked for), compression_ratio, no_speech_prob (null: no such token), usage
+    v = value(res[2], "timestamp_granularities=[segment]") or {}
+    check("words" not in v, f"SDK: no words unless asked for ({sorted(v)})")
+    v = value(res[5], "timestamp_granularities=[word, segment]") or {}
+    cli = a.asr("clip.wav", "--word-timestamps")
+    words = v.get("words")
+    check(isinstance(words, list) and [w.get("word") for w in words] == [w["word"] for w in cli.get("words", [])]
+          and all(w.get("start") <= w.get("end") for w in words),
+          f"SDK timestamp_granularities=[word]: the CLI's words with times ({words}, want {cli.get('words')})")
+    check(" ".join(w.get("word", "") for w in words or []) == v.get("text"), "SDK: the words spell the text")
+    dur = v.get("duration", 0)
+    check(v.get("usage") == {"type": "duration", "seconds": -(-dur // 1)}, f"SDK usage: {v.get('usage')} ({dur} s)")
+    segs = v.get("segments") or [{}]
+    check(all(isinstance(s.get("compression_ratio"), float) and s.get("compression_ratio") > 0 and
+              "no_speech_prob" in s and s["no_speech_prob"] is None for s in segs),
+          f"SDK segments carry compression_ratio and no_speech_prob: {segs}")
+    import zlib
+    t = segs[0].get("text", "").encode()
+    check(abs(segs[0].get("compression_ratio", 0) - len(t) / len(zlib.compress(t))) < 1e-5,
+          f"compression_ratio is openai-whisper's zlib ratio ({segs[0].get('compression_ratio')})")
 
 
 def test_stream(srv, a):

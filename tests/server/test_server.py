@@ -127,6 +127,10 @@ class Assets:
             return self._cache[key]
 
 
+# the VAD settings of a transcription (ac_asr_vad_options_default) for audioc vad
+ASR_VAD = ("--speech-pad-ms", "400", "--min-silence-ms", "500", "--max-speech-s", "30")
+
+
 def sh(*cmd):
     subprocess.run(cmd, check=True, capture_output=True)
 
@@ -480,18 +484,18 @@ def test_formats(srv, a):
     check(r.header("content-type").replace(" ", "").lower() == "text/plain;charset=utf-8",
           f"text Content-Type {r.header('content-type')!r}")
 
-    # several chunks: gap.wav is ~11 s, chunked into several segments by the tiny config
+    # several chunks: gap.wav is ~11 s, chunked into several segments by the tiny config (no VAD)
     g = a.bytes("gap.wav")
-    gw = a.asr("gap.wav")
+    gw = a.asr("gap.wav", "--no-vad")
     check(len(gw.get("segments", [])) >= 3, f"CLI cuts gap.wav into chunks: {len(gw.get('segments', []))}")
     for fmt in ("srt", "vtt"):
-        r = transcribe(port, g, response_format=fmt)
-        cli = a.asr_format("gap.wav", fmt)
+        r = transcribe(port, g, response_format=fmt, vad="false")
+        cli = a.asr_format("gap.wav", fmt, "--no-vad")
         check(r.status == 200 and r.text.strip() != "" and r.text.strip() == cli.strip(),
               f"{fmt}: same as audioc transcribe --format {fmt}: got {r.text[:200]!r}, want {cli[:200]!r}")
     r = transcribe(port, g, response_format="vtt")
     check(r.text.startswith("WEBVTT"), f"vtt starts with WEBVTT ({r.text[:20]!r})")
-    r = transcribe(port, g, response_format="verbose_json")
+    r = transcribe(port, g, response_format="verbose_json", vad="false")
     check_verbose(srv, r, gw, "verbose_json (gap.wav)", 0.0)
     r = transcribe(port, clip, response_format="verbose_json", model="tiny")
     check_verbose(srv, r, want, "verbose_json (clip.wav)", 0.0)
@@ -605,8 +609,8 @@ def test_stream(srv, a):
 def test_vad_transcription(srv, a):
     cli = a.asr("gap.wav", "--vad", SILERO)
     check("text" in cli, f"audioc transcribe --vad works (needed for the comparison): {cli}")
-    plain = a.asr("gap.wav")
-    speech = a.vad("gap.wav")
+    plain = a.asr("gap.wav", "--no-vad")
+    speech = a.vad("gap.wav", *ASR_VAD)
     spans = [(s["start"], s["end"]) for s in speech.get("segments", [])]
     check(len(spans) == 2, f"silero finds the two utterances of gap.wav: {spans}")
     r = transcribe(srv.port, a.bytes("gap.wav"), vad="true", response_format="verbose_json")
@@ -626,6 +630,9 @@ def test_vad_transcription(srv, a):
     check_text(srv, transcribe(srv.port, a.bytes("gap.wav"), vad="false"), plain.get("text"), "vad=false")
     r = transcribe(srv.port, a.bytes("gap.wav"), vad="true", stream="true")
     check_stream(srv, r, cli.get("text"), len(cli.get("segments", [])), "vad=true, stream=true")
+    # the default when a VAD model is served: the VAD's segments, and silence says nothing
+    check_text(srv, transcribe(srv.port, a.bytes("gap.wav")), cli.get("text"), "no vad field: the VAD is used")
+    check_text(srv, transcribe(srv.port, a.bytes("sil6.wav")), "", "no vad field: silence gives an empty text")
 
 
 def test_vad_endpoint(srv, a):
@@ -684,7 +691,8 @@ def test_bad_requests(srv, a):
     T = "/v1/audio/transcriptions"
     for field, value in (("response_format", "xml"), ("beam_size", "0"), ("beam_size", "-2"),
                          ("beam_size", "two"), ("temperature", "-1"), ("temperature", "hot"),
-                         ("language", "xx"), ("language", "fr"), ("vad", "maybe"), ("stream", "perhaps")):
+                         ("language", "xx"), ("language", "fr"), ("vad", "maybe"), ("stream", "perhaps"),
+                         ("timestamp_granularities[]", "minute")):
         check_error(srv, transcribe(port, clip, **{field: value}), 400, f"{field}={value}")
     check_error(srv, transcribe(port, clip, beam_size="2", temperature="0.5"), 400,
                 "beam_size=2 with temperature=0.5 (sampling has one beam)")
@@ -1052,7 +1060,7 @@ def test_env(a):
               f"[flags_win] --cors wins: {r.header('access-control-allow-origin')!r}")
         check_error(srv, request(port, "GET", "/v1/models", headers=auth_headers(key)), 401,
                     "the environment's key when --api-key is given")
-        check_text(srv, transcribe(port, a.bytes("big.wav"), key=flag_key), a.asr_text("big.wav"),
+        check_text(srv, transcribe(port, a.bytes("big.wav"), key=flag_key), a.asr_text("big.wav", "--no-vad"),
                    "--max-upload-mb 50 wins over AUDIOC_MAX_UPLOAD_MB=1")
     srv.stop()
     busy.close()
@@ -1078,7 +1086,8 @@ def test_bundled_model(a):
     if srv.ok:
         r = request(srv.port, "GET", "/v1/models")
         ids = [m.get("id") for m in (r.json() or {}).get("data") or []]
-        check(r.status == 200 and ids == ["hviske-tiny-da"], f"[bundled] /v1/models lists hviske-tiny-da: {ids}")
+        check(r.status == 200 and ids == ["hviske-tiny-da", "silero-vad"],
+              f"[bundled] /v1/models lists hviske-tiny-da and silero-vad: {ids}")
         for f in SAMPLES:
             rc, out, err = audioc("transcribe", "-m", BUNDLED_MODEL, f)
             check(rc == 0 and out.strip(), f"[bundled] the CLI transcribes {os.path.basename(f)} ({rc}: {err[-200:]})")

@@ -22,6 +22,7 @@ typedef struct {
     ac_asr_options asr;
     ac_vad_options vad;
     int probs;
+    int words;    /* timestamp_granularities has "word" */
 } task;
 
 /* ---- replies ----------------------------------------------------------- */
@@ -248,7 +249,7 @@ static void run_transcription(job *j)
         static const char *const types[] = {"application/json", "text/plain; charset=utf-8",
                                             "application/x-subrip; charset=utf-8", "text/vtt; charset=utf-8",
                                             "application/json"};
-        transcript_meta m = {NULL, t->language, t->asr.temperature, 1};
+        transcript_meta m = {NULL, t->language, t->asr.temperature, 1, t->words, 0, 0};
         transcript_write(f, as[t->fmt], res, &m);
         const char *type = types[t->fmt];
         body_close(&b, &j->result, 200, type);
@@ -272,6 +273,24 @@ static task *new_task(const form *f, job *j, void (*run)(job *), ac_task kind, r
     return common_fields(f, kind, t, r) ? NULL : t;
 }
 
+/* timestamp_granularities[] (repeated, as the SDKs send it): "segment"
+ * (always given) and "word" (sets *WORDS). */
+static int granularities(const form *f, int *words, reply *r)
+{
+    for (int i = 0; i < form_count(f); i++) {
+        const form_field *fl = form_at(f, i);
+        if (strcmp(fl->name, "timestamp_granularities[]") != 0 && strcmp(fl->name, "timestamp_granularities") != 0)
+            continue;
+        const char *v = fl->is_file ? "" : fl->value.data;
+        if (strcmp(v, "word") == 0) *words = 1;
+        else if (strcmp(v, "segment") != 0) {
+            reply_error(r, 400, "timestamp_granularities", "timestamp_granularities: '%s' is not word or segment", v);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int endpoint_transcription_prepare(const form *f, job *j, reply *r)
 {
     task *t = new_task(f, j, run_transcription, AC_TASK_ASR, r);
@@ -292,7 +311,8 @@ int endpoint_transcription_prepare(const form *f, job *j, reply *r)
     snprintf(t->language, sizeof t->language, "%s", v && *v ? v : "da");
     t->asr.language = t->language;
     double temp = 0, beams = 1;
-    int vad = 0;
+    const served_model *vad_model = find_model(NULL, AC_TASK_VAD);
+    int vad = vad_model && !g_cfg.no_vad;
     if (number_field(f, "temperature", 0, 2, 0, &temp, r) || number_field(f, "beam_size", 1, 16, 1, &beams, r) ||
         bool_field(f, "vad", &vad, r) || bool_field(f, "stream", &t->stream, r))
         return -1;
@@ -300,16 +320,17 @@ int endpoint_transcription_prepare(const form *f, job *j, reply *r)
         reply_error(r, 400, "beam_size", "sampling (temperature > 0) works with beam_size 1 only");
         return -1;
     }
+    if (granularities(f, &t->words, r)) return -1;
+    t->asr.word_timestamps = t->words;
     j->stream = t->stream;
     t->asr.temperature = (float)temp;
     t->asr.beam_size = (int)beams;
     if (vad) {
-        const served_model *m = find_model(NULL, AC_TASK_VAD);
-        if (!m) {
+        if (!vad_model) {
             reply_error(r, 400, "vad", "vad=true needs a VAD model: start the server with --model ID=VAD_WEIGHTS");
             return -1;
         }
-        t->asr.vad = m->model;
+        t->asr.vad = vad_model->model;
     }
     return 0;
 }

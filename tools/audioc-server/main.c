@@ -30,11 +30,15 @@ static void usage(FILE *f)
         "                       PATH is an ASR package (folder or .gguf), VAD weights or\n"
         "                       a Vevo2 package (speech and voice conversion)\n"
         "                       [AUDIOC_MODELS: ID=PATH,ID=PATH]; default: the bundled\n"
-        "                       " DEFAULT_MODEL_ID " as '" DEFAULT_MODEL_ID "'\n"
+        "                       " DEFAULT_MODEL_ID " as '" DEFAULT_MODEL_ID "' and " DEFAULT_VAD_ID "\n"
+        "                       as '" DEFAULT_VAD_ID "'\n"
         "  --voice ID=REF[:TEXT] a reference voice for /v1/audio/speech and conversions:\n"
         "                       a few seconds of the speaker in any audio format; TEXT,\n"
         "                       what it says, makes it also the style reference of\n"
         "                       speech from text. Repeat for several\n"
+        "  --no-vad             transcriptions recognize the whole audio unless a request\n"
+        "                       says vad=true (default: the first VAD model served finds\n"
+        "                       the speech; a request's vad=false turns it off)\n"
         "  --threads N          threads in all (physical cores) [AUDIOC_THREADS]\n"
         "  --workers N          requests run at once, sharing the threads\n"
         "                       (threads / 2, at least 1) [AUDIOC_WORKERS]\n"
@@ -219,6 +223,10 @@ static int parse(int argc, char **argv, int *threads)
             g_cfg.quiet = 1;
             continue;
         }
+        if (!strcmp(o, "--no-vad")) {
+            g_cfg.no_vad = 1;
+            continue;
+        }
         char name[64];
         snprintf(name, sizeof name, "%.*s", (int)strcspn(o, "="), o);
         int known = 0;
@@ -229,11 +237,13 @@ static int parse(int argc, char **argv, int *threads)
         }
         if (!(v = arg_value(argc, argv, &i)) || set_option(name, v, threads)) return -1;
     }
-    const char *def = default_asr_model();
+    const char *def = default_asr_model(), *def_vad = default_vad_model();
     if (!g_cfg.n_models && def) {
-        static char spec[4200];
+        static char spec[4200], vad_spec[4200];
         snprintf(spec, sizeof spec, DEFAULT_MODEL_ID "=%s", def);
         add_model(spec);
+        snprintf(vad_spec, sizeof vad_spec, DEFAULT_VAD_ID "=%s", def_vad ? def_vad : "");
+        if (def_vad) add_model(vad_spec);
     }
     if (!g_cfg.n_models) {
         fprintf(stderr, "audioc-server: no models: give --model ID=PATH (or AUDIOC_MODELS)\n");

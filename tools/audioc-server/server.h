@@ -28,6 +28,7 @@ typedef struct {
     long max_upload_mb;
     const char *api_key, *cors;
     int quiet;
+    int no_vad;             /* transcriptions use no VAD unless a request says vad=true */
     int max_connections, max_per_client;   /* open connections in all, and from one address */
     double header_timeout;                 /* seconds for a request head (and the body's grace) */
     double min_upload_rate;                /* bytes per second a body must average after that */

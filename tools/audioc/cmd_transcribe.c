@@ -21,7 +21,9 @@ static void usage(FILE *f)
         "\n"
         "Transcribes speech in audio files (any format and rate; channels are mixed\n"
         "to mono; M4A/MP4, WebM and AAC too). FILE - is standard input. Options may\n"
-        "follow the files. Long audio is cut into chunks at quiet points (35 s at most).\n"
+        "follow the files. A VAD finds the speech first: each stretch of speech is one\n"
+        "segment, silence and other sounds give no text. Without it (--no-vad) the\n"
+        "audio is cut into chunks at quiet points (35 s at most).\n"
         "\n"
         "model:\n"
         "  -m, --model PATH        model package folder, or a single-file .gguf package\n"
@@ -29,8 +31,10 @@ static void usage(FILE *f)
         "                          models/hviske-tiny-da: Danish, synthetic speech only)\n"
         "  -l, --language L        spoken language, one the model supports (da)\n"
         "      --no-punctuation    lower case, no punctuation\n"
-        "      --vad PATH          recognize only the speech a VAD model finds (Silero or\n"
-        "                          MarbleNet weights); silence between is skipped\n"
+        "      --vad PATH          the VAD model that finds the speech (Silero or MarbleNet\n"
+        "                          weights; default: $AUDIOC_VAD_MODEL, else the bundled\n"
+        "                          models/" DEFAULT_VAD_ID ")\n"
+        "      --no-vad            recognize the whole audio, in chunks of 35 s at most\n"
         "\n"
         "decoding (greedy by default):\n"
         "  -b, --beam-size N       beam search with N beams (1)\n"
@@ -52,6 +56,12 @@ static void usage(FILE *f)
         "                          to files, under --output-dir or else beside each input\n"
         "      -otxt, -oj, -osrt, -ovtt  add txt, json, srt or vtt (as whisper.cpp)\n"
         "      --tokens            json: include token ids\n"
+        "      --word-timestamps   json: each word's start and end (cross-attention DTW)\n"
+        "      --max-segment-length N\n"
+        "                          srt, vtt: cues of at most N characters, cut between\n"
+        "                          words and timed by them (implies --word-timestamps)\n"
+        "      --max-line-width N  srt, vtt: lines of at most N characters, broken between\n"
+        "                          words (implies --word-timestamps)\n"
         "      --timings           print load, front end, encoder, prefill and per-token\n"
         "                          decode times and the real-time factor on stderr\n"
         "  -p, --parallel N        transcribe N inputs at once with the one loaded model\n"
@@ -80,7 +90,7 @@ typedef struct {
     const char *model, *vad, *out_dir;
     int format;          /* on stdout */
     unsigned files_out;  /* bit per format written to files; 0: stdout */
-    int tokens, timings, parallel;
+    int tokens, timings, parallel, max_len, max_line;
     ac_asr_options opt;
     char **files;
     int n_files;
@@ -118,10 +128,13 @@ static int parse(int argc, char **argv, asr_args *a)
 {
     enum { O_MODEL, O_LANGUAGE, O_NO_PUNCTUATION, O_VAD, O_BEAM, O_LENGTH_PENALTY, O_TEMPERATURE, O_TOP_K,
            O_TOP_P, O_SEED, O_MAX_NEW, O_MIN_NEW, O_NO_PROMPT_PREFIX, O_FORMAT, O_TOKENS, O_TIMINGS, O_OUTPUT_DIR,
+           O_NO_VAD, O_WORD_TIMESTAMPS, O_MAX_SEGMENT_LENGTH, O_MAX_LINE_WIDTH,
            O_OUTPUT_FORMAT, O_OTXT, O_OJ, O_OSRT, O_OVTT, O_PARALLEL };
     static const opt_def defs[] = {
         [O_MODEL] = {"-m|--model", 1}, [O_LANGUAGE] = {"-l|--language", 1},
-        [O_NO_PUNCTUATION] = {"--no-punctuation", 0}, [O_VAD] = {"--vad", 1}, [O_BEAM] = {"-b|--beam-size", 1},
+        [O_NO_PUNCTUATION] = {"--no-punctuation", 0}, [O_VAD] = {"--vad", 1}, [O_NO_VAD] = {"--no-vad", 0},
+        [O_WORD_TIMESTAMPS] = {"--word-timestamps", 0}, [O_MAX_SEGMENT_LENGTH] = {"--max-segment-length", 1},
+        [O_MAX_LINE_WIDTH] = {"--max-line-width", 1}, [O_BEAM] = {"-b|--beam-size", 1},
         [O_LENGTH_PENALTY] = {"--length-penalty", 1}, [O_TEMPERATURE] = {"--temperature", 1},
         [O_TOP_K] = {"--top-k", 1}, [O_TOP_P] = {"--top-p", 1}, [O_SEED] = {"--seed", 1},
         [O_MAX_NEW] = {"--max-new-tokens", 1}, [O_MIN_NEW] = {"--min-new-tokens", 1},
@@ -133,6 +146,7 @@ static int parse(int argc, char **argv, asr_args *a)
     a->parallel = 1;
     ac_asr_options_default(&a->opt);
     a->model = default_asr_model();
+    a->vad = default_vad_model();
     a->files = malloc(((size_t)argc + 1) * sizeof *a->files);
     if (!a->files) return -1;
     const char *v;
@@ -146,6 +160,10 @@ static int parse(int argc, char **argv, asr_args *a)
         case O_LANGUAGE: a->opt.language = v; break;
         case O_NO_PUNCTUATION: a->opt.punctuation = 0; break;
         case O_VAD: a->vad = v; break;
+        case O_NO_VAD: a->vad = NULL; break;
+        case O_WORD_TIMESTAMPS: a->opt.word_timestamps = 1; break;
+        case O_MAX_SEGMENT_LENGTH: bad = arg_int(p.opt, v, 1, 1 << 20, &a->max_len); a->opt.word_timestamps = 1; break;
+        case O_MAX_LINE_WIDTH: bad = arg_int(p.opt, v, 1, 1 << 20, &a->max_line); a->opt.word_timestamps = 1; break;
         case O_BEAM: bad = arg_int(p.opt, v, 1, 64, &a->opt.beam_size); break;
         case O_LENGTH_PENALTY: bad = arg_float(p.opt, v, 0, 10, &d); a->opt.length_penalty = (float)d; break;
         case O_TEMPERATURE: bad = arg_float(p.opt, v, 0, 100, &d); a->opt.temperature = (float)d; break;
@@ -325,7 +343,8 @@ static void done(int i, void *user)
         run->failed = 1;
         return;
     }
-    transcript_meta m = {name, a->opt.language, a->opt.temperature, a->tokens};
+    transcript_meta m = {name, a->opt.language, a->opt.temperature, a->tokens, a->opt.word_timestamps, a->max_len,
+                         a->max_line};
     if (a->files_out) {
         run->failed |= write_files(a, a->files[i], j->result, &m);
     } else {

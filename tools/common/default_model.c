@@ -7,19 +7,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int is_package(const char *dir)
+/* PATH set to ROOT/SUB/ID when that folder holds FILE. */
+static int found(char *path, size_t size, const char *root, const char *sub, const char *id, const char *file)
 {
-    char p[PATH_MAX + 32];
+    char p[PATH_MAX + 128];
     struct stat sb;
-    snprintf(p, sizeof p, "%s/config.json", dir);
+    snprintf(path, size, "%s/%s/%s", root, sub, id);
+    snprintf(p, sizeof p, "%s/%s", path, file);
     return stat(p, &sb) == 0;
 }
 
-const char *default_asr_model(void)
+/* The bundled package ID (holding FILE), or NULL. */
+static const char *bundled(char *path, size_t size, const char *id, const char *file)
 {
-    static char path[PATH_MAX + 64];
-    const char *env = getenv("AUDIOC_ASR_MODEL");
-    if (env && *env) return env;
     /* the executable's folder and its parent: build/audioc -> models/ of
      * the checkout, PREFIX/bin/audioc -> PREFIX/share/audioc/models/ */
     char exe[PATH_MAX];
@@ -30,15 +30,26 @@ const char *default_asr_model(void)
             char *slash = strrchr(exe, '/');
             if (!slash) break;
             *slash = 0;
-            snprintf(path, sizeof path, "%s/models/" DEFAULT_MODEL_ID, exe);
-            if (is_package(path)) return path;
-            snprintf(path, sizeof path, "%s/share/audioc/models/" DEFAULT_MODEL_ID, exe);
-            if (is_package(path)) return path;
+            if (found(path, size, exe, "models", id, file) || found(path, size, exe, "share/audioc/models", id, file))
+                return path;
         }
     }
 #ifdef AUDIOC_SOURCE_DIR
-    snprintf(path, sizeof path, "%s/models/" DEFAULT_MODEL_ID, AUDIOC_SOURCE_DIR);
-    if (is_package(path)) return path;
+    if (found(path, size, AUDIOC_SOURCE_DIR, "models", id, file)) return path;
 #endif
     return NULL;
+}
+
+const char *default_asr_model(void)
+{
+    static char path[PATH_MAX + 64];
+    const char *env = getenv("AUDIOC_ASR_MODEL");
+    return env && *env ? env : bundled(path, sizeof path, DEFAULT_MODEL_ID, "config.json");
+}
+
+const char *default_vad_model(void)
+{
+    static char path[PATH_MAX + 64];
+    const char *env = getenv("AUDIOC_VAD_MODEL");
+    return env && *env ? env : bundled(path, sizeof path, DEFAULT_VAD_ID, DEFAULT_VAD_FILE);
 }

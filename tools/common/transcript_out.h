@@ -21,7 +21,13 @@ typedef struct {
     const char *language;
     float temperature;      /* verbose JSON, per segment */
     int tokens;             /* verbose JSON: the token ids of each segment */
+    int words;              /* verbose JSON: the words (when the result has them) */
+    int max_len;            /* srt/vtt: cues of at most this many characters, cut between words (0: a cue per segment) */
+    int max_line;           /* srt/vtt: lines of at most this many characters, broken between words (0: one line) */
 } transcript_meta;
+
+/* openai-whisper's compression_ratio: the text's bytes over its zlib-compressed bytes. */
+double transcript_compression_ratio(const char *text);
 
 void transcript_write(FILE *f, transcript_format fmt, const ac_asr_result *r, const transcript_meta *m);
 

@@ -20,7 +20,35 @@ struct hviske_decoder {
     ac_kv_cache cache;       /* self-attention K/V */
     ac_mat *ck, *cv;         /* cross-attention per [layer][head]: K [T][dk], V^T [dk][T] */
     float *h, *a, *y, *scratch;
+    float *xattn;            /* when set: cross-attention weights of layers >= xattn_from */
+    int xattn_from;
 };
+
+void hviske_decoder_capture(hviske_decoder *d, int from_layer, float *weights)
+{
+    d->xattn = weights;
+    d->xattn_from = from_layer;
+}
+
+/* The cross-attention distributions of layer L over the valid frames, per
+ * head, for the R rows whose normalized input is d->a: OUT [heads][R][T_valid]. */
+static void cross_weights(hviske_decoder *d, int l, size_t R, float *out)
+{
+    const hviske_dec_layer *L = &d->m->dec[l];
+    size_t H = (size_t)d->opts.heads, dk = (size_t)d->opts.head_dim, D = d->D, T = (size_t)d->T,
+           Tv = (size_t)d->T_valid;
+    float *q = d->scratch, *qh = q + R * D, *sc = qh + R * dk;
+    ac_matmul(d->a, &L->cq_w, L->cq_b, q, R);
+    for (size_t h = 0; h < H; h++) {
+        for (size_t r = 0; r < R; r++) memcpy(qh + r * dk, q + r * D + h * dk, dk * sizeof *qh);
+        ac_matmul(qh, &d->ck[(size_t)l * H + h], NULL, sc, R);
+        float *o = out + h * R * Tv;
+        for (size_t r = 0; r < R; r++) {
+            for (size_t t = 0; t < Tv; t++) o[r * Tv + t] = sc[r * T + t] / sqrtf((float)dk);
+            ac_softmax_rows(o + r * Tv, 1, Tv);
+        }
+    }
+}
 
 /* Cross-attention keys and values depend only on the audio: computed once
  * per chunk and stored per head, V transposed, so that both products of a
@@ -66,7 +94,9 @@ ac_status hviske_decoder_new(const hviske_model *m, const float *enc, int64_t T,
     d->h = ac_arena_floats(a, R * D);
     d->a = ac_arena_floats(a, R * D);
     d->y = ac_arena_floats(a, R * D);
-    d->scratch = ac_arena_floats(a, attn > ffn ? attn : ffn);
+    size_t xw = R * D + R * D / (size_t)c->dec_heads + R * t;   /* cross_weights: q, one head's q, scores */
+    size_t need = attn > ffn ? attn : ffn;
+    d->scratch = ac_arena_floats(a, need > xw ? need : xw);
     if (!d->ck || !d->cv || !d->h || !d->a || !d->y || !d->scratch) return AC_ERR_NOMEM;
     ac_status st = cross_kv(d, enc, a);
     if (st == AC_OK) *out = d;
@@ -105,6 +135,8 @@ ac_status hviske_decoder_forward(hviske_decoder *d, const int *tokens, const int
         size_t H = (size_t)c->dec_heads;
         ac_attn_kv kv = {.n = t, .kh = d->ck + (size_t)l * H, .vt = d->cv + (size_t)l * H};
         ac_attn_cross(&d->opts, &cross, &kv, d->a, R, &(ac_mask){.keys = (size_t)d->T_valid}, d->y, d->scratch);
+        if (d->xattn && l >= d->xattn_from)
+            cross_weights(d, l, R, d->xattn + (size_t)(l - d->xattn_from) * H * R * (size_t)d->T_valid);
         ac_axpy(d->h, d->y, 1.0f, R * D);
 
         /* ReLU feed-forward */

@@ -21,6 +21,11 @@ ac_status hviske_decoder_new(const hviske_model *m, const float *enc, int64_t T,
 ac_status hviske_decoder_forward(hviske_decoder *d, const int *tokens, const int *beam, const int *pos,
                                  int rows, int n_out, float *logprobs);
 
+/* From now on, each forward call writes the cross-attention weights of
+ * layers FROM_LAYER.. into WEIGHTS [layer][head][row][T_valid] (rows of
+ * that call; NULL stops it). For alignment: the caller sizes WEIGHTS. */
+void hviske_decoder_capture(hviske_decoder *d, int from_layer, float *weights);
+
 /* Beam b takes the cache of beam PARENT[b] for positions [0, len). */
 void hviske_decoder_reorder(hviske_decoder *d, const int *parent, int len);
 

@@ -124,10 +124,14 @@ ac_status hviske_transcribe_chunk(const hviske_model *m, const float *x, int64_t
     ac_decode_model dm = {&sc, c->vocab, c->eos, step, reorder};
     ac_decode_result r;
     AC_TRY(ac_decode(&dm, &dopt, first, np, &r));
+    ac_status s = o->word_timestamps ? hviske_align_words(m, &enc, prompt, np, r.tokens, r.n_tokens, a, &out->words,
+                                                          &out->n_words)
+                                     : AC_OK;
     double t4 = ac_now();
-    ac_status s = ac_sp_decode(m->sp, r.tokens, (size_t)r.n_tokens, &out->text);
+    if (!s) s = ac_sp_decode(m->sp, r.tokens, (size_t)r.n_tokens, &out->text);
     if (s) {
         ac_decode_result_free(&r);
+        hviske_chunk_result_free(out);
         return s;
     }
     out->tokens = r.tokens;
@@ -145,5 +149,6 @@ void hviske_chunk_result_free(hviske_chunk_result *r)
 {
     free(r->tokens);
     free(r->text);
+    hviske_words_free(r->words, r->n_words);
     memset(r, 0, sizeof *r);
 }

@@ -4,6 +4,7 @@
 #define AC_MODELS_HVISKE_TRANSCRIBE_H
 
 #include "base/arena.h"
+#include "models/hviske_asr/align.h"
 #include "models/hviske_asr/model.h"
 #include "nn/decode.h"
 
@@ -11,6 +12,7 @@ typedef struct hviske_options {
     const char *language;   /* "da" */
     int punctuation;        /* <|pnc|> or <|nopnc|> */
     int dummy_prefix;       /* lead the prompt with the "▁" piece (10 ids) */
+    int word_timestamps;    /* align the words (align.h) */
     ac_decode_options decode;
 } hviske_options;
 
@@ -19,6 +21,8 @@ typedef struct hviske_chunk_result {
     int n_tokens;
     double logprob;
     char *text;
+    hviske_word *words;     /* with word_timestamps */
+    int n_words;
     /* seconds spent, and decoder steps run */
     double t_frontend, t_encoder, t_prefill, t_decode;
     int steps;

@@ -4,7 +4,6 @@
 #include <stdlib.h>
 
 #include "base/error.h"
-#include "base/mem.h"
 #include "models/silero_vad/silero_vad.h"
 
 typedef struct {
@@ -29,6 +28,26 @@ typedef struct {
     int64_t pos, silence;
 } possible_end;
 
+/* Silences of the current speech segment: grown as needed (a segment has
+ * few; sizing for every chunk of a 3 h file took 5 MB). */
+typedef struct {
+    possible_end *v;
+    size_t n, cap;
+} endlist;
+
+static ac_status add_end(endlist *l, int64_t pos, int64_t silence)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        possible_end *v = realloc(l->v, cap * sizeof *v);
+        if (!v) return ac_error(AC_ERR_NOMEM, "out of memory");
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = (possible_end){pos, silence};
+    return AC_OK;
+}
+
 static int64_t ms_to_samples(int ms) { return (int64_t)AC_SILERO_RATE * ms / 1000; }
 
 ac_status ac_silero_segments(const float *probs, size_t n_probs, int64_t n_samples,
@@ -49,9 +68,7 @@ ac_status ac_silero_segments(const float *probs, size_t n_probs, int64_t n_sampl
     int use_max_poss = opt->use_max_poss_sil_at_max_speech;
 
     seglist segs = {0};
-    possible_end *ends = ac_calloc(n_probs + 1, sizeof *ends);
-    if (!ends) return AC_ERR_NOMEM;
-    size_t n_ends = 0;
+    endlist el = {0};
     int triggered = 0;
     int64_t start = 0, temp_end = 0, prev_end = 0, next_start = 0;
     ac_status s = AC_OK;
@@ -61,7 +78,7 @@ ac_status ac_silero_segments(const float *probs, size_t n_probs, int64_t n_sampl
         int64_t cur = W * (int64_t)i;
         if (p >= thr && temp_end) {
             int64_t sil = cur - temp_end;
-            if (sil > min_sil_max) ends[n_ends++] = (possible_end){temp_end, sil};
+            if (sil > min_sil_max && (s = add_end(&el, temp_end, sil)) != AC_OK) break;
             temp_end = 0;
             if (next_start < prev_end) next_start = cur;
         }
@@ -71,26 +88,27 @@ ac_status ac_silero_segments(const float *probs, size_t n_probs, int64_t n_sampl
             continue;
         }
         if (triggered && cur - start > max_speech) {
-            if (use_max_poss && n_ends) {
+            if (use_max_poss && el.n) {
+                const possible_end *ends = el.v;
                 size_t best = 0;
-                for (size_t j = 1; j < n_ends; j++)
+                for (size_t j = 1; j < el.n; j++)
                     if (ends[j].silence > ends[best].silence) best = j;
                 s = push(&segs, start, ends[best].pos);
                 next_start = ends[best].pos + ends[best].silence;
                 if (next_start < ends[best].pos + cur) start = next_start;
                 else triggered = 0;
                 prev_end = next_start = temp_end = 0;
-                n_ends = 0;
+                el.n = 0;
             } else if (prev_end) {
                 s = push(&segs, start, prev_end);
                 if (next_start < prev_end) triggered = 0;
                 else start = next_start;
                 prev_end = next_start = temp_end = 0;
-                n_ends = 0;
+                el.n = 0;
             } else {
                 s = push(&segs, start, cur);
                 prev_end = next_start = temp_end = 0;
-                n_ends = 0;
+                el.n = 0;
                 triggered = 0;
                 continue;
             }
@@ -101,11 +119,11 @@ ac_status ac_silero_segments(const float *probs, size_t n_probs, int64_t n_sampl
             if (cur - temp_end < min_silence) continue;
             if (temp_end - start > min_speech) s = push(&segs, start, temp_end);
             prev_end = next_start = temp_end = 0;
-            n_ends = 0;
+            el.n = 0;
             triggered = 0;
         }
     }
-    free(ends);
+    free(el.v);
     if (!s && triggered && n_samples - start > min_speech) s = push(&segs, start, n_samples);
     if (s) {
         free(segs.v);
