@@ -17,7 +17,7 @@ compared with the bytes of the weights the route maps. bench_vevo2_fm then
 times FM steps at the conversion's shape against OpenBLAS sgemm on the
 same products.
 
-usage: bench/vevo2_bench.py [--build DIR] [--seconds S] [--steps N] [--routes R,...]
+usage: bench/vevo2_bench.py [--build DIR] [--seconds S] [--steps N] [--routes R,...] [--threads 1,2]
 """
 import argparse
 import os
@@ -56,6 +56,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--steps", type=int, default=32)
     ap.add_argument("--routes", default=",".join(ROUTES))
+    ap.add_argument("--threads", default="1,2")
     a = ap.parse_args()
     work = os.path.join(a.build, "bench")
     pkg = os.path.join(work, "vevo2_full")
@@ -83,7 +84,7 @@ def main():
                 "zero_shot_tts": ["tts", TEXT, "--voice-text", TEXT]}[route]
         if ar:
             args += ["--min-tokens", tokens, "--max-tokens", tokens]
-        for threads in (1, 2):
+        for threads in map(int, a.threads.split(",")):
             r = sh(os.path.join(a.build, "audioc"), *args, "-m", pkg, "-r", tgt, "-o",
                    os.path.join(work, "bench_out.wav"), "--steps", a.steps, "--timings", "-t", threads,
                    "--no-progress")
