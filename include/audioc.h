@@ -392,6 +392,9 @@ typedef struct ac_voice_options {
     /* Each text chunk's audio as soon as it is made (long text is spoken
      * in chunks of about 20 s); a nonzero return cancels. May be NULL. */
     int (*on_audio)(const float *samples, int64_t n, int chunk, int n_chunks, void *user);
+    /* The pace: the audio time-stretched to 1/speed of its length, pitch
+     * kept (librosa's phase-vocoder time_stretch), in [0.25, 4] (1). */
+    double speed;
 } ac_voice_options;
 
 /* Seconds per stage, every clip together where a stage sees several. */

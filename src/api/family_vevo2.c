@@ -65,6 +65,7 @@ static ac_status run(void *m, const ac_voice_clips *c, const ac_voice_options *o
     if (o->min_new_tokens >= 0) vo.sampler.min_new_tokens = o->min_new_tokens;
     if (o->max_new_tokens >= 0) vo.max_new_tokens = o->max_new_tokens;
     vo.steps = o->steps;
+    vo.speed = o->speed;
     vo.seed = o->seed;
     vo.noise = o->noise;
     vo.n_noise = o->n_noise;

@@ -32,6 +32,7 @@ void ac_voice_options_init(ac_voice_options *o, size_t size)
         .repetition_penalty = -1,
         .min_new_tokens = -1,
         .max_new_tokens = -1,
+        .speed = 1.0,
     };
     memcpy(o, &d, size < sizeof d ? size : sizeof d);
 }
@@ -67,6 +68,8 @@ static ac_status check_options(const ac_voice_options *o)
         return ac_error(AC_ERR_ARG, "repetition penalty %g: must be in (0, 100]", o->repetition_penalty);
     if (o->max_new_tokens == 0 || o->max_new_tokens > 4096)
         return ac_error(AC_ERR_ARG, "max new tokens %d: must be in [1, 4096]", o->max_new_tokens);
+    if (!(o->speed >= 0.25 && o->speed <= 4.0))
+        return ac_error(AC_ERR_ARG, "speed %g: must be in [0.25, 4]", o->speed);
     if (o->text && strlen(o->text) > MAX_TEXT_BYTES)
         return ac_error(AC_ERR_ARG, "the text has %zu bytes, more than the %d one request takes", strlen(o->text),
                         MAX_TEXT_BYTES);

@@ -19,8 +19,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!memchr(r.message, 0, sizeof r.message)) abort();
     if (rc < 0 && !r.message[0]) abort();
     if (rc == 0) {
-        if (!r.input || !r.voice || !r.voice[0] || r.speed != 1.0) abort();
         const ac_voice_options *o = &r.opt;
+        if (!r.input || !r.voice || !r.voice[0] || !(o->speed >= 0.25 && o->speed <= 4.0)) abort();
         if (o->steps < 1 || o->steps > 1000 || o->max_new_tokens == 0 || o->max_new_tokens > 4096 ||
             o->top_p == 0 || o->top_p > 1 || o->temperature > 100 || o->target_duration < 0 ||
             o->target_duration > 120)

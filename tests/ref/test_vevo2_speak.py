@@ -17,6 +17,8 @@ that route gives them:
   content-style ids;
 - the audio from injected noise, max |C - ref| / max |ref| < 1e-3;
 - estimated shifts: the semitones between the numpy YIN medians;
+- --speed: the audio time-stretched as librosa's time_stretch (1e-2, the
+  tolerance test_vevo2_pitch explains);
 - long text in several chunks, each its own prompt and audio; a seeded,
   sampled run the same on 1 and 2 threads.
 Environment: AUDIOC, VEVO2_SPEAK, TEST_WORK.
@@ -46,6 +48,7 @@ WORK = os.path.join(os.environ["TEST_WORK"], "vevo2_speak")
 STEPS = 8
 MAX_NEW = 30
 TOL_LOGPROB = 1e-4   # the AR's logits, as the Qwen2 parity test holds them
+TOL_STRETCH = 1e-2   # librosa's float32 phase accumulator (test_vevo2_pitch: the same tolerance)
 check = Checker()
 
 
@@ -178,14 +181,16 @@ def case(ref, name, route, clips, text, texts, use_prosody=None, shift=0, style_
     return dict(got, wav=wav, noise_file=os.path.join(second, "noise.f32"))
 
 
-def cli(base, *args, stdin=None):
-    """audioc ARGS (a tts, vc or svc command) against the driver's audio BASE (greedy, the same noise)."""
+def cli(base, *args, stdin=None, speed=1.0):
+    """audioc ARGS (a tts, vc or svc command) against the driver's audio BASE (greedy, the same noise);
+    with SPEED, against BASE time-stretched by the librosa reference (tests/ref/vevo2/pitch_ref.py)."""
     out = os.path.join(WORK, "cli.wav")
     r = run(AUDIOC, *args, "-m", PKG, "--temperature", 0, "--max-tokens", MAX_NEW, "--steps", STEPS,
-            "--fm-noise", base["noise_file"], "--float", "-o", out, "--no-progress", input=stdin)
+            "--fm-noise", base["noise_file"], "--float", "-o", out, "--no-progress", "--speed", speed, input=stdin)
     if check(r.returncode == 0, f"audioc {args[0]}: {r.stderr.strip()[-400:]}"):
-        e = rel(wavfile.read(out)[1], base["wav"])
-        check(e < 1e-6, f"audioc {' '.join(map(str, args[:3]))}...: differs from the driver by {e:.2e}")
+        want, tol = (base["wav"], 1e-6) if speed == 1.0 else (pitch_ref.time_stretch(base["wav"], speed), TOL_STRETCH)
+        e = rel(wavfile.read(out)[1], want)
+        check(e < tol, f"audioc {' '.join(map(str, args[:3]))}... --speed {speed}: differs from the driver by {e:.2e}")
 
 
 def bad_inputs(wavs):
@@ -300,6 +305,9 @@ def main():
     if got["tts"] and "wav" in got["tts"]:
         cli(got["tts"], "tts", "--voice", wavs["voice"], "--voice-text", voice_text, "Good", "morning", "to you.")
         cli(got["tts"], "tts", "--voice", wavs["voice"], "--voice-text", voice_text, stdin="Good morning to you.")
+        for speed in (0.5, 2.0):
+            cli(got["tts"], "tts", "--voice", wavs["voice"], "--voice-text", voice_text, "Good morning to you.",
+                speed=speed)
     if got["editing"] and "wav" in got["editing"]:
         cli(got["editing"], "vc", wavs["source"], "--route", "editing", "-r", wavs["voice"], "--source-text",
             src_text, "--text", "We will meet at the harbour at ten.")

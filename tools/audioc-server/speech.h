@@ -45,7 +45,6 @@ int voice_number_set(ac_voice_options *o, int i, double v, char *msg, size_t n);
 
 typedef struct {
     char *model, *input, *voice, *response_format, *stream_format, *route, *style_voice, *prosody_voice;
-    double speed;
     ac_voice_options opt;   /* the numeric options given */
     const char *param;      /* on failure: the field at fault (or NULL) */
     char message[320];

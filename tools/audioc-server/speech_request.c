@@ -100,7 +100,7 @@ static int field(speech_request *r, const cJSON *v)
     if (strcmp(name, "speed") == 0) {
         if (cJSON_IsNull(v)) return 0;
         if (!cJSON_IsNumber(v)) return fail(r, "speed", "'speed' must be a number");
-        r->speed = v->valuedouble;
+        r->opt.speed = v->valuedouble;
         return 0;
     }
     int i = voice_number_find(name);
@@ -115,7 +115,6 @@ int speech_request_parse(const char *body, size_t n, speech_request *r)
 {
     memset(r, 0, sizeof *r);
     ac_voice_options_default(&r->opt);
-    r->speed = 1.0;
     if (n > SPEECH_BODY_MAX) return fail(r, NULL, "the JSON body is larger than %u KB", SPEECH_BODY_MAX >> 10);
     cJSON *root = cJSON_ParseWithLength(body, n);
     if (!root) return fail(r, NULL, "the body is not valid JSON: send a JSON object (Content-Type: application/json)");
@@ -131,10 +130,8 @@ int speech_request_parse(const char *body, size_t n, speech_request *r)
     if (bad) return -1;
     if (!r->input) return fail(r, "input", "no 'input': give the text to say");
     if (!r->voice || !r->voice[0]) return fail(r, "voice", "no 'voice': give the id of a reference voice (see GET /v1/audio/voices)");
-    if (!(r->speed >= 0.25 && r->speed <= 4.0)) return fail(r, "speed", "'speed' must be in [0.25, 4.0], not %g", r->speed);
-    if (r->speed != 1.0)
-        return fail(r, "speed", "'speed' %g: Vevo2 has no speed control, only 1.0 is supported (the pace follows "
-                    "the voice, or the style reference)", r->speed);
+    if (!(r->opt.speed >= 0.25 && r->opt.speed <= 4.0))
+        return fail(r, "speed", "'speed' must be in [0.25, 4.0], not %g", r->opt.speed);
     return 0;
 }
 

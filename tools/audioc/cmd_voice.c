@@ -87,6 +87,8 @@ static void usage(FILE *f, const char *cmd)
             "output:\n"
             "  -o, --output OUT        .wav (16-bit PCM unless --float), .flac, .ogg, .opus or .mp3\n"
             "      --float             32-bit float WAV\n"
+            "      --speed S           the pace: the audio stretched to 1/S of its length, pitch\n"
+            "                          kept (phase vocoder), 0.25..4 (1)\n"
             "      --timings           print the time of every stage and the real-time factor\n"
             "\n"
             "%s\n" COMMON_OPTIONS_HELP "\n"
@@ -135,7 +137,7 @@ static int parse(int argc, char **argv, voice_args *a)
     enum { O_MODEL, O_WHISPER, O_TARGET, O_VOICE_TEXT, O_STYLE, O_STYLE_TEXT, O_PROSODY, O_SOURCE_TEXT, O_TEXT,
            O_TEXT_FILE, O_ROUTE, O_PROSODY_CODE, O_NO_PROSODY_CODE, O_TARGET_DURATION, O_REFERENCE_DURATION,
            O_PITCH_SHIFT, O_STYLE_PITCH_SHIFT, O_NO_PITCH_SHIFT, O_TEMPERATURE, O_TOP_K, O_TOP_P, O_PENALTY,
-           O_MIN_TOKENS, O_MAX_TOKENS, O_STEPS, O_SEED, O_FM_NOISE, O_OUTPUT, O_FLOAT, O_TIMINGS };
+           O_MIN_TOKENS, O_MAX_TOKENS, O_STEPS, O_SEED, O_FM_NOISE, O_OUTPUT, O_FLOAT, O_TIMINGS, O_SPEED };
     static const opt_def defs[] = {
         [O_MODEL] = {"-m|--model", 1}, [O_WHISPER] = {"--whisper", 1},
         [O_TARGET] = {"-r|--voice|--target-voice", 1}, [O_VOICE_TEXT] = {"--voice-text", 1},
@@ -149,7 +151,7 @@ static int parse(int argc, char **argv, voice_args *a)
         [O_PENALTY] = {"--repetition-penalty", 1}, [O_MIN_TOKENS] = {"--min-tokens", 1},
         [O_MAX_TOKENS] = {"--max-tokens", 1}, [O_STEPS] = {"--steps", 1}, [O_SEED] = {"--seed", 1},
         [O_FM_NOISE] = {"--fm-noise", 1}, [O_OUTPUT] = {"-o|--output", 1}, [O_FLOAT] = {"--float", 0},
-        [O_TIMINGS] = {"--timings", 0}, {0},
+        [O_TIMINGS] = {"--timings", 0}, [O_SPEED] = {"--speed", 1}, {0},
     };
     ac_voice_options *o = &a->opt;
     ac_voice_options_default(o);
@@ -201,6 +203,7 @@ static int parse(int argc, char **argv, voice_args *a)
         case O_OUTPUT: a->out = v; break;
         case O_FLOAT: a->pcm16 = 0; break;
         case O_TIMINGS: a->timings = 1; break;
+        case O_SPEED: bad = arg_float(p.opt, v, 0.25, 4, &o->speed); break;
         case OPT_OPERAND:
             if (tts) {
                 bad = add_text(a, v);

@@ -206,6 +206,23 @@ ac_status vevo2_synthesize(vevo2_model *m, const vevo2_timbre *tb, const int32_t
     return AC_OK;
 }
 
+ac_status vevo2_pace(const vevo2_options *o, float **wav, int64_t *n)
+{
+    if (o->speed == 1.0) return AC_OK;
+    int64_t len = ac_time_stretch_length(*n, o->speed);
+    float *y = ac_malloc((size_t)(len > 0 ? len : 1) * sizeof *y);
+    if (!y) return AC_ERR_NOMEM;
+    ac_status s = ac_time_stretch(*wav, *n, o->speed, y);
+    if (s) {
+        free(y);
+        return s;
+    }
+    free(*wav);
+    *wav = y;
+    *n = len;
+    return AC_OK;
+}
+
 static void trace_ids(const vevo2_options *o, const char *name, const int32_t *ids, int n)
 {
     if (o->trace) o->trace(o->trace_user, name, ids, (size_t)n * sizeof *ids);
@@ -238,7 +255,8 @@ static ac_status convert(vevo2_model *m, const vevo2_refs *r, const vevo2_option
     AC_TRY(vevo2_timbre_prepare(m, tgt->x, tgt->n, a, sc, &tb, &out->t));
     trace_ids(o, "timbre_ids", tb.ids, tb.n_ids);
     out->t.chunks = 1;
-    return vevo2_synthesize(m, &tb, src_ids, n_src, o, o->seed, a, sc, &out->wav, &out->n, &out->t);
+    AC_TRY(vevo2_synthesize(m, &tb, src_ids, n_src, o, o->seed, a, sc, &out->wav, &out->n, &out->t));
+    return vevo2_pace(o, &out->wav, &out->n);
 }
 
 ac_status vevo2_convert(vevo2_model *m, const vevo2_refs *r, const vevo2_options *o, int use_pitch,
@@ -250,5 +268,10 @@ ac_status vevo2_convert(vevo2_model *m, const vevo2_refs *r, const vevo2_options
     ac_status s = convert(m, r, o, use_pitch, &a, &sc, out);
     ac_arena_free(&a);
     ac_arena_free(&sc);
+    if (s) {
+        free(out->wav);
+        out->wav = NULL;
+        out->n = 0;
+    }
     return s;
 }

@@ -13,7 +13,7 @@ vevo2_options vevo2_defaults(const vevo2_route *r)
 {
     vevo2_options o = {.route = r, .use_prosody_code = -1, .use_pitch_shift = -1, .pitch_mode = VEVO2_PITCH_ESTIMATE,
                        .sampler = ac_sampler_defaults(), .max_new_tokens = 500, .chunk_units = CHUNK_UNITS,
-                       .steps = 32};
+                       .steps = 32, .speed = 1.0};
     /* what upstream passes to generate; the penalty is the package's (< 0 here) */
     o.sampler.temperature = 1.0f;
     o.sampler.top_k = 25;

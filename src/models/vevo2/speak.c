@@ -70,13 +70,20 @@ static ac_status reference_tokens(vevo2_model *m, const vevo2_refs *r, const vev
         trace(o, "prosody_ids", k->prosody, (size_t)k->n_prosody * sizeof *p);
     }
     if (vevo2_report(o, "tokenizer", 1, 3)) return AC_ERR_CANCELLED;
-    if (r->style.n) {
-        AC_TRY(vevo2_content_style_ids(m, r->style.x, r->style.n, out->style_shift, a, sc, &k->style, &k->n_style, t));
-        trace(o, "style_ids", k->style, (size_t)k->n_style * sizeof *k->style);
-    }
-    if (vevo2_report(o, "tokenizer", 2, 3)) return AC_ERR_CANCELLED;
     AC_TRY(vevo2_timbre_prepare(m, r->timbre.x, r->timbre.n, a, sc, &k->timbre, t));
     trace(o, "timbre_ids", k->timbre.ids, (size_t)k->timbre.n_ids * sizeof *k->timbre.ids);
+    if (vevo2_report(o, "tokenizer", 2, 3)) return AC_ERR_CANCELLED;
+    if (r->style.n) {
+        /* the target voice as its own style (speech from text): the same tokens, computed once */
+        if (r->style.x == r->timbre.x && r->style.n == r->timbre.n && out->style_shift == 0) {
+            k->style = k->timbre.ids;
+            k->n_style = k->timbre.n_ids;
+        } else {
+            AC_TRY(vevo2_content_style_ids(m, r->style.x, r->style.n, out->style_shift, a, sc, &k->style,
+                                           &k->n_style, t));
+        }
+        trace(o, "style_ids", k->style, (size_t)k->n_style * sizeof *k->style);
+    }
     return AC_OK;
 }
 
@@ -165,6 +172,7 @@ static ac_status speak(vevo2_model *m, const vevo2_refs *r, const ac_text_chunks
         const uint64_t seed = o->seed + (uint64_t)i;
         s = generate(m, &k, style_text, chunks->text[i], o, use_prosody, seed, sc, &ids, &n_ids, &out->t);
         if (!s) s = vevo2_synthesize(m, &k.timbre, ids, n_ids, o, seed, &chunk, sc, &wav, &n_wav, &out->t);
+        if (!s) s = vevo2_pace(o, &wav, &n_wav);
         if (!s && o->on_audio && o->on_audio(o->audio_user, wav, n_wav, i, chunks->n)) s = AC_ERR_CANCELLED;
         if (!s) s = append(&out->wav, &out->n, wav, n_wav);
         free(ids);

@@ -91,6 +91,7 @@ typedef struct vevo2_options {
     int max_new_tokens;
     int chunk_units;               /* text longer than this many words is spoken in pieces */
     int steps;                     /* flow matching */
+    double speed;                  /* the audio time-stretched to 1/speed of its length (1: as made) */
     uint64_t seed;                 /* of the AR draws and the FM noise (chunk i: seed + i) */
     const float *noise;            /* [F][mel] or NULL (one text chunk only) */
     size_t n_noise;
@@ -165,5 +166,7 @@ ac_status vevo2_estimate_shift(const vevo2_model *m, const float *x, int64_t n, 
 /* Whether clip X[n] can be read at all: long enough, finite, not silent. */
 ac_status vevo2_check_clip(const float *x, int64_t n, int rate, const char *what);
 int vevo2_report(const vevo2_options *o, const char *stage, int done, int total);
+/* *WAV[*N] (malloc'd) time-stretched by O's speed, in place of the original. */
+ac_status vevo2_pace(const vevo2_options *o, float **wav, int64_t *n);
 
 #endif
