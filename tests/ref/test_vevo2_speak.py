@@ -10,7 +10,9 @@ that route gives them:
 - prosody ids (the style reference's, then the prosody reference's, chroma
   shifted and stretched to a target duration), the style's and the
   timbre's content-style ids: equal except at VQ near-ties (< 1e-4);
-- the prompt, byte for byte as spec §4.6 builds it, and its ids equal to
+- the prompt, byte for byte as spec §4.6 builds it (and on fixed texts, with
+  the continuation parser: tags in order, broken ones skipped, a code past
+  the codebook an error, no tag zero ids), and its ids equal to
   Hugging Face tokenizers' (the Rust library through Node);
 - the AR's greedy continuation equal to HF generate's over the PyTorch
   Qwen2, each generated id's log-probability within 1e-4, and the parsed
@@ -267,6 +269,8 @@ def main():
     global PKG
     shutil.rmtree(WORK, ignore_errors=True)
     os.makedirs(WORK)
+    r = run(DRIVER, "parse")
+    check(r.returncode == 0 and "parse ok" in r.stdout, f"the prompt and the parser: {r.stderr.strip()[-400:]}")
     PKG = make_package.make(os.path.join(WORK, "pkg"), "F32", seed=21)
     ref = speak_ref.Speaker(PKG)
     voice_text = "Please call Stella and ask her to bring these things."

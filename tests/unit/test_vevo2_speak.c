@@ -15,12 +15,17 @@
  * The public API (ac_voice_speak): 70 words in two chunks, each given to
  * on_audio as it is made and together the result; the voice as a file and
  * as PCM (VOICE.f32 its 24 kHz mono samples) alike; progress over the AR
- * tokens; a nonzero return cancels; the route list. Prints "api ok". */
+ * tokens; a nonzero return cancels; the route list. Prints "api ok".
+ *   test_vevo2_speak parse
+ * The continuation parser and the prompt builder on fixed texts (spec
+ * §4.6): tags in order, broken ones skipped, a code past the codebook an
+ * error, none at all zero ids. Prints "parse ok". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "audioc.h"
+#include "models/vevo2/prompt.h"
 #include "models/vevo2/vevo2.h"
 #include "test_util.h"
 
@@ -135,8 +140,39 @@ static int api(const char *pkg, const char *voice_wav, const char *voice_raw)
     return 0;
 }
 
+static int parse_check(void)
+{
+    int32_t *ids;
+    int n;
+    const char *text = "<|content_style_start|><|content_style_3|>x<|content_style_12|><|content_style_|>"
+                       "<|content_style_7|<|content_style_5|><|prosody_2|><|content_style_0|><|im_end|>";
+    API_CHECK(vevo2_parse_content_style(text, 64, &ids, &n) == AC_OK && n == 4 && ids[0] == 3 && ids[1] == 12 &&
+                  ids[2] == 5 && ids[3] == 0, "tags in order, broken ones skipped (%d ids)", n);
+    free(ids);
+    API_CHECK(vevo2_parse_content_style("<|content_style_64|>", 64, &ids, &n) == AC_ERR_MODEL &&
+                  strstr(ac_last_error(), "64"), "a code past the codebook");
+    API_CHECK(vevo2_parse_content_style("<|prosody_1|> text <|im_end|>", 64, &ids, &n) == AC_OK && n == 0 && !ids,
+              "no tag: zero ids");
+    char *p;
+    const int32_t pr[] = {4, 1}, st[] = {9};
+    API_CHECK(vevo2_prompt_text(1, "Hi", "there", pr, 2, st, 1, &p) == AC_OK &&
+                  strcmp(p, "<|im_start|>system\nUser will provide you with a text. Please first generate a good "
+                            "prosodic instruction, then vocalize the text based on it.<|im_end|>\n<|im_start|>user\n"
+                            "Hi there<|im_end|>\n<|im_start|>assistant\n<|prosody_start|><|prosody_4|>"
+                            "<|prosody_1|><|prosody_end|><|content_style_start|><|content_style_9|>") == 0,
+              "the prompt with prosody");
+    free(p);
+    API_CHECK(vevo2_prompt_text(0, NULL, "there", NULL, 0, NULL, 0, &p) == AC_OK &&
+                  strstr(p, "user\n there<|im_end|>") && strstr(p, "assistant\n<|content_style_start|>") &&
+                  !strstr(p, "prosody_start"), "the prompt without prosody or style: the space stays");
+    free(p);
+    printf("parse ok\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 2 && strcmp(argv[1], "parse") == 0) return parse_check();
     if (argc == 5 && strcmp(argv[1], "api") == 0) return api(argv[2], argv[3], argv[4]);
     if (argc < 4) {
         fprintf(stderr, "usage: test_vevo2_speak PKG ROUTE OUT_DIR [KEY=VALUE ...]\n");
