@@ -30,6 +30,17 @@ extern const char *test_data_dir;  /* argv[2]: the real weights and clips */
         fprintf(stderr, "%s %s\n", test_failures == before_ ? "ok  " : "FAIL", #fn); \
     } while (0)
 
+/* For drivers that stop at the first failure: prints it with the last
+ * error and returns 1 from the calling function. */
+#define API_CHECK(cond, ...)                                       \
+    do {                                                           \
+        if (!(cond)) {                                             \
+            fprintf(stderr, "FAIL api: " __VA_ARGS__);             \
+            fprintf(stderr, " (%s)\n", ac_last_error());           \
+            return 1;                                              \
+        }                                                          \
+    } while (0)
+
 void test_init(int argc, char **argv);
 int test_finish(void);
 

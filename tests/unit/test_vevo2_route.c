@@ -42,15 +42,6 @@ static int on_progress(const char *stage, int done, int total, void *user)
     return cancel_at && strcmp(stage, "fm") == 0 && done == cancel_at;
 }
 
-#define API_CHECK(cond, ...) \
-    do { \
-        if (!(cond)) { \
-            fprintf(stderr, "FAIL api: " __VA_ARGS__); \
-            fprintf(stderr, " (%s)\n", ac_last_error()); \
-            return 1; \
-        } \
-    } while (0)
-
 static int same(const ac_voice_result *a, const ac_voice_result *b)
 {
     return a->n_samples == b->n_samples && memcmp(a->samples, b->samples, (size_t)a->n_samples * 4) == 0;

@@ -56,15 +56,6 @@ static void on_trace(void *user, const char *name, const void *data, size_t byte
     write_raw(t->dir, file, data, bytes);
 }
 
-#define API_CHECK(cond, ...) \
-    do { \
-        if (!(cond)) { \
-            fprintf(stderr, "FAIL api: " __VA_ARGS__); \
-            fprintf(stderr, " (%s)\n", ac_last_error()); \
-            return 1; \
-        } \
-    } while (0)
-
 typedef struct {
     float *wav;
     int64_t n;
