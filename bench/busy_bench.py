@@ -18,7 +18,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-CLIPS = "/work/shared/data/asr_validation/librispeech"
+# the data folder beside the checkout (or AUDIOC_DATA)
+DATA = os.environ.get("AUDIOC_DATA") or os.path.join(ROOT, "..", "shared", "data")
+CLIPS = os.path.join(DATA, "asr_validation", "librispeech")
 
 
 def five_minutes(work, clips):
