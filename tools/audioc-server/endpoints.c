@@ -27,22 +27,15 @@ typedef struct {
 
 /* ---- replies ----------------------------------------------------------- */
 
-/* A reply body written with stdio. */
-typedef struct {
-    FILE *f;
-    char *mem;
-    size_t len;
-} body;
-
-static FILE *body_open(body *b, reply *r)
+FILE *body_open(reply_body *b, reply *r)
 {
-    *b = (body){0};
+    *b = (reply_body){0};
     b->f = open_memstream(&b->mem, &b->len);
     if (!b->f) reply_error(r, 500, NULL, "out of memory");
     return b->f;
 }
 
-static void body_close(body *b, reply *r, int status, const char *type)
+void body_close(reply_body *b, reply *r, int status, const char *type)
 {
     if (fclose(b->f) != 0) {
         free(b->mem);
@@ -69,7 +62,7 @@ void reply_error(reply *r, int status, const char *param, const char *fmt, ...)
                        : status == 413 ? "file_too_large"
                        : status == 503 ? "server_busy"
                                        : NULL;
-    body b = {0};
+    reply_body b = {0};
     FILE *f = b.f = open_memstream(&b.mem, &b.len);
     if (!f) {   /* still answer with the status */
         buffer_free(&r->body);
@@ -107,7 +100,7 @@ static void write_model(FILE *f, const served_model *m)
 
 void endpoint_models(reply *r)
 {
-    body b;
+    reply_body b;
     FILE *f = body_open(&b, r);
     if (!f) return;
     fputs("{\"object\":\"list\",\"data\":[", f);
@@ -123,7 +116,7 @@ void endpoint_model(reply *r, const char *id)
 {
     for (int i = 0; i < g_cfg.n_models; i++) {
         if (strcmp(g_cfg.models[i].id, id) != 0) continue;
-        body b;
+        reply_body b;
         FILE *f = body_open(&b, r);
         if (!f) return;
         write_model(f, &g_cfg.models[i]);
@@ -194,7 +187,7 @@ static void library_error(reply *r, ac_status s, const char *filename)
 
 /* ---- transcription ------------------------------------------------------ */
 
-static void push_event(job *j, const char *type, const char *key, const char *text)
+void push_text_event(job *j, const char *type, const char *key, const char *text)
 {
     char *mem = NULL;
     size_t len = 0;
@@ -218,7 +211,7 @@ static int on_segment(const ac_asr_segment *g, void *user)
         char *d = malloc(n);
         if (!d) return 1;
         snprintf(d, n, "%s%s", t->emitted && !nospace ? " " : "", g->text);
-        push_event(j, "transcript.text.delta", "delta", d);
+        push_text_event(j, "transcript.text.delta", "delta", d);
         free(d);
         t->emitted = 1;
     }
@@ -238,10 +231,10 @@ static void run_transcription(job *j)
     if (s) {
         library_error(&j->result, s, t->file->filename);
         /* once events have gone out the status is sent: the error goes in the stream */
-        if (t->stream && t->emitted) push_event(j, "error", "message", ac_last_error());
+        if (t->stream && t->emitted) push_text_event(j, "error", "message", ac_last_error());
         return;
     }
-    body b;
+    reply_body b;
     FILE *f = body_open(&b, &j->result);
     if (f) {
         static const transcript_format as[] = {TRANSCRIPT_JSON, TRANSCRIPT_TEXT, TRANSCRIPT_SRT, TRANSCRIPT_VTT,
@@ -254,7 +247,7 @@ static void run_transcription(job *j)
         const char *type = types[t->fmt];
         body_close(&b, &j->result, 200, type);
     }
-    if (t->stream) push_event(j, "transcript.text.done", "text", res->text);
+    if (t->stream) push_text_event(j, "transcript.text.done", "text", res->text);
     ac_asr_result_free(res);
 }
 
@@ -347,7 +340,7 @@ static void run_vad(job *j)
         library_error(&j->result, s, t->file->filename);
         return;
     }
-    body b;
+    reply_body b;
     FILE *f = body_open(&b, &j->result);
     if (f) {
         vad_write_json(f, "model", t->model->id, t->model->family, res, t->probs);

@@ -124,6 +124,16 @@ typedef struct {
     buffer body;
 } reply;
 
+/* A reply body written with stdio: body_open (NULL after a 500 into R),
+ * then body_close makes it R's body with STATUS and TYPE. */
+typedef struct {
+    FILE *f;
+    char *mem;
+    size_t len;
+} reply_body;
+FILE *body_open(reply_body *b, reply *r);
+void body_close(reply_body *b, reply *r, int status, const char *type);
+
 /* An OpenAI-shaped error: {"error": {"message", "type", "param", "code"}}. */
 void reply_error(reply *r, int status, const char *param, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -157,6 +167,8 @@ int queue_full(void);
 int queue_wait(job *j, int want, int *events, double timeout);
 /* Appends to J's event stream and wakes its reader. */
 void queue_push_event(job *j, const char *data, size_t n);
+/* The event data: {"type": TYPE, KEY: TEXT} (TEXT as a JSON string). */
+void push_text_event(job *j, const char *type, const char *key, const char *text);
 /* Copies up to MAX bytes of events from offset POS, waiting up to TIMEOUT
  * seconds for some; returns the count, 0 on timeout, -1 at the end. */
 long queue_read_events(job *j, size_t pos, char *out, size_t max, double timeout);

@@ -35,13 +35,9 @@ int speech_body_feed(buffer *b, const char *data, size_t n)
 
 void endpoint_voices(reply *r)
 {
-    char *mem = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&mem, &len);
-    if (!f) {
-        reply_error(r, 500, NULL, "out of memory");
-        return;
-    }
+    reply_body b;
+    FILE *f = body_open(&b, r);
+    if (!f) return;
     fputs("{\"object\":\"list\",\"data\":[", f);
     for (int i = 0; voice_at(i); i++) {
         const served_voice *v = voice_at(i);
@@ -51,15 +47,7 @@ void endpoint_voices(reply *r)
                 v->transcript ? "true" : "false");
     }
     fputs("]}\n", f);
-    if (fclose(f) != 0) {
-        free(mem);
-        reply_error(r, 500, NULL, "out of memory");
-        return;
-    }
-    buffer_free(&r->body);
-    r->body = (buffer){mem, len, len + 1};
-    r->status = 200;
-    r->content_type = "application/json";
+    body_close(&b, r, 200, "application/json");
 }
 
 static void push_event(job *j, const char *head, const char *body, size_t n, const char *tail)
@@ -148,16 +136,7 @@ static void run_voice(job *j)
     if (s) {
         voice_error(&j->result, s, t);
         /* once events have gone out the status is sent: the error goes in the stream */
-        if (t->emitted) {
-            char *mem = NULL;
-            size_t len = 0;
-            FILE *f = open_memstream(&mem, &len);
-            if (f) {
-                json_string(f, ac_last_error());
-                if (fclose(f) == 0) push_event(j, "data: {\"type\":\"error\",\"message\":", mem, len, "}\n\n");
-            }
-            free(mem);
-        }
+        if (t->emitted) push_text_event(j, "error", "message", ac_last_error());
         return;
     }
     if (t->sse) {
@@ -231,15 +210,21 @@ static int pick_format(voice_task *t, const char *format, const char *def, reply
                     name);
         return -1;
     }
-    static const float blip[480];
-    void *data;
-    size_t size;
-    if (ac_audio_encode(formats[t->fmt], blip, 480, 1, VOICE_RATE, 1, &data, &size) != AC_OK) {
-        reply_error(r, 400, "response_format", "response_format '%s': this build cannot write it (%s)", name,
-                    ac_last_error());
+    /* whether this build's libsndfile writes it: tried once per format, by the first request that asks */
+    static _Atomic int writable[N_FORMATS];   /* 0 not tried, 1 yes, -1 no */
+    if (!atomic_load(&writable[t->fmt])) {
+        static const float blip[480];
+        void *data;
+        size_t size;
+        int ok = ac_audio_encode(formats[t->fmt], blip, 480, 1, VOICE_RATE, 1, &data, &size) == AC_OK;
+        if (ok) ac_free(data);
+        atomic_store(&writable[t->fmt], ok ? 1 : -1);
+    }
+    if (atomic_load(&writable[t->fmt]) < 0) {
+        reply_error(r, 400, "response_format", "response_format '%s': this build's libsndfile cannot write it",
+                    name);
         return -1;
     }
-    ac_free(data);
     return 0;
 }
 
@@ -253,7 +238,15 @@ static int pick_stream(voice_task *t, job *j, const char *v, reply *r)
     return 0;
 }
 
-/* A configured voice as reference K of T (0 target voice, 1 style, 2 prosody). */
+/* IN as reference K of T (0 target voice, 1 style, 2 prosody). */
+static void set_reference(voice_task *t, int k, ac_audio_input in)
+{
+    t->refs[k] = in;
+    const ac_audio_input **dest[] = {&t->opt.target_voice, &t->opt.style_ref, &t->opt.prosody_ref};
+    *dest[k] = &t->refs[k];
+}
+
+/* A configured voice as reference K of T. */
 static int use_voice(voice_task *t, int k, const char *id, const char *param, reply *r)
 {
     const served_voice *v = voice_find(id);
@@ -261,9 +254,7 @@ static int use_voice(voice_task *t, int k, const char *id, const char *param, re
         reply_error(r, 404, param, "no voice '%.64s' (see GET /v1/audio/voices)", id);
         return -1;
     }
-    t->refs[k] = ac_input_pcm(v->pcm, v->n, 1, VOICE_RATE);
-    const ac_audio_input **dest[] = {&t->opt.target_voice, &t->opt.style_ref, &t->opt.prosody_ref};
-    *dest[k] = &t->refs[k];
+    set_reference(t, k, ac_input_pcm(v->pcm, v->n, 1, VOICE_RATE));
     /* its transcript makes the voice the style of speech from text, as --voice-text does */
     if (k == 0 && !t->opt.target_voice_text) t->opt.target_voice_text = v->transcript;
     if (k == 1 && !t->opt.style_text) t->opt.style_text = v->transcript;
@@ -313,9 +304,7 @@ static int form_reference(voice_task *t, const form *f, const char *name, int k,
         reply_error(r, 400, name, "the uploaded file '%s' (%s) is empty", fl->filename, name);
         return -1;
     }
-    t->refs[k] = ac_input_memory(fl->value.data, fl->value.len, fl->filename);
-    const ac_audio_input **dest[] = {&t->opt.target_voice, &t->opt.style_ref, &t->opt.prosody_ref};
-    *dest[k] = &t->refs[k];
+    set_reference(t, k, ac_input_memory(fl->value.data, fl->value.len, fl->filename));
     return 0;
 }
 

@@ -268,10 +268,5 @@ ac_status vevo2_convert(vevo2_model *m, const vevo2_refs *r, const vevo2_options
     ac_status s = convert(m, r, o, use_pitch, &a, &sc, out);
     ac_arena_free(&a);
     ac_arena_free(&sc);
-    if (s) {
-        free(out->wav);
-        out->wav = NULL;
-        out->n = 0;
-    }
     return s;
 }

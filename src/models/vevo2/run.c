@@ -1,5 +1,6 @@
 /* A Vevo2 request: the route's defaults, its references, and the path it
  * runs. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
@@ -42,6 +43,12 @@ ac_status vevo2_run(vevo2_model *m, const vevo2_inputs *in, const vevo2_options 
         int64_t keep = (int64_t)(o->reference_duration * m->mel.sample_rate);
         if (keep < refs.timbre.n) refs.timbre.n = keep;
     }
-    if (!r->ar) return vevo2_convert(m, &refs, o, use_pitch, out);
-    return vevo2_speak(m, &refs, in->text, o, use_prosody, use_pitch, out);
+    ac_status s = r->ar ? vevo2_speak(m, &refs, in->text, o, use_prosody, use_pitch, out)
+                        : vevo2_convert(m, &refs, o, use_pitch, out);
+    if (s) {   /* no audio with an error, whichever stage failed */
+        free(out->wav);
+        out->wav = NULL;
+        out->n = 0;
+    }
+    return s;
 }

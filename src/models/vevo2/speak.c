@@ -199,10 +199,5 @@ ac_status vevo2_speak(vevo2_model *m, const vevo2_refs *r, const char *text, con
     ac_arena_free(&a);
     ac_arena_free(&sc);
     ac_text_chunks_free(&chunks);
-    if (s) {
-        free(out->wav);
-        out->wav = NULL;
-        out->n = 0;
-    }
     return s;
 }
