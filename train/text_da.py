@@ -12,16 +12,26 @@ Conventions (the model is prompted with <|pnc|><|noitn|>):
   ("et hundrede", "et tusind ni hundrede og nioghalvfems"); "og" goes before the last part
   when it is below 100 and something bigger precedes it ("et tusind og fem",
   "to hundrede og tyve", but "et tusind et hundrede"). 1 alone is "en" (counting form).
+  Speech often drops the leading "et" ("tusind kroner", "hundrede og tyve"); the training
+  text does so sometimes (bare=True), and the target then drops it too.
 - Years 1100-1999 are read in hundreds ("nitten hundrede og nioghalvfems"), others as cardinals
   ("to tusind og treogtyve").
 - Dates: "mandag den fjerde december to tusind og treogtyve" (weekday from the real calendar).
-- Clock: informal ("halv tre", "kvart over syv", "fem i halv ni", "klokken et") or digital
-  ("klokken fjorten tredive", "klokken otte nul fem").
+- Clock: informal ("halv tre", "kvart over syv", "fem i halv ni", "klokken et"), informal with
+  minutes ("ti minutter over fem", "fem minutter i halv otte", "et minut over tre") or digital
+  ("klokken fjorten tredive", "klokken otte nul fem"); a part of the day may follow
+  ("klokken syv om aftenen", "klokken halv ni i morgen").
+- Very short utterances are whole sentences too: "Otte.", "Mandag.", "Ja tak.".
 The espeak-ng input is the target text itself, so speech and label always agree.
 
 Determinism: everything is drawn from random.Random(seed). Split: a sentence is held out iff
-md5(sentence) falls into the held-out fraction, so a held-out sentence can never be generated
-for training, whatever the seed or count.
+md5(sentence) falls into the held-out fraction (5 %), so a held-out sentence can never be
+generated for training, whatever the seed or count. The "eval" split draws from the original
+generators (BASE_GENERATORS) and is unchanged; training draws from TRAIN_GENERATORS, which
+cover more ways of saying the same things. Training also never uses (never_trained()):
+one-word sentences in the held-out fraction SHORT_HELDOUT_FRAC (there are only ~150 of them,
+5 % would hold out too few to measure) and the REPORTED sentences. heldout_da.py builds the
+second held-out set (unseen phrasings) from these held-out sentences only.
 """
 import argparse
 import datetime
@@ -51,8 +61,9 @@ def below100(n):
     return TENS[t] if u == 0 else ONES[u] + "og" + TENS[t]
 
 
-def number_words(n, one="en"):
-    """0..9999 in words. `one` is the form of a bare 1 ("en" counting, "et" e.g. clock)."""
+def number_words(n, one="en", bare=False):
+    """0..9999 in words. `one` is the form of a bare 1 ("en" counting, "et" e.g. clock);
+    bare=True drops a leading "et" before tusind / hundrede ("tusind og fem")."""
     assert 0 <= n <= 9999, n
     if n == 1:
         return one
@@ -67,7 +78,8 @@ def number_words(n, one="en"):
         parts.append(("et" if h == 1 else ONES[h]) + " hundrede")
     if r:
         parts.append("og " + below100(r))  # "og" before the part below 100
-    return " ".join(parts)
+    out = " ".join(parts)
+    return out[3:] if bare and out.startswith("et ") else out
 
 
 def ordinal_words(n):
@@ -94,6 +106,21 @@ def clock_informal(h, m):
              35: "fem over halv " + hw(nxt), 40: "tyve i " + hw(nxt), 45: "kvart i " + hw(nxt),
              50: "ti i " + hw(nxt), 55: "fem i " + hw(nxt)}
     return table[m]
+
+
+def clock_minutes(h, m):
+    """h 1..12, m 1..59 other than 15/30/45 -> 'ti minutter over fem', 'fem minutter i halv
+    otte', 'et minut over tre', 'tolv minutter i ni' (the hour is the next one from :21 on)."""
+    assert 1 <= m <= 59 and m not in (15, 30, 45), m
+    hw = lambda x: number_words((x - 1) % 12 + 1, one="et")  # noqa: E731
+    mins = lambda x: number_words(x, one="et") + (" minut" if x == 1 else " minutter")  # noqa: E731
+    if m <= 20:
+        return f"{mins(m)} over {hw(h)}"
+    if m < 30:
+        return f"{mins(30 - m)} i halv {hw(h + 1)}"
+    if m < 40:
+        return f"{mins(m - 30)} over halv {hw(h + 1)}"
+    return f"{mins(60 - m)} i {hw(h + 1)}"
 
 
 def clock_digital(h, m):
@@ -178,7 +205,116 @@ def gen_everyday(r, v):
     return f"Kan du {r.choice(['se', 'finde', 'tage', 'købe'])} {obj}, {name}?"
 
 
-GENERATORS = [(gen_number, 0.27), (gen_date, 0.2), (gen_clock, 0.2), (gen_everyday, 0.33)]
+BASE_GENERATORS = [(gen_number, 0.27), (gen_date, 0.2), (gen_clock, 0.2), (gen_everyday, 0.33)]
+
+
+# ---- broader training text: the same domain said in more ways -------------------------------
+# heldout_da.py has its own carrier phrases for the same phenomena; none of these is used there.
+
+def spoken_time(r):
+    """A clock time as said after "klokken": informal, informal with minutes, or digital."""
+    k = r.random()
+    if k < 0.45:
+        return clock_informal(r.randrange(1, 13), 5 * r.randrange(0, 12))
+    if k < 0.75:
+        return clock_minutes(r.randrange(1, 13), r.choice([m for m in range(1, 60) if m % 15]))
+    return clock_digital(r.randrange(0, 24), r.randrange(0, 60))
+
+
+def spoken_number(r, low=0):
+    n = r.choice([r.randrange(max(low, 0), 100), r.randrange(max(low, 0), 100), r.randrange(100, 1000),
+                  r.randrange(1000, 10000)])
+    return number_words(n, bare=r.random() < 0.3)
+
+
+def gen_short(r, v):
+    """One or two words: a number, weekday, month, "ja", a greeting, "klokken tre", "den femte"."""
+    k = r.random()
+    if k < 0.40:
+        w = below100(r.randrange(0, 100)) if r.random() < 0.8 else number_words(
+            r.choice([100, 1000, r.randrange(2, 10) * 100, r.randrange(2, 10) * 1000]), bare=r.random() < 0.5)
+        return cap(w) + "."
+    if k < 0.50:
+        return cap(r.choice(WEEKDAYS)) + r.choice([".", ".", "?"])
+    if k < 0.58:
+        return cap(r.choice(MONTHS)) + "."
+    if k < 0.78:
+        return r.choice(v["short"])
+    if k < 0.84:
+        return "Klokken " + number_words(r.randrange(1, 13), one="et") + "."
+    if k < 0.90:
+        return "Den " + ordinal_words(r.randrange(1, 32)) + "."
+    if k < 0.95:
+        return cap(r.choice(v["daypart"])) + "."
+    return cap(r.choice(v["name"])) + r.choice([".", "?", "!"])
+
+
+def gen_time_phrase(r, v):
+    """Times with and without "minutter", a weekday before and a part of the day after."""
+    t = spoken_time(r)
+    if r.random() < 0.2:
+        return f"Klokken er {t}" + (" " + r.choice(v["daypart"]) if r.random() < 0.3 else "") + "."
+    x = "klokken " + t
+    wd = r.choice(WEEKDAYS)
+    if r.random() < 0.4:
+        x = r.choice(["på " + wd, "næste " + wd, "hver " + wd, "på " + wd]) + " " + x
+    if r.random() < 0.45:
+        x += " " + r.choice(v["daypart"])
+    return r.choice([f"Vi ses {x}.", f"Jeg ringer {x}.", f"{cap(r.choice(v['event']))} starter {x}.",
+                     f"{cap(r.choice(v['event']))} begynder {x}.", f"Vi mødes {x}.", f"Skal vi sige {x}?",
+                     f"{r.choice(v['name'])} lander {x}.", f"Jeg henter dig {x}.", cap(x) + "."])
+
+
+def date_phrase(r):
+    """A date with or without weekday / year; with both, the weekday is the real one."""
+    d = datetime.date(1900, 1, 1) + datetime.timedelta(days=r.randrange(0, 200 * 365))
+    wd, day, mon, yr = WEEKDAYS[d.weekday()], ordinal_words(d.day), MONTHS[d.month - 1], year_words(d.year)
+    return r.choice([f"den {day} {mon}", f"den {day} {mon}", f"den {day}", f"{wd} den {day}",
+                     f"{r.choice(WEEKDAYS)} den {day} {mon}", f"den {day} {mon} {yr}",
+                     f"{wd} den {day} {mon} {yr}", f"{day} {mon}"])
+
+
+def gen_date_phrase(r, v):
+    d = date_phrase(r)
+    return r.choice([cap(d) + ".", f"Vi flytter {d}.", f"{cap(r.choice(v['event']))} er {d}.",
+                     f"{r.choice(v['name'])} rejser {d}.", f"Det sker {d}.", f"Jeg har fri {d}.",
+                     f"{cap(r.choice(v['event']))} er {d} klokken {spoken_time(r)}.",
+                     f"{cap(d)} klokken {spoken_time(r)}."])
+
+
+def gen_count(r, v):
+    """Numbers inside sentences, with a plural noun."""
+    n, noun = spoken_number(r, low=2), r.choice(v["count"])
+    subj = r.choice([r.choice(v["name"]), r.choice(v["pron"])])
+    return r.choice([f"Der er {n} {noun} i {r.choice(v['place'])}.",
+                     cap(f"{subj} {r.choice(v['vpast'])} {n} {noun} {r.choice(v['when'])}."),
+                     f"Vi skal bruge {n} {noun}.", f"{cap(n)} {noun}, tak.", f"Hvor er de {n} {noun}?",
+                     f"Det tager {n} {r.choice(['minutter', 'timer', 'dage', 'uger'])}."])
+
+
+def gen_combined(r, v):
+    """Sentences that combine categories: sentence + time, sentence + date, date + time."""
+    subj, place = r.choice([r.choice(v["name"]), r.choice(v["pron"])]), r.choice(v["place"])
+    t, d = spoken_time(r), date_phrase(r)
+    return r.choice([cap(f"{subj} {r.choice(v['vmove'])} til {place} klokken {t}") + ".",
+                     cap(f"{subj} {r.choice(v['vpast'])} {r.choice(v['obj'])} {d}") + ".",
+                     cap(f"{d} {r.choice(v['vmove'])} {r.choice(v['pron'])} til {place}") + ".",
+                     cap(f"{subj} {r.choice(v['vpres'])} {r.choice(v['obj'])} klokken {t} "
+                         f"{r.choice(v['daypart'])}") + "."])
+
+
+# one- and two-word utterances are ~22 % of the training text (base generators add a few more)
+TRAIN_GENERATORS = [(gen_number, 0.12), (gen_date, 0.09), (gen_clock, 0.09), (gen_everyday, 0.16),
+                    (gen_short, 0.22), (gen_time_phrase, 0.12), (gen_date_phrase, 0.08), (gen_count, 0.07),
+                    (gen_combined, 0.05)]
+
+HELDOUT_FRAC = 0.05
+SHORT_HELDOUT_FRAC = 0.25
+# Utterances users reported misrecognized by the first shipped model: (text, voice, words/min).
+# heldout_da.py evaluates them as they were said; training never uses these sentences.
+REPORTED = [("Halvtreds.", "f3", 170), ("Otte.", "", 175), ("Tusind.", "m5", 155),
+            ("Klokken er ti minutter over fem.", "m2", 150), ("Søndag klokken tolv.", "klatt", 160),
+            ("Vi mødes klokken halv syv i morgen.", "", 150)]
 
 
 def is_heldout(text, frac):
@@ -186,17 +322,26 @@ def is_heldout(text, frac):
     return h < frac
 
 
-def sentences(split, n, seed, vocab, heldout_frac=0.05, unique=False):
+def never_trained(text):
+    """True for every sentence of either held-out set (the rule does not depend on any seed)."""
+    return (is_heldout(text, HELDOUT_FRAC) or (len(text.split()) == 1 and is_heldout(text, SHORT_HELDOUT_FRAC))
+            or text in REPORTED_TEXTS)
+
+
+REPORTED_TEXTS = {t for t, _, _ in REPORTED}
+
+
+def sentences(split, n, seed, vocab, heldout_frac=HELDOUT_FRAC, unique=False):
     """n sentences of the split ('train' or 'eval'), deterministic given the seed.
 
     unique=True: no repeats (for eval sets; train may repeat common sentences)."""
     r = random.Random(f"{seed}-{split}")
-    gens, weights = zip(*GENERATORS)
+    gens, weights = zip(*(TRAIN_GENERATORS if split == "train" else BASE_GENERATORS))
     out, seen = [], set()
     while len(out) < n:
         g = r.choices(gens, weights)[0]
         t = g(r, vocab)
-        if is_heldout(t, heldout_frac) != (split == "eval"):
+        if (never_trained(t) if split == "train" else not is_heldout(t, heldout_frac)):
             continue
         if unique and t in seen:
             continue
@@ -220,7 +365,22 @@ def selftest():
     assert clock_informal(2, 30) == "halv tre" and clock_informal(7, 15) == "kvart over syv"
     assert clock_informal(12, 30) == "halv et" and clock_informal(8, 25) == "fem i halv ni"
     assert clock_digital(14, 30) == "fjorten tredive" and clock_digital(8, 5) == "otte nul fem"
-    print("text_da selftest ok")
+    assert clock_minutes(5, 10) == "ti minutter over fem" and clock_minutes(7, 25) == "fem minutter i halv otte"
+    assert clock_minutes(3, 1) == "et minut over tre" and clock_minutes(8, 48) == "tolv minutter i ni"
+    assert clock_minutes(6, 39) == "ni minutter over halv syv" and clock_minutes(12, 50) == "ti minutter i et"
+    assert number_words(1000, bare=True) == "tusind" and number_words(120, bare=True) == "hundrede og tyve"
+    assert number_words(2100, bare=True) == "to tusind et hundrede" and number_words(1, bare=True) == "en"
+    v = Vocab(os.path.join(os.path.dirname(os.path.abspath(__file__)), "vocabulary_da.txt"))
+    # the original held-out set must not change (the shipped model's figures refer to it)
+    old_eval = "\n".join(sentences("eval", 300, 1234, v, unique=True)).encode("utf-8")
+    assert hashlib.md5(old_eval).hexdigest() == "e6083b092788f43dee70f6457cbae138", "eval split changed"
+    train = sentences("train", 20000, 1234, v)
+    assert not any(never_trained(t) for t in train) and not REPORTED_TEXTS & set(train)
+    short = sum(len(t.split()) <= 2 for t in train) / len(train)
+    assert 0.18 <= short <= 0.27, short
+    for t in train:
+        assert t[0].isupper() and t[-1] in ".?!" and not any(c.isdigit() for c in t), t
+    print(f"text_da selftest ok ({100 * short:.1f} % of training utterances have one or two words)")
 
 
 def main():
