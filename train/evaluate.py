@@ -9,7 +9,11 @@ clip. Scores (own Levenshtein distance, no external packages):
 - wer / cer: after normalization (lower case, punctuation removed, whitespace collapsed);
   the headline numbers, as usual for ASR;
 - wer_raw / cer_raw: on the orthographic text as written (capitals and punctuation count),
-  which measures the <|pnc|> behaviour too.
+  which measures the <|pnc|> behaviour too;
+- hallucination: % of clips whose (normalized) transcript is not empty and shares no word with
+  the reference; empty: % of clips with an empty transcript (counted apart);
+- per category (manifest "category", the heldout_da.py set): clips, wer, cer, hallucination,
+  empty; printed as a table. Clips of category "reported" are listed with their transcripts.
 --ckpt also runs the PyTorch model's greedy decoding on the first --torch-n clips and
 checks that its token ids equal the engine's greedy ids (export / front-end parity).
 """
@@ -55,6 +59,35 @@ def score(refs, hyps):
     return out
 
 
+def hallucinated(ref, hyp):
+    h = normalize(hyp).split()
+    return bool(h) and not set(h) & set(normalize(ref).split())
+
+
+def rates(refs, hyps):
+    n = max(1, len(refs))
+    return {"hallucination": round(100.0 * sum(hallucinated(r, h) for r, h in zip(refs, hyps)) / n, 2),
+            "empty": round(100.0 * sum(not normalize(h) for h in hyps) / n, 2)}
+
+
+def by_category(cats, refs, hyps):
+    out = {}
+    for c in sorted(set(cats), key=cats.index):
+        idx = [i for i, x in enumerate(cats) if x == c]
+        r, h = [refs[i] for i in idx], [hyps[i] for i in idx]
+        s = score(r, h)
+        out[c] = {"clips": len(idx), "wer": s["wer"], "cer": s["cer"], **rates(r, h)}
+    return out
+
+
+def print_table(s, cats):
+    print(f"  {'category':16s} {'clips':>5s} {'WER %':>7s} {'CER %':>7s} {'halluc. %':>9s} {'empty %':>7s}")
+    for c, x in cats.items() if list(cats) != ["all"] else ():
+        print(f"  {c:16s} {x['clips']:5d} {x['wer']:7.2f} {x['cer']:7.2f} {x['hallucination']:9.2f} {x['empty']:7.2f}")
+    print(f"  {'all':16s} {sum(x['clips'] for x in cats.values()):5d} {s['wer']:7.2f} {s['cer']:7.2f} "
+          f"{s['hallucination']:9.2f} {s['empty']:7.2f}")
+
+
 def run_engine(audioc, model, files, beams, threads, chunk=200):
     res = {}
     for k in range(0, len(files), chunk):
@@ -90,6 +123,7 @@ def main():
         rows = rows[:a.limit]
     files = [os.path.join(a.data, r["audio"]) for r in rows]
     refs = [r["text"] for r in rows]
+    cats = [r.get("category", "all") for r in rows]
     audio_s = sum(r["duration"] for r in rows)
     report = {"model": a.model, "data": a.data, "utterances": len(rows), "audio_s": round(audio_s, 1),
               "voices": sorted({r["voice"] for r in rows}),
@@ -100,11 +134,17 @@ def main():
         out = run_engine(a.audioc, a.model, files, b, a.threads)
         dt = time.time() - t0
         hyps = [o[0] for o in out]
-        s = score(refs, hyps)
+        s = {**score(refs, hyps), **rates(refs, hyps)}
         s["seconds"] = round(dt, 1)
         s["x_realtime"] = round(audio_s / dt, 1)
-        report[f"beam{b}"] = s
         print(f"beams {b}: {json.dumps(s)}", flush=True)
+        s["categories"] = by_category(cats, refs, hyps)
+        print_table(s, s["categories"])
+        s["reported"] = [{"ref": r["text"], "hyp": h, "voice": r["voice"], "speed": r["speed"]}
+                         for r, h in zip(rows, hyps) if r.get("category") == "reported"]
+        for x in s["reported"]:
+            print(f"  reported ({x['voice'] or 'da'}, {x['speed']}): {x['ref']!r} -> {x['hyp']!r}")
+        report[f"beam{b}"] = s
         if b == 1:
             greedy_ids, greedy_lp = [o[1] for o in out], [o[2] for o in out]
             bad = [(r, h) for r, h in zip(refs, hyps) if normalize(r) != normalize(h)]
