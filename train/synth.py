@@ -1,16 +1,23 @@
 #!/usr/bin/python3
 """Synthesize Danish utterances with espeak-ng + sox -> 16 kHz mono 16-bit WAVs + manifest.jsonl.
 
-usage: synth.py OUTDIR --split train|eval -n N [--seed S] [--jobs 2]
+usage: synth.py OUTDIR --split train|eval|gen -n N [--seed S] [--jobs 2]
 
 Each utterance: espeak-ng -v da+VARIANT with random speed / pitch / amplitude / word gap,
 sox resamples to 16 kHz (HQ) and optionally adds mild reverb, numpy adds mild noise
 (white or brown, SNR 15-40 dB) and a little random silence at both ends.
+Training utterances are augmented on top of that (draw_augmentation): sox tempo 0.9-1.1 and
+pitch +-300 cents, wider reverb (or none), silence of up to 1.5 s at either end, noise that is
+white, pink, brown, babble (other espeak-ng speech) or 50 Hz hum (or none), peak level
+-30..0 dBFS without clipping.
 Held-out conditions for evaluation (never used in training):
 - voices EVAL_VOICES (variants not in TRAIN_VOICES),
 - speeds in EVAL_SPEED (a band inside the training range, so the test is about unseen
   values, not extrapolation), and
-- sentences (text_da.sentences(split="eval"): held out by hash).
+- sentences: "eval" = text_da.sentences(split="eval") (held out by hash, the training
+  templates); "gen" = heldout_da.items (unseen phrasings by category; -n clips per category,
+  the reported utterances with their own voice and speed, single number words with up to
+  1.5 s of silence around them, the "short" words with almost none).
 Every utterance is seeded by (seed, split, index), so the result is independent of --jobs.
 """
 import argparse
@@ -26,6 +33,7 @@ from multiprocessing import Pool
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import heldout_da  # noqa: E402
 import text_da  # noqa: E402
 
 SR = 16000
@@ -38,6 +46,11 @@ TRAIN_VOICES = ["", "m1", "m2", "m3", "m4", "m5", "m6", "f1", "f2", "f3", "f4", 
 EVAL_VOICES = ["m7", "m8", "f5", "klatt4", "Annie", "edward", "steph2", "victor"]
 TRAIN_SPEED = [(120, 150), (165, 200)]   # words per minute
 EVAL_SPEED = [(150, 165)]
+VOCAB = text_da.Vocab(heldout_da.VOCAB)
+
+
+NOISES = ["none", "white", "pink", "brown", "babble", "hum"]
+NOISE_P = [0.15, 0.2, 0.2, 0.15, 0.15, 0.15]
 
 
 def draw_condition(r, split):
@@ -50,28 +63,80 @@ def draw_condition(r, split):
             "pad0": r.uniform(0.02, 0.3), "pad1": r.uniform(0.02, 0.3), "noise_seed": r.randrange(2**31)}
 
 
+def draw_augmentation(r, c):
+    """Training only: replaces the mild reverb / noise / padding of c with wider ranges."""
+    pad = lambda: r.uniform(0.3, 1.5) if r.random() < 0.2 else r.uniform(0.02, 0.3)  # noqa: E731
+    c.update(tempo=r.uniform(0.9, 1.1) if r.random() < 0.6 else None,
+             cents=r.randint(-300, 300) if r.random() < 0.5 else None,
+             reverb=r.random() < 0.5, rev_amt=r.randint(0, 100), room=r.randint(5, 100),
+             hf=r.randint(0, 100), predelay=r.randint(0, 40),
+             noise=r.choices(NOISES, NOISE_P)[0], pad0=pad(), pad1=pad(),
+             snr=r.uniform(15, 35) if r.random() < 0.5 else r.uniform(5, 40),
+             peak_db=r.uniform(-1, -0.1) if r.random() < 0.1 else r.uniform(-30, -1),
+             babble=[(r.choice(TRAIN_VOICES), r.randint(120, 199), babble_text(r)) for _ in range(3)])
+    return c
+
+
+def babble_text(r):
+    while True:
+        t = text_da.gen_everyday(r, VOCAB)
+        if not text_da.never_trained(t):
+            return t
+
+
+def espeak(text, voice, speed, pitch=50, amp=100, gap=0, fx=()):
+    """espeak-ng -> float64 array at 16 kHz, through sox (HQ resampling, then fx)."""
+    voice = "da" + ("+" + voice if voice else "")
+    es = subprocess.run(["espeak-ng", "-v", voice, "-s", str(speed), "-p", str(pitch),
+                         "-a", str(amp), "-g", str(gap), "--stdout", text],
+                        check=True, capture_output=True).stdout
+    raw = subprocess.run(["sox", "-t", "wav", "-", "-t", "raw", "-e", "floating-point", "-b", "32",
+                          "-c", "1", "-r", str(SR), "-", "rate", "-h"] + list(fx),
+                         input=es, check=True, capture_output=True).stdout
+    return np.frombuffer(raw, dtype=np.float32).astype(np.float64)
+
+
+def make_noise(kind, n, rng, c):
+    if kind in ("white", "brown") or kind is True:
+        x = rng.standard_normal(n)
+        if kind == "brown" or (kind is True and c["brown"]):
+            x = np.cumsum(x)
+            x -= np.convolve(x, np.ones(801) / 801, mode="same")  # remove drift -> brownish
+        return x
+    if kind == "pink":  # 1/f power: shape white noise in the frequency domain
+        f = np.fft.rfft(rng.standard_normal(n))
+        return np.fft.irfft(f / np.sqrt(np.maximum(np.arange(len(f)), 1)), n)
+    if kind == "hum":  # mains hum, 50 Hz and a few harmonics
+        t = np.arange(n) / SR
+        return sum(a * np.sin(2 * np.pi * 50 * k * t + rng.uniform(0, 6.3)) for k, a in ((1, 1), (2, .5), (3, .3), (5, .1)))
+    # babble: other voices saying other sentences, looped to the length
+    x = np.zeros(n)
+    for voice, speed, text in c["babble"]:
+        b = espeak(text, voice, speed)
+        b = np.tile(b, n // max(1, len(b)) + 1)
+        start = rng.integers(0, len(b) - n + 1)
+        x += b[start:start + n] / (np.sqrt(np.mean(b ** 2)) + 1e-9)
+    return x
+
+
 def render(text, c):
     """text + condition -> int16 array at 16 kHz."""
-    voice = "da" + ("+" + c["voice"] if c["voice"] else "")
-    es = subprocess.run(["espeak-ng", "-v", voice, "-s", str(c["speed"]), "-p", str(c["pitch"]),
-                         "-a", str(c["amp"]), "-g", str(c["gap"]), "--stdout", text],
-                        check=True, capture_output=True).stdout
-    fx = ["reverb", str(c["rev_amt"]), "50", str(c["room"])] if c["reverb"] else []
-    raw = subprocess.run(["sox", "-t", "wav", "-", "-t", "raw", "-e", "floating-point", "-b", "32",
-                          "-c", "1", "-r", str(SR), "-", "rate", "-h"] + fx,
-                         input=es, check=True, capture_output=True).stdout
-    x = np.frombuffer(raw, dtype=np.float32).astype(np.float64)
+    fx = (["pitch", str(c["cents"])] if c.get("cents") else []) + (["tempo", "-s", f"{c['tempo']:.3f}"] if c.get("tempo") else [])
+    if c["reverb"]:
+        fx += ["reverb", str(c["rev_amt"]), str(c.get("hf", 50)), str(c["room"])]
+        fx += ["100", str(c["predelay"])] if "predelay" in c else []
+    x = espeak(text, c["voice"], c["speed"], c["pitch"], c["amp"], c["gap"], fx)
     rng = np.random.default_rng(c["noise_seed"])
+    p_sig = np.mean(x ** 2) + 1e-12 if "peak_db" in c else None  # training: speech power without the pads
     x = np.concatenate([np.zeros(int(c["pad0"] * SR)), x, np.zeros(int(c["pad1"] * SR))])
-    if c["noise"]:
-        n = rng.standard_normal(len(x))
-        if c["brown"]:
-            n = np.cumsum(n)
-            n -= np.convolve(n, np.ones(801) / 801, mode="same")  # remove drift -> brownish
-        p_sig = np.mean(x ** 2) + 1e-12
+    if c["noise"] and c["noise"] != "none":
+        n = make_noise(c["noise"], len(x), rng, c)
+        p_sig = p_sig or np.mean(x ** 2) + 1e-12
         x = x + n * np.sqrt(p_sig / (np.mean(n ** 2) + 1e-12) / 10 ** (c["snr"] / 10))
     peak = np.max(np.abs(x)) + 1e-9
-    if peak > 0.98:
+    if "peak_db" in c:
+        x *= 10 ** (c["peak_db"] / 20) / peak
+    elif peak > 0.98:
         x *= 0.98 / peak
     return np.round(x * 32767).astype(np.int16)
 
@@ -84,30 +149,52 @@ def write_wav(path, pcm):
         w.writeframes(pcm.tobytes())
 
 
+def gen_condition(r, category, fixed):
+    """The "gen" held-out set: the eval conditions, with the category's silence; the reported
+    utterances as users made them (plain espeak-ng output with their voice and speed)."""
+    c = draw_condition(r, "gen")
+    if fixed:
+        c.update(fixed, pitch=50, amp=100, gap=0, reverb=False, noise=False, pad0=0, pad1=0)
+    elif category == "number_word":
+        c.update(pad0=r.uniform(0.3, 1.5), pad1=r.uniform(0.3, 1.5))
+    elif category == "short":
+        c.update(pad0=r.uniform(0.02, 0.1), pad1=r.uniform(0.02, 0.1), speed=r.randint(157, 164))
+    return c
+
+
 def job(args):
-    i, text, split, seed, outdir = args
-    c = draw_condition(random.Random(f"{seed}-{split}-{i}"), split)
+    i, (category, text, fixed), split, seed, outdir = args
+    r = random.Random(f"{seed}-{split}-{i}")
+    if split == "gen":
+        c = gen_condition(r, category, fixed)
+    else:
+        c = draw_condition(r, split)
+        if split == "train":
+            draw_augmentation(r, c)
     pcm = render(text, c)
     rel = f"wav/{i // 1000:03d}/{split}_{i:06d}.wav"
     path = os.path.join(outdir, rel)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     write_wav(path, pcm)
-    c = {k: c[k] for k in ("voice", "speed", "pitch", "amp", "reverb", "noise")}
-    return {"audio": rel, "text": text, "duration": round(len(pcm) / SR, 3), **c}
+    row = {"audio": rel, "text": text, "duration": round(len(pcm) / SR, 3)}
+    row.update((k, c[k]) for k in ("voice", "speed", "pitch", "amp", "reverb", "noise", "tempo", "cents") if k in c)
+    return row if category is None else {"category": category, **row}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("outdir")
-    ap.add_argument("--split", choices=["train", "eval"], required=True)
+    ap.add_argument("--split", choices=["train", "eval", "gen"], required=True)
     ap.add_argument("-n", type=int, required=True)
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--vocab", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "vocabulary_da.txt"))
     a = ap.parse_args()
     os.makedirs(a.outdir, exist_ok=True)
-    texts = text_da.sentences(a.split, a.n, a.seed, text_da.Vocab(a.vocab), unique=a.split == "eval")
-    work = [(i, t, a.split, a.seed, a.outdir) for i, t in enumerate(texts)]
+    if a.split == "gen":
+        items = heldout_da.items(a.n, a.seed, VOCAB)
+    else:
+        items = [(None, t, None) for t in text_da.sentences(a.split, a.n, a.seed, VOCAB, unique=a.split == "eval")]
+    work = [(i, it, a.split, a.seed, a.outdir) for i, it in enumerate(items)]
     t0 = time.time()
     with Pool(a.jobs) as pool:
         rows = list(pool.imap(job, work, chunksize=16))
