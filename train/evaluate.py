@@ -3,6 +3,7 @@
 
 usage: evaluate.py --model PKG --data DIR [--audioc build/audioc] [--beams 1,4] [--limit N]
                    [--ckpt CKPT.pt --torch-n 8] [--report out.json]
+                   [--max-wer W] [--max-category-wer C] [--max-hallucination H]
 
 For each beam size the engine (`audioc transcribe --format json --tokens`) transcribes every
 clip. Scores (own Levenshtein distance, no external packages):
@@ -14,6 +15,7 @@ clip. Scores (own Levenshtein distance, no external packages):
   the reference; empty: % of clips with an empty transcript (counted apart);
 - per category (manifest "category", the heldout_da.py set): clips, wer, cer, hallucination,
   empty; printed as a table. Clips of category "reported" are listed with their transcripts.
+--max-* state targets; each beam size's report says which are met (the exit status does not).
 --ckpt also runs the PyTorch model's greedy decoding on the first --torch-n clips and
 checks that its token ids equal the engine's greedy ids (export / front-end parity).
 """
@@ -88,6 +90,18 @@ def print_table(s, cats):
           f"{s['hallucination']:9.2f} {s['empty']:7.2f}")
 
 
+def targets(s, a):
+    out = {}
+    if a.max_wer is not None:
+        out[f"wer <= {a.max_wer}"] = s["wer"] <= a.max_wer
+    if a.max_category_wer is not None:
+        out[f"every category wer <= {a.max_category_wer}"] = all(
+            x["wer"] <= a.max_category_wer for x in s["categories"].values())
+    if a.max_hallucination is not None:
+        out[f"hallucination <= {a.max_hallucination}"] = s["hallucination"] <= a.max_hallucination
+    return out
+
+
 def run_engine(audioc, model, files, beams, threads, chunk=200):
     res = {}
     for k in range(0, len(files), chunk):
@@ -116,6 +130,9 @@ def main():
     ap.add_argument("--torch-n", type=int, default=8)
     ap.add_argument("--report", default="")
     ap.add_argument("--show", type=int, default=5, help="print this many example errors")
+    ap.add_argument("--max-wer", type=float, default=None, help="target: overall WER %%")
+    ap.add_argument("--max-category-wer", type=float, default=None, help="target: WER %% of every category")
+    ap.add_argument("--max-hallucination", type=float, default=None, help="target: hallucination %%")
     a = ap.parse_args()
 
     rows = [json.loads(l) for l in open(os.path.join(a.data, "manifest.jsonl"), encoding="utf-8")]
@@ -144,6 +161,9 @@ def main():
                          for r, h in zip(rows, hyps) if r.get("category") == "reported"]
         for x in s["reported"]:
             print(f"  reported ({x['voice'] or 'da'}, {x['speed']}): {x['ref']!r} -> {x['hyp']!r}")
+        s["targets"] = targets(s, a)
+        for k, ok in s["targets"].items():
+            print(f"  target {k}: {'met' if ok else 'MISSED'}")
         report[f"beam{b}"] = s
         if b == 1:
             greedy_ids, greedy_lp = [o[1] for o in out], [o[2] for o in out]

@@ -8,7 +8,8 @@ Layout (spec §1.4 / §7.1 option b): 0 <unk>, 1..254 USER_DEFINED = the Cohere 
 Cohere order (read from the real tokenizer), 255..510 byte pieces <0x00>..<0xFF>
 (byte_fallback), then BPE pieces. bos/eos -1 and add_dummy_prefix as the real one, so
 the Danish prompt text encodes to [id('▁'), 7, 4, 16, 58, 58, 5, 9, 11, 13] exactly as with
-Hviske's tokenizer. Trained on train-split sentences only (held-out sentences never seen).
+Hviske's tokenizer. Trained on train-split sentences only (held-out sentences never seen);
+checked on both held-out sets (eval split and heldout_da.py).
 """
 import argparse
 import io
@@ -18,6 +19,7 @@ import sys
 import sentencepiece as spm
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import heldout_da  # noqa: E402
 import text_da  # noqa: E402
 
 # the data folder beside the checkout, or $AUDIOC_DATA
@@ -84,7 +86,7 @@ def main():
     sents += [w for k in v.cat for w in v[k]]
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     train(a.out, a.vocab_size, sents, cohere_specials(a.cohere))
-    verify(a.out, a.cohere, text_da.sentences("eval", 500, a.seed, v))
+    verify(a.out, a.cohere, text_da.sentences("eval", 500, a.seed, v) + [t for _, t, _ in heldout_da.items(40, a.seed, v)])
 
 
 if __name__ == "__main__":

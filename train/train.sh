@@ -4,17 +4,18 @@
 #
 #   train/train.sh [OUT]            (default OUT = train/out/full)
 # Environment overrides (defaults in brackets):
-#   SEED [1234] N_TRAIN [30000] N_EVAL [300] STEPS [17000] BUDGET_MIN [150] BATCH_SEC [30]
+#   SEED [1234] N_TRAIN [30000] N_EVAL [300] N_GEN [40 per category] STEPS [17000] BUDGET_MIN [150] BATCH_SEC [30]
 #   LR [2e-3] WARMUP [500] CTC_WEIGHT [0.5] SORTED_EPOCHS [1] SPECAUG [0] PROCS [2]
 #   DIMS ['{}', overrides of model.DEFAULT_DIMS] DTYPE [f16] AUDIOC [build/audioc]
-# Outputs: OUT/{train,eval}/ (wavs + manifest.jsonl), OUT/tokenizer.model, OUT/run/ (checkpoints,
-# train_log.jsonl), OUT/package/ (the cohere_asr package), OUT/eval_report.json.
+# Outputs: OUT/{train,eval,gen}/ (wavs + manifest.jsonl), OUT/tokenizer.model, OUT/run/ (checkpoints,
+# train_log.jsonl), OUT/package/ (the cohere_asr package), OUT/eval_report.json (the original
+# held-out set), OUT/eval_gen_report.json (heldout_da.py's unseen phrasings, per category).
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(dirname "$HERE")"
 OUT="${1:-$HERE/out/full}"
 PY=/usr/bin/python3                      # Debian's: torch 1.13, numpy, sentencepiece
-SEED="${SEED:-1234}"; N_TRAIN="${N_TRAIN:-30000}"; N_EVAL="${N_EVAL:-300}"
+SEED="${SEED:-1234}"; N_TRAIN="${N_TRAIN:-30000}"; N_EVAL="${N_EVAL:-300}"; N_GEN="${N_GEN:-40}"
 STEPS="${STEPS:-17000}"; BUDGET_MIN="${BUDGET_MIN:-150}"; BATCH_SEC="${BATCH_SEC:-30}"
 LR="${LR:-2e-3}"; WARMUP="${WARMUP:-500}"; CTC_WEIGHT="${CTC_WEIGHT:-0.5}"
 SORTED_EPOCHS="${SORTED_EPOCHS:-1}"; SPECAUG="${SPECAUG:-0}"; PROCS="${PROCS:-2}"; DIMS="${DIMS:-{\}}"; DTYPE="${DTYPE:-f16}"
@@ -29,10 +30,13 @@ if [ ! -x "$AUDIOC" ]; then
 fi
 
 $PY "$HERE/text_da.py" --selftest
+$PY "$HERE/heldout_da.py" --selftest --seed "$SEED"
 [ -f "$OUT/train/manifest.jsonl" ] || { stamp "synthesizing $N_TRAIN training utterances";
   $PY "$HERE/synth.py" "$OUT/train" --split train -n "$N_TRAIN" --seed "$SEED" --jobs 2; }
 [ -f "$OUT/eval/manifest.jsonl" ] || { stamp "synthesizing $N_EVAL held-out utterances";
   $PY "$HERE/synth.py" "$OUT/eval" --split eval -n "$N_EVAL" --seed "$SEED" --jobs 2; }
+[ -f "$OUT/gen/manifest.jsonl" ] || { stamp "synthesizing the unseen-phrasing held-out set ($N_GEN per category)";
+  $PY "$HERE/synth.py" "$OUT/gen" --split gen -n "$N_GEN" --seed "$SEED" --jobs 2; }
 
 stamp "tokenizer"
 $PY "$HERE/tokenizer.py" "$OUT/tokenizer.model" --seed "$SEED"
@@ -49,5 +53,8 @@ $PY "$HERE/export.py" "$OUT/run/last.pt" "$OUT/package" --dtype "$DTYPE"
 
 stamp "evaluation (engine greedy and 4 beams; PyTorch parity on 8 clips)"
 $PY "$HERE/evaluate.py" --model "$OUT/package" --data "$OUT/eval" --audioc "$AUDIOC" --beams 1,4 \
-  --ckpt "$OUT/run/last.pt" --torch-n 8 --report "$OUT/eval_report.json"
-stamp "done: package in $OUT/package, report in $OUT/eval_report.json"
+  --ckpt "$OUT/run/last.pt" --torch-n 8 --report "$OUT/eval_report.json" --max-wer 2
+stamp "evaluation of the unseen phrasings (engine greedy and 4 beams)"
+$PY "$HERE/evaluate.py" --model "$OUT/package" --data "$OUT/gen" --audioc "$AUDIOC" --beams 1,4 \
+  --report "$OUT/eval_gen_report.json" --max-wer 5 --max-category-wer 10 --max-hallucination 1
+stamp "done: package in $OUT/package, reports in $OUT/eval_report.json and $OUT/eval_gen_report.json"
