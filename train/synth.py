@@ -97,9 +97,9 @@ def espeak(text, voice, speed, pitch=50, amp=100, gap=0, fx=()):
 
 
 def make_noise(kind, n, rng, c):
-    if kind in ("white", "brown") or kind is True:
+    if kind in ("white", "brown"):
         x = rng.standard_normal(n)
-        if kind == "brown" or (kind is True and c["brown"]):
+        if kind == "brown":
             x = np.cumsum(x)
             x -= np.convolve(x, np.ones(801) / 801, mode="same")  # remove drift -> brownish
         return x
@@ -121,7 +121,8 @@ def make_noise(kind, n, rng, c):
 
 def render(text, c):
     """text + condition -> int16 array at 16 kHz."""
-    fx = (["pitch", str(c["cents"])] if c.get("cents") else []) + (["tempo", "-s", f"{c['tempo']:.3f}"] if c.get("tempo") else [])
+    fx = ["pitch", str(c["cents"])] if c.get("cents") else []
+    fx += ["tempo", "-s", f"{c['tempo']:.3f}"] if c.get("tempo") else []
     if c["reverb"]:
         fx += ["reverb", str(c["rev_amt"]), str(c.get("hf", 50)), str(c["room"])]
         fx += ["100", str(c["predelay"])] if "predelay" in c else []
@@ -129,8 +130,9 @@ def render(text, c):
     rng = np.random.default_rng(c["noise_seed"])
     p_sig = np.mean(x ** 2) + 1e-12 if "peak_db" in c else None  # training: speech power without the pads
     x = np.concatenate([np.zeros(int(c["pad0"] * SR)), x, np.zeros(int(c["pad1"] * SR))])
-    if c["noise"] and c["noise"] != "none":
-        n = make_noise(c["noise"], len(x), rng, c)
+    kind = ("brown" if c["brown"] else "white") if c["noise"] is True else c["noise"]  # eval: a bool
+    if kind and kind != "none":
+        n = make_noise(kind, len(x), rng, c)
         p_sig = p_sig or np.mean(x ** 2) + 1e-12
         x = x + n * np.sqrt(p_sig / (np.mean(n ** 2) + 1e-12) / 10 ** (c["snr"] / 10))
     peak = np.max(np.abs(x)) + 1e-9
