@@ -237,11 +237,13 @@ class DecAttention(nn.Module):
         self.h, self.p = h, p
         self.query_net, self.key_net, self.value_net, self.out_projection = (nn.Linear(d, d) for _ in range(4))
 
-    def forward(self, x, mem, bias):
+    def forward(self, x, mem, bias, keep=None):
         B, T, d = x.shape
         heads = lambda z: z.view(B, -1, self.h, d // self.h).transpose(1, 2)  # noqa: E731
         q, k, v = heads(self.query_net(x)), heads(self.key_net(mem)), heads(self.value_net(mem))
         a = torch.softmax(torch.matmul(q, k.transpose(2, 3)) / math.sqrt(d // self.h) + bias, -1)
+        if keep is not None:
+            keep.append(a)                                                  # [B, H, T, Tm]
         a = F.dropout(a, self.p, self.training)
         return self.out_projection(torch.matmul(a, v).transpose(1, 2).reshape(B, T, d))
 
@@ -263,11 +265,11 @@ class DecoderLayer(nn.Module):
         self.layer_norm_3, self.third_sub_layer = nn.LayerNorm(d), DecFFN(d, inner, p)
         self.p = p
 
-    def forward(self, h, mem, self_bias, cross_bias):
+    def forward(self, h, mem, self_bias, cross_bias, keep=None):
         drop = lambda z: F.dropout(z, self.p, self.training)  # noqa: E731
         z = self.layer_norm_1(h)
         h = h + drop(self.first_sub_layer(z, z, self_bias))
-        h = h + drop(self.second_sub_layer(self.layer_norm_2(h), mem, cross_bias))
+        h = h + drop(self.second_sub_layer(self.layer_norm_2(h), mem, cross_bias, keep))
         return h + drop(self.third_sub_layer(self.layer_norm_3(h)))
 
 
@@ -322,15 +324,21 @@ class CohereAsr(nn.Module):
         x, n3 = self.encoder(feat, t_valid)
         return x, self.encoder_decoder_proj(x), n3
 
-    def decode(self, ids, mem, n3):
-        """ids [B,S] -> log-probs [B,S,V] (teacher forcing / full-prefix recompute)."""
+    def align_from(self):
+        """The first decoder layer whose cross-attention gives word times (the engine's choice:
+        the top half of the layers)."""
+        return self.dims["dec_layers"] // 2
+
+    def decode(self, ids, mem, n3, attn=None):
+        """ids [B,S] -> log-probs [B,S,V] (teacher forcing / full-prefix recompute). ATTN, a list,
+        receives the cross-attention weights of the aligning layers."""
         S, Tm = ids.shape[1], mem.shape[1]
         self_bias = torch.full((S, S), float("-inf")).triu(1)
         cross_bias = torch.zeros(ids.shape[0], 1, 1, Tm).masked_fill(
             (torch.arange(Tm)[None] >= n3.clamp(min=1)[:, None])[:, None, None], -1e9)
         h = self.transf_decoder._embedding(ids)
-        for layer in self.transf_decoder._decoder.layers:
-            h = layer(h, mem, self_bias, cross_bias)
+        for i, layer in enumerate(self.transf_decoder._decoder.layers):
+            h = layer(h, mem, self_bias, cross_bias, attn if i >= self.align_from() else None)
         h = self.transf_decoder._decoder.final_layer_norm(h)
         return F.log_softmax(self.log_softmax.mlp.layer0(h), -1)
 

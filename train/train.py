@@ -8,7 +8,9 @@ Teacher forcing with the 10-token Danish prompt (spec §4.4, identical to Hviske
 input  = ▁ <|startofcontext|> ... <|nodiarize|> t1 .. tn
 target = (prompt positions ignored)               t1 .. tn <|endoftext|>
 Loss = label-smoothed cross entropy on the text + eos positions + ctc_weight x CTC of an
-auxiliary (not exported) encoder head, which makes the encoder learn alignments early.
+auxiliary (not exported) encoder head, which makes the encoder learn alignments early,
++ align_weight x the attention loss of align_loss.py (from --align-start on), which puts the
+cross-attention that gives word timestamps onto the frames of each token.
 AdamW, linear warmup then cosine decay over --steps (fixed, for reproducibility);
 --budget-min only stops early as a safety net. Batches are length-bucketed, about
 --batch-sec seconds of audio each; order and augmentation come from the seed.
@@ -36,6 +38,7 @@ import torch.multiprocessing as mp
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import align_loss  # noqa: E402
 import model as M  # noqa: E402
 
 PROMPT_TEXT = ("<|startofcontext|><|startoftranscript|><|emo:undefined|><|da|><|da|><|pnc|><|noitn|>"
@@ -113,6 +116,8 @@ def main():
     ap.add_argument("--weight-decay", type=float, default=0.01)
     ap.add_argument("--label-smoothing", type=float, default=0.1)
     ap.add_argument("--ctc-weight", type=float, default=0.3)
+    ap.add_argument("--align-weight", type=float, default=0.0, help="weight of the cross-attention alignment loss")
+    ap.add_argument("--align-start", type=int, default=2000, help="step from which the alignment loss counts")
     ap.add_argument("--specaug", type=int, default=1)
     ap.add_argument("--sorted-epochs", type=int, default=0, help="epochs that go shortest batches first")
     ap.add_argument("--seed", type=int, default=1234)
@@ -123,6 +128,8 @@ def main():
     ap.add_argument("--resume", default="")
     ap.add_argument("--procs", type=int, default=2, help="data-parallel processes (one thread each)")
     a = ap.parse_args()
+    if a.align_weight > 0 and a.ctc_weight <= 0:
+        ap.error("--align-weight needs the CTC head (--ctc-weight > 0): its best path gives the frames")
     if a.procs > 1:
         with socket.socket() as s:   # a free port for the processes to meet on
             s.bind(("127.0.0.1", 0))
@@ -187,7 +194,7 @@ def run(rank, a):
     log = open(os.path.join(a.out, "train_log.jsonl"), "a") if rank == 0 else None
     params = list(net.parameters())
     t_start, n_utt, n_sec = time.time(), 0, 0.0
-    acc = {"loss": 0.0, "ce": 0.0, "ctc": 0.0, "n": 0}
+    acc = {"loss": 0.0, "ce": 0.0, "ctc": 0.0, "align": 0.0, "n": 0}
     net.train()
     while step < a.steps:
         epoch_rng = rng.getstate()
@@ -206,7 +213,8 @@ def run(rank, a):
             if a.specaug:
                 feat = M.spec_augment(feat, tv)
             enc, mem, n3 = net.encode(feat, tv)
-            logp = net.decode(inp, mem, n3)
+            attn = [] if a.align_weight > 0 and step >= a.align_start else None
+            logp = net.decode(inp, mem, n3, attn)
             ce = F.nll_loss(logp.transpose(1, 2), tgt, ignore_index=-100)
             smooth = -(logp.mean(-1) * (tgt != -100)).sum() / (tgt != -100).sum()
             ce_ls = (1 - a.label_smoothing) * ce + a.label_smoothing * smooth
@@ -218,6 +226,10 @@ def run(rank, a):
                 ctc = F.ctc_loss(lp, flat, n3, torch.tensor([len(t) for t in texts]), blank=0,
                                  reduction="mean", zero_infinity=True)
                 loss = loss + a.ctc_weight * ctc
+            al = torch.zeros(())
+            if attn is not None:   # the CTC head's best path gives the frames
+                al = align_loss.attention_loss(attn, lp, texts, n3, len(prompt) - 1)
+                loss = loss + a.align_weight * al
             opt.zero_grad(set_to_none=True)
             loss.backward()
             if a.procs > 1:
@@ -227,21 +239,24 @@ def run(rank, a):
             step += 1
             n_utt += len(whole)
             n_sec += sum(len(rows[i]["pcm"]) for i in whole) / 16000
-            acc["loss"] += float(loss); acc["ce"] += float(ce); acc["ctc"] += float(ctc); acc["n"] += 1  # noqa: E702
+            for k, v in (("loss", loss), ("ce", ce), ("ctc", ctc), ("align", al)):
+                acc[k] += float(v)
+            acc["n"] += 1
             el = time.time() - t_start
             if step % a.log_every == 0 or step == a.steps:
                 if a.procs > 1:
-                    t = torch.tensor([acc["loss"], acc["ce"], acc["ctc"]])
+                    t = torch.tensor([acc["loss"], acc["ce"], acc["ctc"], acc["align"]])
                     dist.all_reduce(t)
-                    acc.update(loss=float(t[0]) / a.procs, ce=float(t[1]) / a.procs, ctc=float(t[2]) / a.procs)
+                    acc.update(loss=float(t[0]) / a.procs, ce=float(t[1]) / a.procs, ctc=float(t[2]) / a.procs,
+                               align=float(t[3]) / a.procs)
                 rec = {"step": step, "epoch": epoch, "loss": acc["loss"] / acc["n"], "ce": acc["ce"] / acc["n"],
-                       "ctc": acc["ctc"] / acc["n"], "lr": lr_at(step - 1, a), "elapsed_s": round(el, 1),
+                       "ctc": acc["ctc"] / acc["n"], "align": acc["align"] / acc["n"], "lr": lr_at(step - 1, a), "elapsed_s": round(el, 1),
                        "utt_per_s": round(n_utt / el, 2), "audio_x_realtime": round(n_sec / el, 1)}
                 say(json.dumps(rec), flush=True)
                 if log:
                     log.write(json.dumps(rec) + "\n")
                     log.flush()
-                acc = {"loss": 0.0, "ce": 0.0, "ctc": 0.0, "n": 0}
+                acc = {"loss": 0.0, "ce": 0.0, "ctc": 0.0, "align": 0.0, "n": 0}
             if step % a.save_every == 0 and rank == 0:
                 save("last")
             stop = torch.tensor([float(a.budget_min and el > a.budget_min * 60)])

@@ -4,8 +4,8 @@
 #
 #   train/train.sh [OUT]            (default OUT = train/out/full)
 # Environment overrides (defaults in brackets):
-#   SEED [1234] N_TRAIN [30000] N_EVAL [300] N_GEN [40 per category] STEPS [17000] BUDGET_MIN [150] BATCH_SEC [30]
-#   LR [2e-3] WARMUP [500] CTC_WEIGHT [0.5] SORTED_EPOCHS [1] SPECAUG [0] PROCS [2]
+#   SEED [1234] N_TRAIN [30000] N_EVAL [300] N_GEN [40 per category] STEPS [18000] BUDGET_MIN [150] BATCH_SEC [30]
+#   LR [2e-3] WARMUP [500] CTC_WEIGHT [0.5] SORTED_EPOCHS [1] SPECAUG [0] PROCS [2] ALIGN_WEIGHT [0.2] ALIGN_START [2000]
 #   DIMS ['{}', overrides of model.DEFAULT_DIMS] DTYPE [f16] AUDIOC [build/audioc]
 # Outputs: OUT/{train,eval,gen}/ (wavs + manifest.jsonl), OUT/tokenizer.model, OUT/run/ (checkpoints,
 # train_log.jsonl), OUT/package/ (the cohere_asr package), OUT/eval_report.json (the original
@@ -16,9 +16,9 @@ ROOT="$(dirname "$HERE")"
 OUT="${1:-$HERE/out/full}"
 PY=/usr/bin/python3                      # Debian's: torch 1.13, numpy, sentencepiece
 SEED="${SEED:-1234}"; N_TRAIN="${N_TRAIN:-30000}"; N_EVAL="${N_EVAL:-300}"; N_GEN="${N_GEN:-40}"
-STEPS="${STEPS:-17000}"; BUDGET_MIN="${BUDGET_MIN:-150}"; BATCH_SEC="${BATCH_SEC:-30}"
+STEPS="${STEPS:-18000}"; BUDGET_MIN="${BUDGET_MIN:-150}"; BATCH_SEC="${BATCH_SEC:-30}"
 LR="${LR:-2e-3}"; WARMUP="${WARMUP:-500}"; CTC_WEIGHT="${CTC_WEIGHT:-0.5}"
-SORTED_EPOCHS="${SORTED_EPOCHS:-1}"; SPECAUG="${SPECAUG:-0}"; PROCS="${PROCS:-2}"; DIMS="${DIMS:-{\}}"; DTYPE="${DTYPE:-f16}"
+SORTED_EPOCHS="${SORTED_EPOCHS:-1}"; ALIGN_WEIGHT="${ALIGN_WEIGHT:-0.2}"; ALIGN_START="${ALIGN_START:-2000}"; SPECAUG="${SPECAUG:-0}"; PROCS="${PROCS:-2}"; DIMS="${DIMS:-{\}}"; DTYPE="${DTYPE:-f16}"
 AUDIOC="${AUDIOC:-$ROOT/build/audioc}"
 mkdir -p "$OUT"
 T0=$(date +%s)
@@ -30,6 +30,7 @@ if [ ! -x "$AUDIOC" ]; then
 fi
 
 $PY "$HERE/text_da.py" --selftest
+$PY "$HERE/align_loss.py" --selftest
 $PY "$HERE/heldout_da.py" --selftest --seed "$SEED"
 [ -f "$OUT/train/manifest.jsonl" ] || { stamp "synthesizing $N_TRAIN training utterances";
   $PY "$HERE/synth.py" "$OUT/train" --split train -n "$N_TRAIN" --seed "$SEED" --jobs 2; }
@@ -45,7 +46,7 @@ stamp "training ($STEPS steps, at most $BUDGET_MIN min)"
 RESUME=(); [ -f "$OUT/run/last.pt" ] && RESUME=(--resume "$OUT/run/last.pt")
 $PY "$HERE/train.py" --data "$OUT/train" --tokenizer "$OUT/tokenizer.model" --out "$OUT/run" \
   --steps "$STEPS" --budget-min "$BUDGET_MIN" --batch-sec "$BATCH_SEC" --lr "$LR" --warmup "$WARMUP" \
-  --ctc-weight "$CTC_WEIGHT" --sorted-epochs "$SORTED_EPOCHS" --specaug "$SPECAUG" --procs "$PROCS" \
+  --ctc-weight "$CTC_WEIGHT" --align-weight "$ALIGN_WEIGHT" --align-start "$ALIGN_START" --sorted-epochs "$SORTED_EPOCHS" --specaug "$SPECAUG" --procs "$PROCS" \
   --seed "$SEED" --dims "$DIMS" --save-every 500 "${RESUME[@]}" 2>&1 | tee -a "$OUT/train.log"
 
 stamp "export"
