@@ -6,6 +6,7 @@
 #include "args.h"
 #include "audioc.h"
 #include "commands.h"
+#include "default_model.h"
 #include "input.h"
 #include "options.h"
 #include "output.h"
@@ -19,7 +20,8 @@ static void usage(FILE *f)
         "mono) and prints the speech segments. Long files stream in bounded memory.\n"
         "\n"
         "model:\n"
-        "  -m, --model PATH        weights file or model folder (default: $AUDIOC_VAD_MODEL)\n"
+        "  -m, --model PATH        weights file or model folder (default: $AUDIOC_VAD_MODEL,\n"
+        "                          else the bundled models/" DEFAULT_VAD_ID ")\n"
         "      --family NAME       silero_vad or marblenet_vad (default: detected)\n"
         "\n"
         "segments (silero_vad uses all; marblenet_vad uses --threshold only):\n"
@@ -69,7 +71,7 @@ static int parse(int argc, char **argv, vad_args *a)
         [O_NO_SPLIT_LONGEST] = {"--no-split-at-longest-silence", 0}, {0},
     };
     ac_vad_options_default(&a->opt);
-    a->model = getenv("AUDIOC_VAD_MODEL");
+    a->model = default_vad_model();
     a->files = malloc(((size_t)argc + 1) * sizeof *a->files);
     if (!a->files) return -1;
     const char *v;
@@ -104,7 +106,8 @@ static int parse(int argc, char **argv, vad_args *a)
     }
     if (!a->model) {
         fprintf(stderr, "audioc vad: no model: give --model PATH (a silero_vad_16k.safetensors or "
-                        "marblenet_vad.safetensors file, or its folder) or set AUDIOC_VAD_MODEL\n");
+                        "marblenet_vad.safetensors file, or its folder) or set AUDIOC_VAD_MODEL (the bundled "
+                        "models/" DEFAULT_VAD_ID " was not found)\n");
         return -1;
     }
     a->opt.keep_probs = a->probs;
