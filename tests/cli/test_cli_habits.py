@@ -172,6 +172,10 @@ def test_parallel():
     same = sorted(os.listdir(d1)) == sorted(os.listdir(d4)) and len(os.listdir(d1)) == 8 and \
         all(read(os.path.join(d1, f)) == read(os.path.join(d4, f)) for f in os.listdir(d1))
     check(same, "--parallel 4 writes the same files")
+    # progress of files decoded at once: one line counting finished files, no per-file bars
+    rc, _, err = run("transcribe", "-m", M, "--progress", "-p", "2", *files)
+    check("transcribed 6 of 6 files" in err and "%" not in err,
+          f"--parallel with --progress: one count of files, no bars ({err[-300:]!r})")
     rc, _, err = run("transcribe", "-m", M, "--parallel", "0", path("s0.wav"))
     check(rc == 2 and "--parallel" in err, "--parallel 0: usage error")
 

@@ -299,6 +299,7 @@ typedef struct {
     ac_model *asr;
     asr_job *jobs;
     int failed;
+    int files_done, count_files; /* several at once: one line counting finished files, not a bar per file */
 } asr_run;
 
 static void work(int i, void *user)
@@ -331,18 +332,10 @@ static void print_timings(const char *name, const ac_asr_result *r, double dt)
             r->duration > 0 ? dt / r->duration : 0.0);
 }
 
-static void done(int i, void *user)
+static void write_result(asr_run *run, int i, const char *name)
 {
-    asr_run *run = user;
     const asr_args *a = run->a;
     asr_job *j = &run->jobs[i];
-    const char *name = cli_input_name(a->files[i]);
-    if (j->failed) {
-        if (j->error) fprintf(stderr, "audioc: %s\n", j->error);
-        free(j->error);
-        run->failed = 1;
-        return;
-    }
     transcript_meta m = {name, a->opt.language, a->opt.temperature, a->tokens, a->opt.word_timestamps, a->max_len,
                          a->max_line};
     if (a->files_out) {
@@ -355,6 +348,27 @@ static void done(int i, void *user)
     if (a->timings) print_timings(name, j->result, j->seconds);
     ac_asr_result_free(j->result);
     j->result = NULL;
+}
+
+static void done(int i, void *user)
+{
+    asr_run *run = user;
+    const asr_args *a = run->a;
+    asr_job *j = &run->jobs[i];
+    const char *name = cli_input_name(a->files[i]);
+    if (run->count_files) fputs("\r\033[K", stderr); /* the count line gives way to what follows */
+    if (j->failed) {
+        if (j->error) fprintf(stderr, "audioc: %s\n", j->error);
+        free(j->error);
+        run->failed = 1;
+    } else {
+        write_result(run, i, name);
+    }
+    if (run->count_files) {
+        fprintf(stderr, "\rtranscribed %d of %d files", ++run->files_done, a->n_files);
+        if (run->files_done == a->n_files) fputc('\n', stderr);
+        fflush(stderr);
+    }
 }
 
 /* A usage error (2) for options the model cannot run with, as the language. */
@@ -388,7 +402,11 @@ int cmd_transcribe(int argc, char **argv)
     }
     if ((rc = check_model_options(asr, &a.opt)) == 0) {
         if (a.timings) fprintf(stderr, "timings: load %s: %.1f ms\n", a.model, 1e3 * (ac_now() - t0));
-        asr_run run = {&a, asr, calloc((size_t)a.n_files, sizeof(asr_job)), 0};
+        asr_run run = {&a, asr, calloc((size_t)a.n_files, sizeof(asr_job)), 0, 0, 0};
+        if (a.parallel > 1 && a.n_files > 1) { /* bars of files decoded at once would overwrite each other */
+            run.count_files = opt_progress_shown();
+            ac_set_progress(0);
+        }
         if (run.jobs) run_ordered(a.n_files, a.parallel, work, done, &run);
         rc = !run.jobs || run.failed;
         free(run.jobs);

@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "args.h"
 #include "audioc.h"
@@ -13,6 +14,10 @@ static const opt_def common[] = {
     [C_PROGRESS] = {"--progress", 0},  [C_NO_PROGRESS] = {"--no-progress", 0}, [C_HELP] = {"-h|--help", 0},
     {0},
 };
+
+static int progress_mode = -1; /* as ac_set_progress takes it */
+
+int opt_progress_shown(void) { return progress_mode == 1 || (progress_mode == -1 && isatty(STDERR_FILENO)); }
 
 /* The index in DEFS of the option spelled NAME[0..LEN), or -1. */
 static int find(const opt_def *defs, const char *name, size_t len)
@@ -43,8 +48,8 @@ static int apply_common(const opt_parser *p, int k, const char *v)
         break;
     case C_QUIET: ac_set_log_level(0); break;
     case C_VERBOSE: ac_set_log_level(2); break;
-    case C_PROGRESS: ac_set_progress(1); break;
-    case C_NO_PROGRESS: ac_set_progress(0); break;
+    case C_PROGRESS: ac_set_progress(progress_mode = 1); break;
+    case C_NO_PROGRESS: ac_set_progress(progress_mode = 0); break;
     case C_HELP: return OPT_HELP;
     }
     return 0;

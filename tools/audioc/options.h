@@ -51,4 +51,7 @@ void opt_init(opt_parser *p, const char *cmd, int argc, char **argv);
  * why (an unknown option, a missing or bad value). */
 int opt_next(opt_parser *p, const opt_def *defs, const char **value);
 
+/* Whether progress goes to stderr (--progress, --no-progress, else when it is a terminal). */
+int opt_progress_shown(void);
+
 #endif
