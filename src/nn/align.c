@@ -116,3 +116,41 @@ ac_status ac_align_rows(const float *w, int heads, int rows, int frames, int med
     free(pj);
     return s;
 }
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void ac_align_clamp_words(double *start, double *end, const int *ends_sentence, int n)
+{
+    if (n < 1) return;
+    double *d = malloc((size_t)n * sizeof *d);
+    if (!d) return; /* the words keep their DTW times */
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (end[i] > start[i]) d[k++] = end[i] - start[i];
+    double median = 0;
+    if (k) {
+        qsort(d, (size_t)k, sizeof *d, by_value);
+        median = k % 2 ? d[k / 2] : 0.5 * (d[k / 2 - 1] + d[k / 2]);
+    }
+    free(d);
+    if (!k) return;
+    if (median > 0.7) median = 0.7;
+    double longest = 2 * median;
+    for (int i = 1; i < n; i++) { /* a pause at a sentence boundary is not part of a word */
+        if (end[i] - start[i] <= longest) continue;
+        if (ends_sentence[i]) end[i] = start[i] + longest;
+        else if (ends_sentence[i - 1]) start[i] = end[i] - longest;
+    }
+    /* the first word after the pause before the speech (the segment's start) */
+    if (end[0] > 4 * median && (end[0] - start[0] > longest || (n > 1 && end[1] - start[0] > 2 * longest))) {
+        if (n > 1 && end[1] - start[1] > longest) {
+            double b = end[1] / 2 > end[1] - longest ? end[1] / 2 : end[1] - longest;
+            end[0] = start[1] = b;
+        }
+        start[0] = end[0] - longest > 0 ? end[0] - longest : 0;
+    }
+}

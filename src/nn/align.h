@@ -20,4 +20,12 @@ ac_status ac_align_rows(const float *w, int heads, int rows, int frames, int med
  * at most n + m entries, *LEN set. */
 ac_status ac_dtw(const double *cost, int n, int m, int *path_i, int *path_j, int *len);
 
+/* openai-whisper's correction of words that took in a pause (times in
+ * seconds from the segment's start): with the median word length capped at
+ * 0.7 s, a word longer than twice that is cut where the pause must be: from
+ * its end when it ends a sentence (ENDS_SENTENCE[i]), from its start when
+ * the word before ends one, and the first word (and the second with it)
+ * from its start when it ends well after the segment's start. */
+void ac_align_clamp_words(double *start, double *end, const int *ends_sentence, int n);
+
 #endif

@@ -51,6 +51,31 @@ def align(w, width=7):
     return first
 
 
+def clamp_words(words):
+    """openai-whisper's add_word_timestamps corrections of words that took in a pause, on
+    [text, start, end] lists of one segment (times from its start)."""
+    d = np.array([e - s for _, s, e in words])
+    d = d[d.nonzero()]
+    if len(d) == 0:
+        return words
+    median = min(0.7, float(np.median(d)))
+    longest = median * 2
+    ends = [w[0][-1:] in (".", "?", "!") for w in words]
+    for i in range(1, len(words)):
+        if words[i][2] - words[i][1] > longest:
+            if ends[i]:
+                words[i][2] = words[i][1] + longest
+            elif ends[i - 1]:
+                words[i][1] = words[i][2] - longest
+    w0 = words[0]
+    if w0[2] > median * 4 and (w0[2] - w0[1] > longest or (len(words) > 1 and words[1][2] - w0[1] > longest * 2)):
+        if len(words) > 1 and words[1][2] - words[1][1] > longest:
+            b = max(words[1][2] / 2, words[1][2] - longest)
+            w0[2] = words[1][1] = b
+        w0[1] = max(0, w0[2] - longest)
+    return words
+
+
 def case(rng, heads, rows, frames, diagonal):
     logits = rng.standard_normal((heads, rows, frames))
     if diagonal:   # a monotonic alignment under noise, as aligning heads give

@@ -4,7 +4,7 @@ against an independent reference: the PyTorch training model
 (train/model.py) with the bundled package's weights, teacher forced on the
 engine's tokens, its cross-attention of the top half of the decoder layers
 captured, aligned by the numpy/scipy DTW of align_ref.py, words cut at
-SentencePiece's "▁". Speech: espeak-ng Danish, one clip per word with
+SentencePiece's "▁", words that took in a pause cut as openai-whisper does. Speech: espeak-ng Danish, one clip per word with
 known lengths, concatenated. The engine's words must equal the
 reference's, their times within one encoder frame (80 ms; the engine's
 cross-attention keys are F16).
@@ -13,7 +13,6 @@ The distance of the times to the true word boundaries is printed, not
 checked: the bundled tiny model's cross-attention does not follow the audio
 (docs/models/hviske_asr.md, "Word timestamps")."""
 import json
-import math
 import os
 import subprocess
 import sys
@@ -28,7 +27,7 @@ sys.path.insert(0, os.path.join(ROOT, "train"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "cli"))
 import export as X  # noqa: E402
 import sentencepiece as spm  # noqa: E402
-from align_ref import align  # noqa: E402
+from align_ref import align, clamp_words  # noqa: E402
 from common import BUNDLED_MODEL, Checker  # noqa: E402
 from train import PROMPT_TEXT, read_wav  # noqa: E402
 
@@ -72,28 +71,11 @@ def make_clip(sentence, path):
 
 def reference_words(net, sp, prompt, pcm, tokens):
     """(word, start, end) from the PyTorch model's cross-attention and numpy DTW."""
-    caps = []
-    layers = net.transf_decoder._decoder.layers
-    first_layer = len(layers) // 2
-
-    def capture(mod):
-        def fwd(x, mem, bias):
-            B, T, d = x.shape
-            heads = lambda z: z.view(B, -1, mod.h, d // mod.h).transpose(1, 2)  # noqa: E731
-            q, k, v = heads(mod.query_net(x)), heads(mod.key_net(mem)), heads(mod.value_net(mem))
-            a = torch.softmax(torch.matmul(q, k.transpose(2, 3)) / math.sqrt(d // mod.h) + bias, -1)
-            caps.append(a[0])
-            return mod.out_projection(torch.matmul(a, v).transpose(1, 2).reshape(B, T, d))
-        return fwd
-
-    saved = [L.second_sub_layer.forward for L in layers]
-    for L in layers[first_layer:]:
-        L.second_sub_layer.forward = capture(L.second_sub_layer)
+    caps = []   # [B, H, S, T] per aligning layer (the top half)
     with torch.no_grad():
         mem, n3 = net.memory(pcm[None], torch.tensor([len(pcm)]))
-        net.decode(torch.tensor([prompt + tokens]), mem, n3)
-    for L, f in zip(layers, saved):
-        L.second_sub_layer.forward = f
+        net.decode(torch.tensor([prompt + tokens]), mem, n3, caps)
+    caps = [a[0] for a in caps]
     n, np_ = len(tokens), len(prompt)
     w = torch.cat([a[:, np_ - 1:np_ + n, :max(1, int(n3))] for a in caps]).double().numpy()
     first = align(w)
@@ -104,9 +86,9 @@ def reference_words(net, sp, prompt, pcm, tokens):
             j += 1
         text = sp.decode(tokens[i:j]).strip()
         if text:
-            words.append((text, first[i] * FRAME_S, first[j] * FRAME_S))
+            words.append([text, first[i] * FRAME_S, first[j] * FRAME_S])
         i = j
-    return words
+    return [tuple(w) for w in clamp_words(words)] if words else words
 
 
 def main():

@@ -1,6 +1,7 @@
 /* nn/align.c against tests/ref/align_ref.py (numpy/scipy): the first frame
  * of every row on the DTW path, exactly, on random and near-diagonal
  * attention matrices. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -40,5 +41,25 @@ int main(int argc, char **argv)
               pj[len - 1] == 2,
           "dtw: the path runs from (0,0) to (1,2)");
     CHECK(ac_align_rows(NULL, 0, 1, 1, 7, pi) != AC_OK, "no heads: an error");
+
+    /* words that took in a pause, cut as openai-whisper does (align_ref.clamp_words's numbers):
+     * the first word after the segment's start, a word after and a word at a sentence end */
+    double s1[] = {0.0, 2.6, 2.9, 3.2, 4.1, 5.6, 5.9, 7.9}, e1[] = {2.6, 2.9, 3.2, 4.1, 5.6, 5.9, 7.9, 8.2};
+    int stop1[] = {0, 0, 0, 1, 0, 1, 1, 0};
+    double ws1[] = {1.4, 2.6, 2.9, 3.2, 4.4, 5.6, 5.9, 7.9}, we1[] = {2.6, 2.9, 3.2, 4.1, 5.6, 5.9, 7.1, 8.2};
+    ac_align_clamp_words(s1, e1, stop1, 8);
+    int ok = 1;
+    for (int i = 0; i < 8; i++) ok &= fabs(s1[i] - ws1[i]) < 1e-9 && fabs(e1[i] - we1[i]) < 1e-9;
+    CHECK(ok, "clamp: long words at the start and at sentence boundaries are cut");
+    /* the first two words both long: they split at the second's end minus the limit */
+    double s2[] = {0.0, 2.0, 4.0, 4.3, 4.6}, e2[] = {2.0, 4.0, 4.3, 4.6, 4.9};
+    int stop2[5] = {0};
+    ac_align_clamp_words(s2, e2, stop2, 5);
+    CHECK(fabs(s2[0] - 2.8) < 1e-9 && fabs(e2[0] - 3.4) < 1e-9 && fabs(s2[1] - 3.4) < 1e-9 && fabs(e2[1] - 4.0) < 1e-9,
+          "clamp: the first two words (%g-%g, %g-%g)", s2[0], e2[0], s2[1], e2[1]);
+    double s3[] = {0.2}, e3[] = {0.2};
+    int stop3[] = {1};
+    ac_align_clamp_words(s3, e3, stop3, 1);
+    CHECK(s3[0] == 0.2 && e3[0] == 0.2, "clamp: words of no length are left alone");
     return test_finish();
 }

@@ -44,6 +44,21 @@ static ac_status token_frames(const hviske_model *m, const hviske_encoded *enc, 
     return ac_align_rows(sel, layers * H, n + 1, (int)Tv, AC_ALIGN_MEDFILT, first);
 }
 
+/* openai-whisper's cut of words that took in a pause (nn/align.h); scratch from A */
+static void clamp_words(hviske_word *w, int n, ac_arena *a)
+{
+    double *start = ac_arena_alloc(a, (size_t)n * sizeof *start), *end = ac_arena_alloc(a, (size_t)n * sizeof *end);
+    int *stop = ac_arena_alloc(a, (size_t)n * sizeof *stop);
+    if (!start || !end || !stop) return; /* the words keep their DTW times */
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(w[i].text);
+        start[i] = w[i].start, end[i] = w[i].end;
+        stop[i] = len && strchr(".?!", w[i].text[len - 1]) != NULL;
+    }
+    ac_align_clamp_words(start, end, stop, n);
+    for (int i = 0; i < n; i++) w[i].start = start[i], w[i].end = end[i];
+}
+
 ac_status hviske_align_words(const hviske_model *m, const hviske_encoded *enc, const int *prompt, int np,
                              const int *tokens, int n, ac_arena *a, hviske_word **words, int *n_words)
 {
@@ -76,6 +91,7 @@ ac_status hviske_align_words(const hviske_model *m, const hviske_encoded *enc, c
         hviske_words_free(w, nw);
         return s;
     }
+    clamp_words(w, nw, a);
     *words = w;
     *n_words = nw;
     return AC_OK;
