@@ -3,79 +3,54 @@
 
 Word timestamps in the engine come from the cross-attention of the top half of the decoder's
 layers (dynamic time warping over their heads, as openai-whisper does). A small model trained on
-text alone need not attend where a token is said, so training adds a loss that pulls those heads
-onto the frames of the token each row predicts. The frames come from the best CTC path of the
-auxiliary encoder head (no extra labels): token k occupies its run of frames on that path; the
-row that predicts it is asked to put its attention on [start of token k, start of token k+1), the
-row that predicts the end of text on what follows the last token.
+text alone need not attend where a word is said (the shipped one attends the first frames), so
+training adds a loss that pulls those heads onto the frames of the word each row predicts. The
+times are the synthesizer's own: synth.py records every word's [start, end) from espeak-ng's
+word events. Every token of a word (its pieces, and punctuation after it) gets the word's
+frames; the row that predicts the end of text gets what follows the last word.
 
-`python3 train/align_loss.py --selftest` checks the Viterbi path against brute force.
+`python3 train/align_loss.py --selftest` checks the spans on a constructed case.
 """
-import itertools
+import math
 import sys
 
-import numpy as np
 import torch
 
+FRAME_S = 160 * 8 / 16000   # an encoder frame: the 10 ms hop times the x8 subsampling
 
-def ctc_best_path(lp, labels, T, blank=0):
-    """Most likely CTC path of LABELS through log-probs LP [T_max, V] over the first T frames:
-    (each label's first frame, a strictly increasing list; the frame after the last label's run).
-    None when T frames cannot hold the labels."""
-    L = len(labels)
-    ext = [blank]
-    for x in labels:
-        ext += [x, blank]
-    S = len(ext)
-    need = L + sum(1 for i in range(1, L) if labels[i] == labels[i - 1])
-    if L == 0 or T < need:
+
+def token_times(pieces, words):
+    """[start, end) seconds for each token and then the end of text; None when the pieces do not
+    make len(words) words (a piece beginning with U+2581 begins a word)."""
+    idx, w = [], -1
+    for p in pieces:
+        if p.startswith("\u2581") or w < 0:
+            w += 1
+        idx.append(w)
+    if not words or w + 1 != len(words):
         return None
-    e = lp[:T, ext].numpy().astype(np.float64)                              # [T, S]
-    skip = np.zeros(S, dtype=bool)                                          # s-2 -> s allowed
-    for s in range(2, S):
-        skip[s] = ext[s] != blank and ext[s] != ext[s - 2]
-    neg = -1e30
-    score = np.full(S, neg)
-    score[0], score[1] = e[0, 0], e[0, 1]
-    back = np.zeros((T, S), dtype=np.int8)                                  # 0 stay, 1 from s-1, 2 from s-2
-    for t in range(1, T):
-        stay = score
-        one = np.concatenate(([neg], score[:-1]))
-        two = np.where(skip, np.concatenate(([neg, neg], score[:-2])), neg)
-        cand = np.stack([stay, one, two])
-        back[t] = cand.argmax(0)
-        score = cand.max(0) + e[t]
-    s = S - 1 if score[S - 1] >= score[S - 2] else S - 2
-    first, after = [0] * L, 0
-    for t in range(T - 1, -1, -1):
-        if s % 2 == 1:
-            first[s // 2] = t                                               # ends as the earliest frame
-            if s == S - 2 and not after:
-                after = t + 1
-        s -= int(back[t, s]) if t > 0 else 0
-    return first, after
+    return [tuple(words[i]) for i in idx] + [(words[-1][1], math.inf)]
 
 
-def row_spans(first, after, T):
-    """[begin, end) frames for the rows predicting tokens 0..L-1 and the end of text."""
-    spans = [(first[k], first[k + 1]) for k in range(len(first) - 1)]
-    spans.append((first[-1], after))
-    spans.append((after, T) if after < T else (T - 1, T))
-    return spans
+def frames(times, T):
+    """Token times -> [lo, hi) frame spans within T valid frames, each at least one frame."""
+    out = []
+    for s, e in times:
+        lo = min(max(int(s / FRAME_S), 0), T - 1)
+        hi = T if e == math.inf else min(max(math.ceil(e / FRAME_S), lo + 1), T)
+        out.append((lo, hi))
+    return out
 
 
-def attention_loss(attn, ctc_lp, texts, n3, row0):
-    """Mean -log(attention mass on the row's span) over the aligning heads' rows.
-    attn: list of [B, H, S, Tm] cross-attention weights; ctc_lp: [Tm, B, V] log-probs (detached);
-    texts: the token lists; n3: valid frames; row0: the row that predicts the first text token."""
+def attention_loss(attn, times, n3, row0):
+    """Mean -log(attention mass on the row's span) over the aligning heads and rows.
+    attn: list of [B, H, S, Tm] cross-attention weights; times: per utterance token_times() or
+    None; n3: valid frames; row0: the row that predicts the first text token."""
     terms = []
-    lp = ctc_lp.detach().transpose(0, 1)                                    # [B, Tm, V]
-    for b, t in enumerate(texts):
-        T = int(n3[b])
-        path = ctc_best_path(lp[b], t, T)
-        if path is None:
+    for b, tt in enumerate(times):
+        if tt is None:
             continue
-        for r, (lo, hi) in enumerate(row_spans(*path, T)):
+        for r, (lo, hi) in enumerate(frames(tt, int(n3[b]))):
             for a in attn:
                 terms.append(a[b, :, row0 + r, lo:hi].sum(-1))               # [H]
     if not terms:
@@ -84,33 +59,21 @@ def attention_loss(attn, ctc_lp, texts, n3, row0):
 
 
 def selftest():
-    rng = np.random.default_rng(0)
-    checked = 0
-    for trial in range(200):
-        V, T = 4, int(rng.integers(2, 7))
-        L = int(rng.integers(1, 4))
-        labels = [int(x) for x in rng.integers(1, V, L)]
-        lp = torch.log_softmax(torch.tensor(rng.normal(size=(T, V)) * 2), -1)
-        got = ctc_best_path(lp, labels, T)
-        best, want = -1e30, None
-        for path in itertools.product(range(V), repeat=T):                 # every frame labelling
-            col, prev, firsts, after = [], 0, [], 0
-            for t, x in enumerate(path):
-                if x != 0 and x != prev:
-                    col.append(x)
-                    firsts.append(t)
-                if x != 0 and len(col) == L:
-                    after = t + 1
-                prev = x
-            if col != labels:
-                continue
-            sc = float(sum(lp[t, x] for t, x in enumerate(path)))
-            if sc > best:
-                best, want = sc, (firsts, after)
-        assert got == want, (labels, T, got, want)
-        checked += got is not None
-    assert checked > 100, checked
-    print("align_loss selftest: Viterbi paths equal brute force on %d cases" % checked)
+    pieces = ["\u2581Klokken", "\u2581er", "\u2581fem", "\u2581over", "\u2581h", "alv", "."]
+    words = [[0.2, 0.6], [0.6, 0.75], [0.75, 1.0], [1.0, 1.3], [1.3, 1.7]]
+    tt = token_times(pieces, words)
+    assert tt[4] == tt[5] == tt[6] == (1.3, 1.7) and tt[7] == (1.7, math.inf), tt
+    assert token_times(pieces, words[:4]) is None
+    f = frames(tt, 25)
+    assert f[0] == (2, 8) and f[1] == (7, 10) and f[-1] == (21, 25), f
+    assert frames([(5.0, 6.0), (6.0, math.inf)], 25) == [(24, 25), (24, 25)]
+    a = torch.zeros(1, 4, 12, 25)
+    for r, (lo, hi) in enumerate(f):
+        a[0, :, 3 + r, lo] = 1.0                                              # all mass inside
+    assert float(attention_loss([a], [tt], torch.tensor([25]), 3)) < 1e-5
+    a[0, :, 3, :] = 1.0 / 25                                                  # one row spread out
+    assert float(attention_loss([a], [tt], torch.tensor([25]), 3)) > 0.1
+    print("align_loss selftest ok")
 
 
 if __name__ == "__main__" and "--selftest" in sys.argv:

@@ -34,6 +34,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import heldout_da  # noqa: E402
+import espeak_words  # noqa: E402
 import text_da  # noqa: E402
 
 SR = 16000
@@ -164,6 +165,28 @@ def gen_condition(r, category, fixed):
     return c
 
 
+_speaker = None
+
+
+def word_times(text, c):
+    """Each word's [start, end) in the clip render() makes, in seconds: espeak-ng's word events
+    (its library, the same synthesis), stretched by the tempo and shifted by the leading silence.
+    A word ends where the next begins, the last where the synthesis ends. None when espeak-ng
+    reports no start for a word."""
+    global _speaker
+    if _speaker is None:
+        _speaker = espeak_words.Speaker()
+    voice = "da" + ("+" + c["voice"] if c["voice"] else "")
+    try:
+        pcm, starts = _speaker.say(text, voice, c["speed"], c["pitch"], c["gap"], c["amp"])
+    except RuntimeError:
+        return None
+    scale = 1.0 / (_speaker.rate * (c.get("tempo") or 1.0))
+    lead = int(c["pad0"] * SR) / SR   # the samples render() puts before the speech
+    edges = [lead + x * scale for x in starts + [len(pcm)]]
+    return [[round(a, 3), round(b, 3)] for a, b in zip(edges, edges[1:])]
+
+
 def job(args):
     i, (category, text, fixed), split, seed, outdir = args
     r = random.Random(f"{seed}-{split}-{i}")
@@ -178,7 +201,7 @@ def job(args):
     path = os.path.join(outdir, rel)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     write_wav(path, pcm)
-    row = {"audio": rel, "text": text, "duration": round(len(pcm) / SR, 3)}
+    row = {"audio": rel, "text": text, "duration": round(len(pcm) / SR, 3), "words": word_times(text, c)}
     row.update((k, c[k]) for k in ("voice", "speed", "pitch", "amp", "reverb", "noise", "tempo", "cents") if k in c)
     return row if category is None else {"category": category, **row}
 

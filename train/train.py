@@ -10,7 +10,8 @@ target = (prompt positions ignored)               t1 .. tn <|endoftext|>
 Loss = label-smoothed cross entropy on the text + eos positions + ctc_weight x CTC of an
 auxiliary (not exported) encoder head, which makes the encoder learn alignments early,
 + align_weight x the attention loss of align_loss.py (from --align-start on), which puts the
-cross-attention that gives word timestamps onto the frames of each token.
+cross-attention that gives word timestamps onto the frames of each token's word (the manifest's
+word times).
 AdamW, linear warmup then cosine decay over --steps (fixed, for reproducibility);
 --budget-min only stops early as a safety net. Batches are length-bucketed, about
 --batch-sec seconds of audio each; order and augmentation come from the seed.
@@ -59,6 +60,7 @@ def load_manifest(d, sp, limit=0):
     for r in rows:
         r["pcm"] = read_wav(os.path.join(d, r["audio"]))
         r["ids"] = sp.encode(r["text"])
+        r["times"] = align_loss.token_times([sp.id_to_piece(i) for i in r["ids"]], r.get("words"))
     return rows
 
 
@@ -128,8 +130,6 @@ def main():
     ap.add_argument("--resume", default="")
     ap.add_argument("--procs", type=int, default=2, help="data-parallel processes (one thread each)")
     a = ap.parse_args()
-    if a.align_weight > 0 and a.ctc_weight <= 0:
-        ap.error("--align-weight needs the CTC head (--ctc-weight > 0): its best path gives the frames")
     if a.procs > 1:
         with socket.socket() as s:   # a free port for the processes to meet on
             s.bind(("127.0.0.1", 0))
@@ -227,8 +227,8 @@ def run(rank, a):
                                  reduction="mean", zero_infinity=True)
                 loss = loss + a.ctc_weight * ctc
             al = torch.zeros(())
-            if attn is not None:   # the CTC head's best path gives the frames
-                al = align_loss.attention_loss(attn, lp, texts, n3, len(prompt) - 1)
+            if attn is not None:
+                al = align_loss.attention_loss(attn, [rows[i]["times"] for i in idx], n3, len(prompt) - 1)
                 loss = loss + a.align_weight * al
             opt.zero_grad(set_to_none=True)
             loss.backward()
