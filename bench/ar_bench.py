@@ -3,8 +3,11 @@
 (bench/make_qwen2_full.py, BF16 as published and F16, made on demand under
 build/bench/, ~1 GB each): prefill of a 200-token prompt (against OpenBLAS sgemm's time for the same
 layer products: the prefill ratio) and ms per cached decoding step over 500
-steps, on 1 and 2 threads, the step against the memory bandwidth
-(bench_bandwidth): a step reads every layer matrix and the tied head once.
+steps, on 1 and 2 threads, the step against the memory bandwidth: a step
+reads every layer matrix and the tied head once. A shared machine's
+bandwidth changes from second to second, so bench_ar times the steps in
+blocks of 50 and reads 1 GB after each: the ratio is the median over the
+blocks of (block ms/step) / (bytes per step / that bandwidth).
 
 usage: bench/ar_bench.py [--build DIR] [--prompt N] [--steps N]
 """
@@ -12,6 +15,7 @@ import argparse
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 
@@ -54,11 +58,9 @@ def main():
     ap.add_argument("--steps", type=int, default=500)
     a = ap.parse_args()
     work = os.path.join(a.build, "bench")
-    bw = sh(os.path.join(a.build, "bench_bandwidth"), "1024").stdout
-    gbs = {int(t): float(g) for t, g in re.findall(r"threads (\d): ([\d.]+) GB/s", bw)}
-    print("| dtype | threads | load (ms) | prefill (ms) | sgemm (ms) | prefill ratio | ms/step | bound (ms) | ratio | "
-          "peak RSS (MB) |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| dtype | threads | load (ms) | prefill (ms) | sgemm (ms) | prefill ratio | ms/step | GB/s | bound (ms) | "
+          "ratio | peak RSS (MB) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for dtype in ("bf16", "f16"):
         model = os.path.join(work, f"qwen2_full_{dtype}")
         if not os.path.exists(os.path.join(model, "model.safetensors")):
@@ -71,11 +73,13 @@ def main():
             num = lambda pat: float(re.search(pat, out).group(1))  # noqa: E731
             load, pre = num(r"load ([\d.]+) ms"), num(r"tokens ([\d.]+) ms")
             step, rss = num(r"([\d.]+) ms/step"), num(r"peak RSS ([\d.]+) MB")
-            bound = step_bytes(cfg) / gbs[threads] / 1e6
+            blocks = [(float(ms), float(g)) for ms, g in re.findall(r" ([\d.]+)@([\d.]+)", out.split("blocks", 1)[1])]
+            ratio = statistics.median(ms / (step_bytes(cfg) / g / 1e6) for ms, g in blocks)
+            gbs = statistics.median(g for _, g in blocks)
             print(f"| {dtype} | {threads} | {load:.0f} | {pre:.0f} | {sgemm[threads]:.0f} | {sgemm[threads] / pre:.2f} | "
-                  f"{step:.2f} | {bound:.1f} | {step / bound:.2f} | {rss:.0f} |")
-    print(f"\nweights read per step: {step_bytes(cfg) / 1e6:.0f} MB; bandwidth "
-          + ", ".join(f"{t} thread(s) {g:.1f} GB/s" for t, g in sorted(gbs.items())))
+                  f"{step:.2f} | {gbs:.1f} | {step_bytes(cfg) / gbs / 1e6:.1f} | {ratio:.2f} | {rss:.0f} |")
+    print(f"\nweights read per step: {step_bytes(cfg) / 1e6:.0f} MB; GB/s and bound: the blocks' median bandwidth; "
+          "ratio: the blocks' median")
 
 
 if __name__ == "__main__":

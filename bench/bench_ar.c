@@ -2,13 +2,19 @@
  * cached decoding steps after it (each step feeds the previous step's
  * argmax, so every step is a real one-token pass plus the head). The
  * prefill is timed twice: the first also faults in the session's buffers.
- * usage: bench_ar MODEL_DIR [PROMPT_LEN 200] [STEPS 500] [THREADS 1] */
+ * The steps run in blocks of BLOCK, each followed by a read of 1 GB: a
+ * shared machine's memory bandwidth changes from second to second, so each
+ * block's time is printed with the bandwidth measured right after it.
+ * usage: bench_ar MODEL_DIR [PROMPT_LEN 200] [STEPS 500] [THREADS 1] [BLOCK 50] */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "audioc.h"
 #include "base/arena.h"
 #include "models/qwen2/qwen2.h"
+#include "read_bandwidth.h"
+
+#define READ_MB 1024
 
 static int argmax(const float *x, int n)
 {
@@ -25,6 +31,11 @@ int main(int argc, char **argv)
         return 2;
     }
     int P = argc > 2 ? atoi(argv[2]) : 200, steps = argc > 3 ? atoi(argv[3]) : 500;
+    int block = argc > 5 ? atoi(argv[5]) : 50;
+    if (P < 1 || steps < 1 || block < 1) {
+        fprintf(stderr, "bench_ar: PROMPT_LEN, STEPS and BLOCK must be positive\n");
+        return 2;
+    }
     ac_set_threads(argc > 4 ? atoi(argv[4]) : 1);
     double t0 = ac_now();
     qwen2_model *m;
@@ -51,15 +62,30 @@ int main(int argc, char **argv)
     t0 = ac_now();
     if (!st) st = qwen2_forward(s, prompt, P, 0, 1, logits);
     double t_prefill = ac_now() - t0;
-    t0 = ac_now();
-    for (int i = 0; !st && i < steps; i++) {
-        int id = argmax(logits, V);
-        st = qwen2_forward(s, &id, 1, P + i, 1, logits);
+    double peak_rss = ac_peak_rss_mb(); /* before the bandwidth buffer */
+    float *buf = read_buffer(READ_MB);
+    if (!buf) return 1;
+    double t_steps = 0;
+    char blocks[4096] = "";
+    size_t used = 0;
+    for (int i = 0; !st && i < steps;) {
+        int n = steps - i < block ? steps - i : block;
+        t0 = ac_now();
+        for (int k = 0; !st && k < n; k++, i++) {
+            int id = argmax(logits, V);
+            st = qwen2_forward(s, &id, 1, P + i, 1, logits);
+        }
+        double dt = ac_now() - t0;
+        t_steps += dt;
+        double gbs = read_gbs(buf, READ_MB, 2);
+        if (used + 32 < sizeof blocks) used += (size_t)snprintf(blocks + used, sizeof blocks - used, " %.2f@%.1f",
+                                                                 dt * 1e3 / n, gbs);
     }
-    double t_steps = ac_now() - t0;
+    free(buf);
     if (st) fprintf(stderr, "%s\n", ac_last_error());
-    printf("load %.0f ms, prefill %d tokens %.1f ms (first %.1f ms), %d steps %.2f ms/step, peak RSS %.0f MB\n",
-           t_load * 1e3, P, t_prefill * 1e3, t_first * 1e3, steps, t_steps * 1e3 / steps, ac_peak_rss_mb());
+    printf("load %.0f ms, prefill %d tokens %.1f ms (first %.1f ms), %d steps %.2f ms/step, peak RSS %.0f MB\n"
+           "blocks (ms/step@GB/s):%s\n",
+           t_load * 1e3, P, t_prefill * 1e3, t_first * 1e3, steps, t_steps * 1e3 / steps, peak_rss, blocks);
     ac_arena_free(&a);
     free(prompt), free(logits);
     qwen2_free(m);
