@@ -236,6 +236,8 @@ typedef struct ac_vad_result {
     int sample_rate;      /* of the input: the unit of segment samples */
     int channels;         /* of the input */
     int64_t n_samples;    /* input length in samples at sample_rate */
+    ac_vad_segment *speech; /* segments[i] before speech_pad_ms: where the model
+                               heard speech begin and end (n_segments of them) */
 } ac_vad_result;
 
 /* Fills the first SIZE bytes of OPT with the defaults; use ac_vad_options_default. */

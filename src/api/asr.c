@@ -57,16 +57,36 @@ ac_status ac_asr_check_options(const ac_model *m, const ac_asr_options *opt)
     return take_options(m, opt, &o, "ac_asr_check_options");
 }
 
-/* One transcription being gathered. */
+/* One transcription being gathered. With a VAD, SPANS are its padded
+ * segments at the model's rate and SPEECH the same segments unpadded. */
 typedef struct {
     const ac_asr_options *o;
     int rate;
     ac_progress prog;
     ac_asr_result *out;
+    const int64_t *spans, *speech;
+    size_t n_spans, at;   /* AT: the span the last chunk was in */
+    double margin;        /* seconds kept around the speech */
 } gather;
 
-/* The chunk's words appended to R's, at times in the input. Takes their texts. */
-static ac_status take_words(ac_asr_result *r, const ac_asr_chunk *c, double offset)
+/* The times a chunk starting at sample START may have: the padding is for
+ * the recognizer, not the listener (DTW puts a chunk's first word at its
+ * first frame), so with a VAD they are its speech with the VAD's own default
+ * margin; [0, inf) without one. */
+static void speech_bounds(gather *g, int64_t start, double *lo, double *hi)
+{
+    *lo = 0, *hi = 1e300;
+    if (!g->n_spans) return;
+    while (g->at + 1 < g->n_spans && g->spans[2 * (g->at + 1)] <= start) g->at++;
+    *lo = (double)g->speech[2 * g->at] / g->rate - g->margin;
+    *hi = (double)g->speech[2 * g->at + 1] / g->rate + g->margin;
+}
+
+static double clamp(double x, double lo, double hi) { return x < lo ? lo : x > hi ? hi : x; }
+
+/* The chunk's words appended to R's, at times in the input within [LO, HI].
+ * Takes their texts. */
+static ac_status take_words(ac_asr_result *r, const ac_asr_chunk *c, double offset, double lo, double hi)
 {
     ac_asr_word *w = c->n_words ? realloc(r->words, (r->n_words + (size_t)c->n_words) * sizeof *w) : r->words;
     if (c->n_words && !w) {
@@ -75,8 +95,8 @@ static ac_status take_words(ac_asr_result *r, const ac_asr_chunk *c, double offs
     }
     r->words = w;
     for (int i = 0; i < c->n_words; i++)
-        w[r->n_words++] = (ac_asr_word){offset + c->words[i].start, offset + c->words[i].end, c->words[i].text,
-                                        r->n_segments};
+        w[r->n_words++] = (ac_asr_word){clamp(offset + c->words[i].start, lo, hi),
+                                        clamp(offset + c->words[i].end, lo, hi), c->words[i].text, r->n_segments};
     return AC_OK;
 }
 
@@ -85,7 +105,12 @@ static ac_status on_chunk(void *user, ac_asr_chunk *c)
 {
     gather *g = user;
     ac_asr_result *r = g->out;
-    ac_status ws = take_words(r, c, (double)c->start / g->rate);
+    double lo, hi, start = (double)c->start / g->rate, end = (double)c->end / g->rate;
+    speech_bounds(g, c->start, &lo, &hi);
+    if (lo < start) lo = start;
+    if (hi > end) hi = end;
+    if (hi < lo) hi = lo;
+    ac_status ws = take_words(r, c, start, lo, hi);
     ac_asr_segment *v = ws ? NULL : realloc(r->segments, (r->n_segments + 1) * sizeof *v);
     if (!v) {
         free(c->text);
@@ -98,8 +123,7 @@ static ac_status on_chunk(void *user, ac_asr_chunk *c)
     while (e > t && isspace((unsigned char)e[-1])) e--;
     memmove(c->text, t, (size_t)(e - t));
     c->text[e - t] = 0;
-    v[r->n_segments++] = (ac_asr_segment){(double)c->start / g->rate, (double)c->end / g->rate, c->text, c->tokens,
-                                          c->n_tokens, c->avg_logprob};
+    v[r->n_segments++] = (ac_asr_segment){lo, hi, c->text, c->tokens, c->n_tokens, c->avg_logprob};
     r->timings.frontend += c->timings.frontend;
     r->timings.encoder += c->timings.encoder;
     r->timings.prefill += c->timings.prefill;
@@ -144,7 +168,8 @@ void ac_asr_vad_options_init(ac_vad_options *o, size_t size)
     memcpy(o, &d, size < sizeof d ? size : sizeof d);
 }
 
-/* The VAD's speech segments of IN as spans at RATE; *DURATION from the VAD. */
+/* The VAD's padded segments of IN as spans at RATE in *SPANS, followed by
+ * the same unpadded; *DURATION from the VAD. */
 static ac_status vad_spans(const ac_audio_input *in, const ac_asr_options *o, int rate, int64_t **spans,
                            size_t *n, double *duration)
 {
@@ -152,11 +177,14 @@ static ac_status vad_spans(const ac_audio_input *in, const ac_asr_options *o, in
     ac_vad_options vo;
     ac_asr_vad_options_default(&vo);
     AC_TRY(ac_vad_run(o->vad, in, o->vad_options ? o->vad_options : &vo, &vr));
-    *n = vr->n_segments;
-    *spans = ac_malloc((2 * vr->n_segments + 1) * sizeof **spans);
-    for (size_t i = 0; *spans && i < vr->n_segments; i++) {
+    size_t k = vr->n_segments;
+    *n = k;
+    *spans = ac_malloc((4 * k + 1) * sizeof **spans);
+    for (size_t i = 0; *spans && i < k; i++) {
         (*spans)[2 * i] = vr->segments[i].start * rate / vr->sample_rate;
         (*spans)[2 * i + 1] = vr->segments[i].end * rate / vr->sample_rate;
+        (*spans)[2 * (k + i)] = vr->speech[i].start * rate / vr->sample_rate;
+        (*spans)[2 * (k + i) + 1] = vr->speech[i].end * rate / vr->sample_rate;
     }
     *duration = vr->sample_rate ? (double)vr->n_samples / vr->sample_rate : 0;
     ac_vad_result_free(vr);
@@ -179,6 +207,10 @@ static ac_status transcribe(ac_model *m, const ac_audio_input *in, const ac_asr_
             free(spans);
             return join(out, o->language);
         }
+        ac_vad_options d;
+        ac_vad_options_default(&d);
+        g.spans = spans, g.speech = spans + 2 * n_spans, g.n_spans = n_spans;
+        g.margin = d.speech_pad_ms / 1000.0;
     }
     ac_scratch *scratch = s ? NULL : ac_scratch_take(&m->scratch);
     if (!s && !scratch) s = AC_ERR_NOMEM;

@@ -50,9 +50,12 @@ typedef struct {
     ac_status (*feed)(void *stream, const float *pcm, size_t n, ac_floatvec *probs);
     ac_status (*finish)(void *stream, ac_floatvec *probs);
     void (*stream_free)(void *stream);
-    /* Segments (in samples at the model's rate) of N_SAMPLES of audio. */
-    ac_status (*segments)(const void *model, const float *probs, size_t n_probs, int64_t n_samples,
-                          const ac_vad_options *o, ac_vad_segment **out, size_t *n_out);
+    /* Speech segments (in samples at the model's rate) of N_SAMPLES of
+     * audio, and the padding O asks for added to them in place (pad NULL:
+     * the family has none). */
+    ac_status (*speech)(const void *model, const float *probs, size_t n_probs, int64_t n_samples,
+                        const ac_vad_options *o, ac_vad_segment **out, size_t *n_out);
+    void (*pad)(ac_vad_segment *v, size_t n, const ac_vad_options *o, int64_t n_samples);
     int (*hop)(const void *model);   /* samples per probability */
 } ac_vad_ops;
 

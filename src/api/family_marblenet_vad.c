@@ -22,13 +22,13 @@ static ac_status finish(void *s, ac_floatvec *p) { return ac_marblenet_stream_fi
 static void stream_free(void *s) { ac_marblenet_stream_free(s); }
 
 /* MarbleNet's segments are runs above the threshold: the other options are Silero's */
-static ac_status segments(const void *m, const float *probs, size_t n_probs, int64_t n_samples,
-                          const ac_vad_options *o, ac_vad_segment **out, size_t *n_out)
+static ac_status speech(const void *m, const float *probs, size_t n_probs, int64_t n_samples,
+                        const ac_vad_options *o, ac_vad_segment **out, size_t *n_out)
 {
     return ac_marblenet_segments(m, probs, n_probs, n_samples, o->threshold, out, n_out);
 }
 
-static const ac_vad_ops vad = {stream_new, feed, finish, stream_free, segments, hop};
+static const ac_vad_ops vad = {stream_new, feed, finish, stream_free, speech, NULL, hop};
 
 const ac_family ac_family_marblenet_vad = {
     .name = "marblenet_vad", .task = AC_TASK_VAD,

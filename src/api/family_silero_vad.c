@@ -20,13 +20,13 @@ static ac_status feed(void *s, const float *x, size_t n, ac_floatvec *p) { retur
 static ac_status finish(void *s, ac_floatvec *p) { return ac_silero_stream_finish(s, p); }
 static void stream_free(void *s) { ac_silero_stream_free(s); }
 
-static ac_status segments(const void *m, const float *probs, size_t n_probs, int64_t n_samples,
-                          const ac_vad_options *o, ac_vad_segment **out, size_t *n_out)
+static ac_status speech(const void *m, const float *probs, size_t n_probs, int64_t n_samples,
+                        const ac_vad_options *o, ac_vad_segment **out, size_t *n_out)
 {
-    return ac_silero_segments(probs, n_probs, n_samples, o, out, n_out);
+    return ac_silero_speech(probs, n_probs, n_samples, o, out, n_out);
 }
 
-static const ac_vad_ops vad = {stream_new, feed, finish, stream_free, segments, hop};
+static const ac_vad_ops vad = {stream_new, feed, finish, stream_free, speech, ac_silero_pad, hop};
 
 const ac_family ac_family_silero_vad = {
     .name = "silero_vad", .task = AC_TASK_VAD,

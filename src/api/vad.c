@@ -29,6 +29,7 @@ void ac_vad_result_free(ac_vad_result *r)
 {
     if (!r) return;
     free(r->segments);
+    free(r->speech);
     free(r->probs);
     free(r);
 }
@@ -76,12 +77,39 @@ static ac_status run_stream(const ac_model *v, ac_audio_reader *r, ac_floatvec *
     return s;
 }
 
+/* V's N segments from samples at MODEL_RATE (N_MODEL of them) to the
+ * input's IN_RATE and length N_IN. */
+static void to_input_rate(ac_vad_segment *v, size_t n, int64_t n_model, int model_rate, int in_rate, int64_t n_in)
+{
+    for (size_t i = 0; i < n; i++) {
+        ac_vad_segment *g = &v[i];
+        int to_end = g->end >= n_model;
+        g->start = g->start * in_rate / model_rate;
+        g->end = to_end ? n_in : g->end * in_rate / model_rate;
+        if (g->end > n_in) g->end = n_in;
+    }
+}
+
+/* The speech segments, a copy of them padded as OPT asks. */
+static ac_status find_segments(const ac_model *v, const ac_floatvec *probs, int64_t n_model,
+                               const ac_vad_options *opt, ac_vad_result *out)
+{
+    const ac_vad_ops *ops = v->family->vad;
+    AC_TRY(ops->speech(v->impl, probs->data, probs->n, n_model, opt, &out->speech, &out->n_segments));
+    size_t bytes = out->n_segments * sizeof *out->segments;
+    out->segments = ac_malloc(bytes ? bytes : 1);
+    if (!out->segments) return AC_ERR_NOMEM;
+    if (bytes) memcpy(out->segments, out->speech, bytes);
+    if (ops->pad) ops->pad(out->segments, out->n_segments, opt, n_model);
+    return AC_OK;
+}
+
 static ac_status run_reader(const ac_model *v, ac_audio_reader *r, const ac_vad_options *opt, ac_vad_result *out)
 {
     ac_floatvec probs = {0};
     int64_t n_model = 0;
     ac_status s = run_stream(v, r, &probs, &n_model);
-    if (!s) s = v->family->vad->segments(v->impl, probs.data, probs.n, n_model, opt, &out->segments, &out->n_segments);
+    if (!s) s = find_segments(v, &probs, n_model, opt, out);
     if (s) {
         ac_floatvec_free(&probs);
         return s;
@@ -90,13 +118,8 @@ static ac_status run_reader(const ac_model *v, ac_audio_reader *r, const ac_vad_
     int in_rate = info->sample_rate, model_rate = ac_audio_reader_rate(r);
     /* the input's own length: the source frame count when known */
     out->n_samples = ac_audio_reader_source_pos(r);
-    for (size_t i = 0; i < out->n_segments; i++) {
-        ac_vad_segment *g = &out->segments[i];
-        int to_end = g->end >= n_model;
-        g->start = g->start * in_rate / model_rate;
-        g->end = to_end ? out->n_samples : g->end * in_rate / model_rate;
-        if (g->end > out->n_samples) g->end = out->n_samples;
-    }
+    to_input_rate(out->segments, out->n_segments, n_model, model_rate, in_rate, out->n_samples);
+    to_input_rate(out->speech, out->n_segments, n_model, model_rate, in_rate, out->n_samples);
     out->sample_rate = in_rate;
     out->channels = info->channels;
     out->hop_seconds = (double)v->family->vad->hop(v->impl) / model_rate;

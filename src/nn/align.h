@@ -8,7 +8,15 @@
 
 #include "base/error.h"
 
-#define AC_ALIGN_MEDFILT 7   /* openai-whisper's medfilt_width */
+/* openai-whisper's median filter spans 7 of its 20 ms frames. At other
+ * frame lengths (FRAME_S seconds) the widest odd filter that spans no more
+ * than those 140 ms: 7 at 20 ms, 1 (none) at Hviske's 80 ms, where a wider
+ * one erases a short word's peak of one or two frames. */
+static inline int ac_align_medfilt_width(double frame_s)
+{
+    int w = (int)(0.14 / frame_s + 1e-9);
+    return w < 1 ? 1 : w % 2 ? w : w - 1;
+}
 
 /* W is [heads][rows][frames] attention weights (each row a distribution
  * over the frames). FIRST[r] is the frame where the path enters row r.

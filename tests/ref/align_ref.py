@@ -37,6 +37,13 @@ def dtw(x):
     return np.array(path[::-1])
 
 
+def medfilt_width(frame_s):
+    """openai-whisper's 7 frames of 20 ms as the widest odd filter spanning no more than 140 ms
+    at frames of FRAME_S seconds (nn/align.h)."""
+    w = max(1, int(0.14 / frame_s + 1e-9))
+    return w if w % 2 else w - 1
+
+
 def align(w, width=7):
     mean = w.mean(axis=1, keepdims=True)
     std = w.std(axis=1, keepdims=True)

@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.join(ROOT, "train"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "cli"))
 import export as X  # noqa: E402
 import sentencepiece as spm  # noqa: E402
-from align_ref import align, clamp_words  # noqa: E402
+from align_ref import align, clamp_words, medfilt_width  # noqa: E402
 from common import BUNDLED_MODEL, Checker  # noqa: E402
 from train import PROMPT_TEXT, read_wav  # noqa: E402
 
@@ -78,7 +78,7 @@ def reference_words(net, sp, prompt, pcm, tokens):
     caps = [a[0] for a in caps]
     n, np_ = len(tokens), len(prompt)
     w = torch.cat([a[:, np_ - 1:np_ + n, :max(1, int(n3))] for a in caps]).double().numpy()
-    first = align(w)
+    first = align(w, medfilt_width(FRAME_S))
     words, i = [], 0
     while i < n:
         j = i + 1

@@ -23,7 +23,7 @@ int main(int argc, char **argv)
         int *want = malloc((size_t)rows * sizeof *want), *got = malloc((size_t)rows * sizeof *got);
         for (size_t i = 0; i < n; i++) CHECK(fscanf(f, "%f", &w[i]) == 1, "weight %zu", i);
         for (int r = 0; r < rows; r++) CHECK(fscanf(f, "%d", &want[r]) == 1, "first frame %d", r);
-        CHECK(ac_align_rows(w, heads, rows, frames, AC_ALIGN_MEDFILT, got) == AC_OK, "case %d aligns", cases);
+        CHECK(ac_align_rows(w, heads, rows, frames, ac_align_medfilt_width(0.02), got) == AC_OK, "case %d aligns", cases);
         int same = 1;
         for (int r = 0; r < rows; r++) same &= got[r] == want[r];
         CHECK(same, "case %d (%d heads, %d rows, %d frames): first frames equal the reference", cases, heads, rows,
@@ -41,6 +41,9 @@ int main(int argc, char **argv)
               pj[len - 1] == 2,
           "dtw: the path runs from (0,0) to (1,2)");
     CHECK(ac_align_rows(NULL, 0, 1, 1, 7, pi) != AC_OK, "no heads: an error");
+    CHECK(ac_align_medfilt_width(0.02) == 7 && ac_align_medfilt_width(0.04) == 3 &&
+              ac_align_medfilt_width(0.08) == 1 && ac_align_medfilt_width(1.0) == 1,
+          "median filter: 7 frames of 20 ms, 3 of 40 ms, none at 80 ms (%d)", ac_align_medfilt_width(0.08));
 
     /* words that took in a pause, cut as openai-whisper does (align_ref.clamp_words's numbers):
      * the first word after the segment's start, a word after and a word at a sentence end */

@@ -109,6 +109,15 @@ static void test_inputs(void)
     CHECK(ac_vad_run(vad, &mem, &vo, &vb) == AC_OK, "vad memory: %s", ac_last_error());
     if (!va || !vb) return;
     CHECK(va->struct_size == sizeof *va, "result struct_size");
+    /* speech: the segments before the padding, each within its padded one by at most speech_pad_ms */
+    int64_t pad = (int64_t)vo.speech_pad_ms * 16000 / 1000;
+    int within = va->speech != NULL && va->n_segments > 0;
+    for (size_t i = 0; within && i < va->n_segments; i++) {
+        const ac_vad_segment *p = &va->segments[i], *q = &va->speech[i];
+        within = p->start <= q->start && q->start - p->start <= pad && q->end <= p->end && p->end - q->end <= pad &&
+                 q->start < q->end;
+    }
+    CHECK(within, "vad speech lies within the padded segments, at most %lld samples inside", (long long)pad);
     ac_audio_input pcm = ac_input_pcm(stereo, (int64_t)n, 2, 16000);
     CHECK(ac_vad_run(vad, &pcm, &vo, &vc) == AC_OK, "vad pcm: %s", ac_last_error());
     for (int k = 0; k < 2 && vc; k++) {

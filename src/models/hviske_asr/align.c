@@ -41,7 +41,7 @@ static ac_status token_frames(const hviske_model *m, const hviske_encoded *enc, 
     for (int k = 0; k < layers * H; k++)
         memcpy(sel + (size_t)k * (n + 1) * Tv, w + ((size_t)k * R + (size_t)(np - 1)) * Tv,
                (size_t)(n + 1) * Tv * sizeof *sel);
-    return ac_align_rows(sel, layers * H, n + 1, (int)Tv, AC_ALIGN_MEDFILT, first);
+    return ac_align_rows(sel, layers * H, n + 1, (int)Tv, ac_align_medfilt_width(hviske_frame_s(c)), first);
 }
 
 /* openai-whisper's cut of words that took in a pause (nn/align.h); scratch from A */
@@ -69,7 +69,7 @@ ac_status hviske_align_words(const hviske_model *m, const hviske_encoded *enc, c
     int *first = ac_arena_alloc(a, (size_t)(n + 1) * sizeof *first);
     if (!first) return AC_ERR_NOMEM;
     AC_TRY(token_frames(m, enc, prompt, np, tokens, n, a, first));
-    double frame_s = (double)m->cfg.hop * m->cfg.sub_factor / m->cfg.sample_rate;
+    double frame_s = hviske_frame_s(&m->cfg);
     hviske_word *w = calloc((size_t)n, sizeof *w);
     if (!w) return AC_ERR_NOMEM;
     int nw = 0;

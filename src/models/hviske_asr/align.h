@@ -19,6 +19,12 @@ typedef struct hviske_word {
 /* The first layer whose heads align: the top half of the decoder. */
 static inline int hviske_align_from(const hviske_config *c) { return c->dec_layers / 2; }
 
+/* Seconds per encoder frame: the alignment's unit of time. */
+static inline double hviske_frame_s(const hviske_config *c)
+{
+    return (double)c->hop * c->sub_factor / c->sample_rate;
+}
+
 /* Words of TOKENS[n] decoded after PROMPT[np] over the encoder output ENC.
  * Scratch from A; *WORDS is malloc'ed (texts too), freed with hviske_words_free. */
 ac_status hviske_align_words(const hviske_model *m, const hviske_encoded *enc, const int *prompt, int np,

@@ -50,8 +50,8 @@ static ac_status add_end(endlist *l, int64_t pos, int64_t silence)
 
 static int64_t ms_to_samples(int ms) { return (int64_t)AC_SILERO_RATE * ms / 1000; }
 
-ac_status ac_silero_segments(const float *probs, size_t n_probs, int64_t n_samples,
-                             const ac_vad_options *opt, ac_vad_segment **out, size_t *n_out)
+ac_status ac_silero_speech(const float *probs, size_t n_probs, int64_t n_samples,
+                           const ac_vad_options *opt, ac_vad_segment **out, size_t *n_out)
 {
     *out = NULL;
     *n_out = 0;
@@ -130,11 +130,19 @@ ac_status ac_silero_segments(const float *probs, size_t n_probs, int64_t n_sampl
         return s;
     }
 
-    for (size_t i = 0; i < segs.n; i++) {
-        ac_vad_segment *cur = &segs.v[i];
+    *out = segs.v;
+    *n_out = segs.n;
+    return AC_OK;
+}
+
+void ac_silero_pad(ac_vad_segment *v, size_t n, const ac_vad_options *opt, int64_t n_samples)
+{
+    int64_t pad = ms_to_samples(opt->speech_pad_ms);
+    for (size_t i = 0; i < n; i++) {
+        ac_vad_segment *cur = &v[i];
         if (i == 0) cur->start = cur->start - pad > 0 ? cur->start - pad : 0;
-        if (i + 1 < segs.n) {
-            ac_vad_segment *next = &segs.v[i + 1];
+        if (i + 1 < n) {
+            ac_vad_segment *next = &v[i + 1];
             int64_t gap = next->start - cur->end;
             if (gap < 2 * pad) {
                 cur->end += gap / 2;
@@ -147,7 +155,12 @@ ac_status ac_silero_segments(const float *probs, size_t n_probs, int64_t n_sampl
             cur->end = cur->end + pad < n_samples ? cur->end + pad : n_samples;
         }
     }
-    *out = segs.v;
-    *n_out = segs.n;
+}
+
+ac_status ac_silero_segments(const float *probs, size_t n_probs, int64_t n_samples,
+                             const ac_vad_options *opt, ac_vad_segment **out, size_t *n_out)
+{
+    AC_TRY(ac_silero_speech(probs, n_probs, n_samples, opt, out, n_out));
+    ac_silero_pad(*out, *n_out, opt, n_samples);
     return AC_OK;
 }

@@ -27,7 +27,12 @@ ac_status ac_silero_stream_finish(ac_silero_stream *s, ac_floatvec *probs);
 void ac_silero_stream_free(ac_silero_stream *s);
 
 /* Speech segments from chunk probabilities (upstream get_speech_timestamps),
- * in 16 kHz samples; N_SAMPLES is the unpadded audio length. */
+ * in 16 kHz samples; N_SAMPLES is the unpadded audio length. The walk
+ * (ac_silero_speech) and its padding pass (ac_silero_pad, in place) apart,
+ * and both (ac_silero_segments). */
+ac_status ac_silero_speech(const float *probs, size_t n_probs, int64_t n_samples,
+                           const ac_vad_options *opt, ac_vad_segment **out, size_t *n_out);
+void ac_silero_pad(ac_vad_segment *v, size_t n, const ac_vad_options *opt, int64_t n_samples);
 ac_status ac_silero_segments(const float *probs, size_t n_probs, int64_t n_samples,
                              const ac_vad_options *opt, ac_vad_segment **out, size_t *n_out);
 
