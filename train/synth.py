@@ -213,12 +213,14 @@ def main():
     ap.add_argument("-n", type=int, required=True)
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--word-strings", type=float, default=0.0, help="weight of text_da.gen_word_string (training text)")
     a = ap.parse_args()
     os.makedirs(a.outdir, exist_ok=True)
     if a.split == "gen":
         items = heldout_da.items(a.n, a.seed, VOCAB)
     else:
-        items = [(None, t, None) for t in text_da.sentences(a.split, a.n, a.seed, VOCAB, unique=a.split == "eval")]
+        items = [(None, t, None) for t in text_da.sentences(a.split, a.n, a.seed, VOCAB, unique=a.split == "eval",
+                                                                 word_strings=a.word_strings)]
     work = [(i, it, a.split, a.seed, a.outdir) for i, it in enumerate(items)]
     t0 = time.time()
     with Pool(a.jobs) as pool:

@@ -303,7 +303,27 @@ def gen_combined(r, v):
                          f"{r.choice(v['daypart'])}") + "."])
 
 
-# one- and two-word utterances are ~22 % of the training text (base generators add a few more)
+def domain_words(v):
+    """Every word of the domain once: numbers, ordinals, clock words, days, months, names, places,
+    pronouns, weather and the short answers (unpunctuated)."""
+    words = ONES + list(TENS.values()) + [below100(n) for n in range(21, 100) if n % 10]
+    words += ["hundrede", "tusind", "og", "den", "klokken", "halv", "kvart", "over", "i", "minut", "minutter"]
+    words += [ordinal_words(n) for n in range(1, 32)] + WEEKDAYS + MONTHS
+    words += v["name"] + [p for p in v["place"] if " " not in p] + v["pron"] + v["weather"]
+    words += [s.rstrip(".?!").lower() for s in v["short"] if len(s.split()) == 1]
+    return sorted(set(words))
+
+
+def gen_word_string(r, v):
+    """One to six domain words in no template's order ("Tolv maj Karen."): the decoder cannot
+    lean on a carrier phrase and has to follow the audio, and every word is heard in new
+    neighbours and on its own."""
+    n = r.choices([1, 2, 3, 4, 5, 6], [25, 25, 20, 15, 10, 5])[0]
+    return cap(" ".join(r.choice(domain_words(v)) for _ in range(n))) + "."
+
+
+# one- and two-word utterances are ~22 % of the training text (base generators add a few more);
+# sentences(word_strings=W) adds gen_word_string with weight W (0.12: ~12 % of the text)
 TRAIN_GENERATORS = [(gen_number, 0.12), (gen_date, 0.09), (gen_clock, 0.09), (gen_everyday, 0.16),
                     (gen_short, 0.22), (gen_time_phrase, 0.12), (gen_date_phrase, 0.08), (gen_count, 0.07),
                     (gen_combined, 0.05)]
@@ -331,12 +351,14 @@ def never_trained(text):
 REPORTED_TEXTS = {t for t, _, _ in REPORTED}
 
 
-def sentences(split, n, seed, vocab, heldout_frac=HELDOUT_FRAC, unique=False):
+def sentences(split, n, seed, vocab, heldout_frac=HELDOUT_FRAC, unique=False, word_strings=0.0):
     """n sentences of the split ('train' or 'eval'), deterministic given the seed.
 
-    unique=True: no repeats (for eval sets; train may repeat common sentences)."""
+    unique=True: no repeats (for eval sets; train may repeat common sentences).
+    word_strings: the weight of gen_word_string among the training generators (0: none)."""
     r = random.Random(f"{seed}-{split}")
-    gens, weights = zip(*(TRAIN_GENERATORS if split == "train" else BASE_GENERATORS))
+    train_gens = TRAIN_GENERATORS + ([(gen_word_string, word_strings)] if word_strings > 0 else [])
+    gens, weights = zip(*(train_gens if split == "train" else BASE_GENERATORS))
     out, seen = [], set()
     while len(out) < n:
         g = r.choices(gens, weights)[0]
@@ -374,13 +396,15 @@ def selftest():
     # the original held-out set must not change (the shipped model's figures refer to it)
     old_eval = "\n".join(sentences("eval", 300, 1234, v, unique=True)).encode("utf-8")
     assert hashlib.md5(old_eval).hexdigest() == "e6083b092788f43dee70f6457cbae138", "eval split changed"
-    train = sentences("train", 20000, 1234, v)
-    assert not any(never_trained(t) for t in train) and not REPORTED_TEXTS & set(train)
-    short = sum(len(t.split()) <= 2 for t in train) / len(train)
-    assert 0.18 <= short <= 0.27, short
-    for t in train:
-        assert t[0].isupper() and t[-1] in ".?!" and not any(c.isdigit() for c in t), t
-    print(f"text_da selftest ok ({100 * short:.1f} % of training utterances have one or two words)")
+    for ws in (0.0, 0.12):
+        train = sentences("train", 20000, 1234, v, word_strings=ws)
+        assert not any(never_trained(t) for t in train) and not REPORTED_TEXTS & set(train)
+        short = sum(len(t.split()) <= 2 for t in train) / len(train)
+        assert 0.18 <= short <= 0.27, short
+        for t in train:
+            assert t[0].isupper() and t[-1] in ".?!" and not any(c.isdigit() for c in t), t
+        print(f"text_da selftest ok (word strings {ws}: {100 * short:.1f} % of training utterances have one or "
+              "two words)")
 
 
 def main():
@@ -389,12 +413,13 @@ def main():
     ap.add_argument("-n", type=int, default=20)
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--vocab", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "vocabulary_da.txt"))
+    ap.add_argument("--word-strings", type=float, default=0.0, help="weight of gen_word_string in training text")
     ap.add_argument("--selftest", action="store_true")
     a = ap.parse_args()
     if a.selftest:
         selftest()
         return
-    for t in sentences(a.split, a.n, a.seed, Vocab(a.vocab), unique=a.split == "eval"):
+    for t in sentences(a.split, a.n, a.seed, Vocab(a.vocab), unique=a.split == "eval", word_strings=a.word_strings):
         print(json.dumps(t, ensure_ascii=False))
 
 
