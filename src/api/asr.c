@@ -160,9 +160,11 @@ void ac_asr_vad_options_init(ac_vad_options *o, size_t size)
      * cuts first and last phonemes: the recognizer needs the margins it was
      * trained with (faster-whisper pads 400 ms). Pauses of half a second end
      * a segment, so segments follow utterances; longer speech is split at its
-     * longest pause before the family's own chunk length. */
+     * longest pause before the family's own chunk length. A one-word answer
+     * can be under Silero's 250 ms minimum: no minimum (faster-whisper's). */
     d.speech_pad_ms = 400;
     d.min_silence_ms = 500;
+    d.min_speech_ms = 0;
     d.max_speech_s = 30;
     d.struct_size = size;
     memcpy(o, &d, size < sizeof d ? size : sizeof d);

@@ -188,7 +188,7 @@ def test_vad_cut(model, clip):
     sh("sox", os.path.join(WORK, "pad.wav"), clip, gapped)
     # with the settings a transcription uses (ac_asr_vad_options_default)
     rc, out, err = audioc("vad", "--model", SILERO, "--format", "json", "--speech-pad-ms", "400", "--min-silence-ms",
-                          "500", "--max-speech-s", "30", gapped)
+                          "500", "--min-speech-ms", "0", "--max-speech-s", "30", gapped)
     speech = json.loads(out)["segments"]
     rc2, out2, err2 = transcribe(model, "--vad", SILERO, "--format", "json", gapped)
     if not check(rc == 0 and rc2 == 0, f"--vad runs ({err.strip()} {err2.strip()})"):
@@ -200,12 +200,24 @@ def test_vad_cut(model, clip):
     check(segs and inside, f"every --vad segment lies inside a speech region ({segs}, {speech})")
     # times are kept to the speech itself with the VAD's default 30 ms margin, not the 400 ms padding
     rc3, out3, _ = audioc("vad", "--model", SILERO, "--format", "json", "--speech-pad-ms", "30", "--min-silence-ms",
-                          "500", "--max-speech-s", "30", gapped)
+                          "500", "--min-speech-ms", "0", "--max-speech-s", "30", gapped)
     starts = {round(s["start"], 2) for s in json.loads(out3)["segments"]} if rc3 == 0 else {-1}
     check(starts <= {round(g["start"], 2) for g in segs},
           f"a segment starts 30 ms before each speech region's speech ({starts}, {segs})")
     rc, _, err = transcribe(model, "--vad", os.path.join(WORK, "clip.wav"), clip)
     check(rc == 1 and "VAD" in err, f"--vad with a file that is no VAD model: clear error ({err.strip()})")
+
+
+def test_short_word():
+    """A one-word answer is speech however short: Silero's own 250 ms minimum drops "Ti" said
+    quickly (about 200 ms heard as speech); a transcription keeps it (faster-whisper's 0)."""
+    raw, word = os.path.join(WORK, "ti_raw.wav"), os.path.join(WORK, "ti.wav")
+    sh("espeak-ng", "-v", "da", "-s", "200", "-a", "60", "-w", raw, "ti")
+    sh("sox", raw, "-r", "16000", word, "pad", "0.8", "0.8")
+    rc, out, _ = audioc("vad", "--model", SILERO, "--format", "json", "--min-speech-ms", "250", word)
+    check(rc == 0 and json.loads(out)["segments"] == [], f"Silero's 250 ms minimum finds no speech in it ({out[:200]})")
+    rc, out, err = transcribe(BUNDLED_MODEL, word)
+    check(rc == 0 and out.strip(), f"transcribed with the defaults, it gives text ({out.strip()!r} {err.strip()})")
 
 
 def broken_copy(model, name, header_change=None, config_change=None, tokenizer=None):
@@ -307,6 +319,7 @@ def main():
     test_containers(model, clip)
     test_options(model, clip)
     test_vad_cut(model, clip)
+    test_short_word()
     test_words(clip, long)
     test_bad_packages(model, clip)
     return check.finish()
