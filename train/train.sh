@@ -4,7 +4,7 @@
 #
 #   train/train.sh [OUT]            (default OUT = train/out/full)
 # Environment overrides (defaults in brackets):
-#   SEED [1234] N_TRAIN [30000] N_EVAL [300] N_GEN [40 per category] STEPS [40000] BUDGET_MIN [150] BATCH_SEC [30]
+#   SEED [1234] N_TRAIN [30000] N_EVAL [300] N_GEN [40 per category] STEPS [40000] BUDGET_MIN [240] BATCH_SEC [30]
 #   LR [2e-3] WARMUP [500] CTC_WEIGHT [0.5] SORTED_EPOCHS [1] SPECAUG [0] PROCS [2] ALIGN_WEIGHT [0.3] ALIGN_START [0]
 #   WORD_STRINGS [0, the weight of text_da.gen_word_string in the training text]
 #   DIMS ['{}', overrides of model.DEFAULT_DIMS] DTYPE [f16] AUDIOC [build/audioc]
@@ -17,7 +17,7 @@ ROOT="$(dirname "$HERE")"
 OUT="${1:-$HERE/out/full}"
 PY=/usr/bin/python3                      # Debian's: torch 1.13, numpy, sentencepiece
 SEED="${SEED:-1234}"; N_TRAIN="${N_TRAIN:-30000}"; N_EVAL="${N_EVAL:-300}"; N_GEN="${N_GEN:-40}"
-STEPS="${STEPS:-40000}"; BUDGET_MIN="${BUDGET_MIN:-150}"; BATCH_SEC="${BATCH_SEC:-30}"
+STEPS="${STEPS:-40000}"; BUDGET_MIN="${BUDGET_MIN:-240}"; BATCH_SEC="${BATCH_SEC:-30}"
 LR="${LR:-2e-3}"; WARMUP="${WARMUP:-500}"; CTC_WEIGHT="${CTC_WEIGHT:-0.5}"
 SORTED_EPOCHS="${SORTED_EPOCHS:-1}"; ALIGN_WEIGHT="${ALIGN_WEIGHT:-0.3}"; ALIGN_START="${ALIGN_START:-0}"; SPECAUG="${SPECAUG:-0}"; PROCS="${PROCS:-2}"; DIMS="${DIMS:-{\}}"; DTYPE="${DTYPE:-f16}"
 WORD_STRINGS="${WORD_STRINGS:-0}"

@@ -6,6 +6,7 @@ inputs at once with one model (--parallel), a usage error for a language
 the model lacks, and audioc convert refusing a target before making it."""
 import json
 import os
+import re
 import warnings
 import shutil
 import subprocess
@@ -134,7 +135,7 @@ def test_output_files():
             ok = os.path.exists(p) and read(p) == single[fmt][i]
             check(ok, f"{p}: what --format {fmt} prints for that input alone")
     srt = read(os.path.join(d, "long.srt"))
-    check(srt.startswith("1\n00:00:00,000 --> "), f"long.srt: cues numbered from 1 ({srt[:40]!r})")
+    check(re.match(r"1\n00:00:00,\d{3} --> ", srt) is not None, f"long.srt: cues numbered from 1 ({srt[:40]!r})")
     check(read(os.path.join(d, "long.vtt")).count("WEBVTT") == 1, "long.vtt: one header")
     # beside each input, whisper.cpp's -osrt style
     rc, out, err = run("transcribe", "-m", M, "-osrt", "-oj", path("s2.m4a"))

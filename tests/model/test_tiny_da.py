@@ -2,8 +2,14 @@
 """The bundled Danish model (models/hviske-tiny-da) really recognizes speech:
 20 held-out utterances (voices, speeds and sentences never trained on), made
 by the training pipeline's synthesizer, transcribed by the C engine with WER
-<= 15 %; and the C engine's greedy transcripts equal the PyTorch training
-model's (train/model.py with the package's weights) on every clip."""
+<= 15 %; the C engine's greedy transcripts equal the PyTorch training
+model's (train/model.py with the package's weights) on every clip. And it
+holds up on what users say next (train/heldout_da.py): phrasings no training
+template produces, single words and clips under a second, and the six
+utterances users reported. The limits are the shipped model's level (the
+first model: 62.9 % WER, 21 % hallucinated, none of the six right); the
+targets of 5 % / 10 % per category / 1 % and all six wait for the next one
+(docs/models/hviske-tiny-da.md)."""
 import json
 import os
 import subprocess
@@ -19,13 +25,15 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "cli"))
 import export as X  # noqa: E402
 import sentencepiece as spm  # noqa: E402
 from common import BUNDLED_MODEL, Checker  # noqa: E402
-from evaluate import normalize, score  # noqa: E402
+from evaluate import by_category, normalize, rates, score  # noqa: E402
 from train import EOS, PROMPT_TEXT, read_wav  # noqa: E402
 
 AUDIOC = os.environ["AUDIOC"]
 MODEL = os.environ.get("TINY_DA_MODEL", BUNDLED_MODEL)
 WORK = os.path.join(os.environ["TEST_WORK"], "tiny_da")
 N, SEED, MAX_WER = 20, 777, 15.0
+N_GEN, GEN_MAX_WER, GEN_MAX_CATEGORY_WER, GEN_MAX_HALLUCINATION = 8, 20.0, 80.0, 18.0   # per category; %
+MIN_REPORTED = 5   # of the six reported utterances, heard exactly
 TIE = 1e-3   # log-prob gap under which PyTorch's own choice is a coin toss (as in test_hviske_parity)
 check = Checker()
 
@@ -41,15 +49,8 @@ def tie_gap(net, pcm, prompt, c_ids, t_ids):
     return float(lp.max() - lp[c_next])
 
 
-def main():
-    data = os.path.join(WORK, "eval")
-    if not os.path.exists(os.path.join(data, "manifest.jsonl")):
-        subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "train", "synth.py"), data, "--split", "eval",
-                        "-n", str(N), "--seed", str(SEED), "--jobs", "2"], check=True, capture_output=True)
-    rows = [json.loads(line) for line in open(os.path.join(data, "manifest.jsonl"), encoding="utf-8")]
-    files = [os.path.join(data, r["audio"]) for r in rows]
-    refs = [r["text"] for r in rows]
-
+def transcribe(files):
+    """-> {file: (text, token ids)} from the C engine, greedy."""
     p = subprocess.run([AUDIOC, "transcribe", "--model", MODEL, "--format", "json", "--tokens", "--no-progress"]
                        + files, capture_output=True, text=True)
     check(p.returncode == 0, f"audioc transcribe exits 0 ({p.returncode}: {p.stderr[-500:]})")
@@ -57,6 +58,46 @@ def main():
     for line in p.stdout.splitlines():
         j = json.loads(line)
         out[j["file"]] = (j["text"], [t for s in j["segments"] for t in s["tokens"]])
+    return out
+
+
+def synthesized(split, n):
+    """The clips of a held-out split (made by train/synth.py once): (files, manifest rows)."""
+    data = os.path.join(WORK, split)
+    if not os.path.exists(os.path.join(data, "manifest.jsonl")):
+        subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "train", "synth.py"), data, "--split", split,
+                        "-n", str(n), "--seed", str(SEED), "--jobs", "2"], check=True, capture_output=True)
+    rows = [json.loads(line) for line in open(os.path.join(data, "manifest.jsonl"), encoding="utf-8")]
+    return [os.path.join(data, r["audio"]) for r in rows], rows
+
+
+def generalization():
+    """Unseen phrasings, short clips and the reported utterances."""
+    files, rows = synthesized("gen", N_GEN)
+    refs, cats = [r["text"] for r in rows], [r["category"] for r in rows]
+    out = transcribe(files)
+    hyps = [out.get(f, ("", []))[0] for f in files]
+    s, table = dict(score(refs, hyps), **rates(refs, hyps)), by_category(cats, refs, hyps)
+    print(f"unseen phrasings, {len(files)} clips: WER {s['wer']:.1f} %, hallucinated {s['hallucination']:.1f} %")
+    for c, x in table.items():
+        print(f"  {c:16s} {x['clips']:3d} clips  WER {x['wer']:6.2f} %  hallucinated {x['hallucination']:5.1f} %")
+        check(x["wer"] <= GEN_MAX_CATEGORY_WER, f"{c}: WER {x['wer']:.1f} % <= {GEN_MAX_CATEGORY_WER} %")
+    for r, h, c in zip(refs, hyps, cats):
+        if normalize(r) != normalize(h):
+            print(f"  [{c}] ref: {r}\n  {' ' * (len(c) + 3)}hyp: {h}")
+    right = sum(normalize(r) == normalize(h) for r, h, c in zip(refs, hyps, cats) if c == "reported")
+    check(right >= MIN_REPORTED, f"{right} of the reported utterances heard exactly (want >= {MIN_REPORTED})")
+    check(s["wer"] <= GEN_MAX_WER, f"unseen phrasings: WER {s['wer']:.1f} % <= {GEN_MAX_WER} %")
+    check(s["hallucination"] <= GEN_MAX_HALLUCINATION,
+          f"unseen phrasings: {s['hallucination']:.1f} % hallucinated <= {GEN_MAX_HALLUCINATION} %")
+
+
+def main():
+    generalization()
+    files, rows = synthesized("eval", N)
+    refs = [r["text"] for r in rows]
+
+    out = transcribe(files)
     hyps = [out.get(f, ("", []))[0] for f in files]
     s = score(refs, hyps)
     print(f"C engine, greedy, {len(files)} held-out clips: WER {s['wer']:.1f} %, CER {s['cer']:.1f} % "
