@@ -119,7 +119,7 @@ def selftest(seed):
     v = T.Vocab(VOCAB)
     its = items(40, seed, v)
     assert items(40, seed, v) == its, "not deterministic"
-    train = T.sentences("train", 60000, seed, v) + T.sentences("train", 60000, seed, v, word_strings=0.12)
+    train = T.sentences("train", 60000, seed, v) + T.sentences("train", 60000, seed, v, word_strings=0.25)
     train_set = set(train)
     clash = [t for _, t, _ in its if t in train_set]
     assert not clash, clash
