@@ -214,13 +214,14 @@ def main():
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--word-strings", type=float, default=0.0, help="weight of text_da.gen_word_string (training text)")
+    ap.add_argument("--compose", type=float, default=0.0, help="weight of text_da.gen_compose (training text)")
     a = ap.parse_args()
     os.makedirs(a.outdir, exist_ok=True)
     if a.split == "gen":
         items = heldout_da.items(a.n, a.seed, VOCAB)
     else:
         items = [(None, t, None) for t in text_da.sentences(a.split, a.n, a.seed, VOCAB, unique=a.split == "eval",
-                                                                 word_strings=a.word_strings)]
+                                                                 word_strings=a.word_strings, compose=a.compose)]
     work = [(i, it, a.split, a.seed, a.outdir) for i, it in enumerate(items)]
     t0 = time.time()
     with Pool(a.jobs) as pool:

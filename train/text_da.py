@@ -341,6 +341,37 @@ def gen_word_string(r, v):
     return cap(" ".join([first] + [r.choice(training_words(v)) for _ in range(n - 1)])) + "."
 
 
+def gen_compose(r, v):
+    """A sentence put together from the domain's parts instead of a fixed carrier: a subject (a
+    name, pronoun, event or place), a verb, maybe an object or a count, a direction, and one or
+    two adverbials (a time, a date, a day, "i morgen"), as a statement, with the first adverbial
+    first (Danish V2 order) or as a question."""
+    subj = r.choice([r.choice(v["name"]), r.choice(v["pron"]), r.choice(v["event"]),
+                     r.choice([p for p in v["place"] if p.islower()])])
+    k = r.random()
+    if k < 0.35:
+        verb = r.choice(v["vpres"] + v["vpast"] + ["har"])
+        rest = [r.choice(v["obj"]) if r.random() < 0.6 else f"{spoken_number(r, low=2)} {r.choice(v['count'])}"]
+    elif k < 0.7:
+        verb = r.choice(v["vmove"])
+        rest = [r.choice([f"til {r.choice(v['place'])}", f"hjem", f"fra {r.choice(v['place'])}", ""])]
+    else:
+        verb, rest = r.choice(["starter", "begynder", "lukker", "åbner", "lander", "er", "var", "kommer"]), []
+    advs = [lambda: f"klokken {spoken_time(r)}" + (f" {r.choice(v['daypart'])}" if r.random() < 0.3 else ""),
+            lambda: date_phrase(r), lambda: r.choice(v["when"]), lambda: f"på {r.choice(WEEKDAYS)}",
+            lambda: f"i {r.choice(v['place'])}"]
+    adv = [g() for g in r.sample(advs, r.choice([1, 1, 2]))]
+    rest = [x for x in rest if x]
+    form = r.random()
+    if form < 0.5:
+        words, end = [subj, verb] + rest + adv, "."
+    elif form < 0.85:
+        words, end = [adv[0], verb, subj] + rest + adv[1:], "."
+    else:
+        words, end = [verb, subj] + rest + adv, "?"
+    return cap(" ".join(words)) + end
+
+
 # one- and two-word utterances are ~22 % of the training text (base generators add a few more);
 # sentences(word_strings=W) adds gen_word_string with weight W (0.25: a fifth of the text)
 TRAIN_GENERATORS = [(gen_number, 0.12), (gen_date, 0.09), (gen_clock, 0.09), (gen_everyday, 0.16),
@@ -370,19 +401,24 @@ def never_trained(text):
 REPORTED_TEXTS = {t for t, _, _ in REPORTED}
 
 
-def sentences(split, n, seed, vocab, heldout_frac=HELDOUT_FRAC, unique=False, word_strings=0.0):
+def sentences(split, n, seed, vocab, heldout_frac=HELDOUT_FRAC, unique=False, word_strings=0.0, compose=0.0):
     """n sentences of the split ('train' or 'eval'), deterministic given the seed.
 
     unique=True: no repeats (for eval sets; train may repeat common sentences).
-    word_strings: the weight of gen_word_string among the training generators (0: none)."""
+    word_strings, compose: the weights of gen_word_string and gen_compose among the training
+    generators (0: none). Training never uses a held-out sentence, nor a sentence with one of
+    the unseen phrasings' carriers (heldout_da.carrier_patterns)."""
+    import heldout_da   # it imports this module
+    carriers = heldout_da.carrier_patterns(vocab)
     r = random.Random(f"{seed}-{split}")
-    train_gens = TRAIN_GENERATORS + ([(gen_word_string, word_strings)] if word_strings > 0 else [])
+    train_gens = TRAIN_GENERATORS + [(g, w) for g, w in ((gen_word_string, word_strings), (gen_compose, compose)) if w > 0]
     gens, weights = zip(*(train_gens if split == "train" else BASE_GENERATORS))
     out, seen = [], set()
     while len(out) < n:
         g = r.choices(gens, weights)[0]
         t = g(r, vocab)
-        if (never_trained(t) if split == "train" else not is_heldout(t, heldout_frac)):
+        if ((never_trained(t) or heldout_da.uses_carrier(t, carriers)) if split == "train"
+                else not is_heldout(t, heldout_frac)):
             continue
         if unique and t in seen:
             continue
@@ -415,14 +451,14 @@ def selftest():
     # the original held-out set must not change (the shipped model's figures refer to it)
     old_eval = "\n".join(sentences("eval", 300, 1234, v, unique=True)).encode("utf-8")
     assert hashlib.md5(old_eval).hexdigest() == "e6083b092788f43dee70f6457cbae138", "eval split changed"
-    for ws in (0.0, 0.25):
-        train = sentences("train", 20000, 1234, v, word_strings=ws)
+    for ws, co in ((0.0, 0.0), (0.25, 0.25)):
+        train = sentences("train", 20000, 1234, v, word_strings=ws, compose=co)
         assert not any(never_trained(t) for t in train) and not REPORTED_TEXTS & set(train)
         short = sum(len(t.split()) <= 2 for t in train) / len(train)
         assert 0.18 <= short <= 0.27, short
         for t in train:
             assert t[0].isupper() and t[-1] in ".?!" and not any(c.isdigit() for c in t), t
-        print(f"text_da selftest ok (word strings {ws}: {100 * short:.1f} % of training utterances have one or "
+        print(f"text_da selftest ok (word strings {ws}, composed {co}: {100 * short:.1f} % of training utterances have one or "
               "two words)")
 
 
@@ -433,12 +469,14 @@ def main():
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--vocab", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "vocabulary_da.txt"))
     ap.add_argument("--word-strings", type=float, default=0.0, help="weight of gen_word_string in training text")
+    ap.add_argument("--compose", type=float, default=0.0, help="weight of gen_compose in training text")
     ap.add_argument("--selftest", action="store_true")
     a = ap.parse_args()
     if a.selftest:
         selftest()
         return
-    for t in sentences(a.split, a.n, a.seed, Vocab(a.vocab), unique=a.split == "eval", word_strings=a.word_strings):
+    for t in sentences(a.split, a.n, a.seed, Vocab(a.vocab), unique=a.split == "eval", word_strings=a.word_strings,
+                           compose=a.compose):
         print(json.dumps(t, ensure_ascii=False))
 
 

@@ -78,11 +78,12 @@ def main():
     ap.add_argument("--sentences", type=int, default=60000)
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--word-strings", type=float, default=0.0, help="as synth.py's: the training text's mix")
+    ap.add_argument("--compose", type=float, default=0.0, help="as synth.py's")
     ap.add_argument("--cohere", default=COHERE)
     ap.add_argument("--vocab", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "vocabulary_da.txt"))
     a = ap.parse_args()
     v = text_da.Vocab(a.vocab)
-    sents = text_da.sentences("train", a.sentences, a.seed, v, word_strings=a.word_strings)
+    sents = text_da.sentences("train", a.sentences, a.seed, v, word_strings=a.word_strings, compose=a.compose)
     # The vocabulary's words once each, so rare words still get pieces.
     sents += [w for k in v.cat for w in v[k]]
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)

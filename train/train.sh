@@ -6,7 +6,7 @@
 # Environment overrides (defaults in brackets):
 #   SEED [1234] N_TRAIN [30000] N_EVAL [300] N_GEN [40 per category] STEPS [40000] BUDGET_MIN [240] BATCH_SEC [30]
 #   LR [2e-3] WARMUP [500] CTC_WEIGHT [0.5] SORTED_EPOCHS [1] SPECAUG [0] PROCS [2] ALIGN_WEIGHT [0.3] ALIGN_START [0]
-#   WORD_STRINGS [0, the weight of text_da.gen_word_string in the training text]
+#   WORD_STRINGS [0] COMPOSE [0] (the weights of text_da.gen_word_string and gen_compose in the training text)
 #   DIMS ['{}', overrides of model.DEFAULT_DIMS] DTYPE [f16] AUDIOC [build/audioc]
 # Outputs: OUT/{train,eval,gen}/ (wavs + manifest.jsonl), OUT/tokenizer.model, OUT/run/ (checkpoints,
 # train_log.jsonl), OUT/package/ (the cohere_asr package), OUT/eval_report.json (the original
@@ -20,7 +20,7 @@ SEED="${SEED:-1234}"; N_TRAIN="${N_TRAIN:-30000}"; N_EVAL="${N_EVAL:-300}"; N_GE
 STEPS="${STEPS:-40000}"; BUDGET_MIN="${BUDGET_MIN:-240}"; BATCH_SEC="${BATCH_SEC:-30}"
 LR="${LR:-2e-3}"; WARMUP="${WARMUP:-500}"; CTC_WEIGHT="${CTC_WEIGHT:-0.5}"
 SORTED_EPOCHS="${SORTED_EPOCHS:-1}"; ALIGN_WEIGHT="${ALIGN_WEIGHT:-0.3}"; ALIGN_START="${ALIGN_START:-0}"; SPECAUG="${SPECAUG:-0}"; PROCS="${PROCS:-2}"; DIMS="${DIMS:-{\}}"; DTYPE="${DTYPE:-f16}"
-WORD_STRINGS="${WORD_STRINGS:-0}"
+WORD_STRINGS="${WORD_STRINGS:-0}"; COMPOSE="${COMPOSE:-0}"
 AUDIOC="${AUDIOC:-$ROOT/build/audioc}"
 mkdir -p "$OUT"
 T0=$(date +%s)
@@ -35,14 +35,14 @@ $PY "$HERE/text_da.py" --selftest
 $PY "$HERE/align_loss.py" --selftest
 $PY "$HERE/heldout_da.py" --selftest --seed "$SEED"
 [ -f "$OUT/train/manifest.jsonl" ] || { stamp "synthesizing $N_TRAIN training utterances";
-  $PY "$HERE/synth.py" "$OUT/train" --split train -n "$N_TRAIN" --seed "$SEED" --word-strings "$WORD_STRINGS" --jobs 2; }
+  $PY "$HERE/synth.py" "$OUT/train" --split train -n "$N_TRAIN" --seed "$SEED" --word-strings "$WORD_STRINGS" --compose "$COMPOSE" --jobs 2; }
 [ -f "$OUT/eval/manifest.jsonl" ] || { stamp "synthesizing $N_EVAL held-out utterances";
   $PY "$HERE/synth.py" "$OUT/eval" --split eval -n "$N_EVAL" --seed "$SEED" --jobs 2; }
 [ -f "$OUT/gen/manifest.jsonl" ] || { stamp "synthesizing the unseen-phrasing held-out set ($N_GEN per category)";
   $PY "$HERE/synth.py" "$OUT/gen" --split gen -n "$N_GEN" --seed "$SEED" --jobs 2; }
 
 stamp "tokenizer"
-$PY "$HERE/tokenizer.py" "$OUT/tokenizer.model" --seed "$SEED" --word-strings "$WORD_STRINGS"
+$PY "$HERE/tokenizer.py" "$OUT/tokenizer.model" --seed "$SEED" --word-strings "$WORD_STRINGS" --compose "$COMPOSE"
 
 stamp "training ($STEPS steps, at most $BUDGET_MIN min)"
 RESUME=(); [ -f "$OUT/run/last.pt" ] && RESUME=(--resume "$OUT/run/last.pt")
