@@ -35,6 +35,7 @@ second held-out set (unseen phrasings) from these held-out sentences only.
 """
 import argparse
 import datetime
+import functools
 import hashlib
 import json
 import os
@@ -304,6 +305,7 @@ def gen_combined(r, v):
                          f"{r.choice(v['daypart'])}") + "."])
 
 
+@functools.lru_cache(maxsize=None)
 def domain_words(v):
     """Every word of the domain once: numbers, ordinals, clock words, days, months, names, places,
     pronouns, weather and the short answers (unpunctuated)."""
@@ -315,20 +317,19 @@ def domain_words(v):
     return sorted(set(words))
 
 
+@functools.lru_cache(maxsize=None)
 def training_words(v):
     """Every word the training templates write, once: domain_words plus the carriers, verbs,
     nouns and function words of the sentences (lower case but for names and places).
     Collected by drawing from every generator, so it follows the templates as they change."""
-    if "_words" not in v.cat:
-        r = random.Random("training-words")
-        proper = set(v["name"]) | {p for p in v["place"] if p[0].isupper()}
-        words = set(domain_words(v))
-        for g, _ in TRAIN_GENERATORS:
-            for _ in range(3000):
-                for w in re.sub(r"[.,?!]", " ", g(r, v)).split():
-                    words.add(w if w in proper else w.lower())
-        v.cat["_words"] = sorted(words)
-    return v.cat["_words"]
+    r = random.Random("training-words")
+    proper = set(v["name"]) | {p for p in v["place"] if p[0].isupper()}
+    words = set(domain_words(v))
+    for g, _ in TRAIN_GENERATORS:
+        for _ in range(3000):
+            for w in re.sub(r"[.,?!]", " ", g(r, v)).split():
+                words.add(w if w in proper else w.lower())
+    return sorted(words)
 
 
 def gen_word_string(r, v):
@@ -354,7 +355,7 @@ def gen_compose(r, v):
         rest = [r.choice(v["obj"]) if r.random() < 0.6 else f"{spoken_number(r, low=2)} {r.choice(v['count'])}"]
     elif k < 0.7:
         verb = r.choice(v["vmove"])
-        rest = [r.choice([f"til {r.choice(v['place'])}", f"hjem", f"fra {r.choice(v['place'])}", ""])]
+        rest = [r.choice([f"til {r.choice(v['place'])}", "hjem", f"fra {r.choice(v['place'])}", ""])]
     else:
         verb, rest = r.choice(["starter", "begynder", "lukker", "åbner", "lander", "er", "var", "kommer"]), []
     advs = [lambda: f"klokken {spoken_time(r)}" + (f" {r.choice(v['daypart'])}" if r.random() < 0.3 else ""),

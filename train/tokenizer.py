@@ -84,8 +84,9 @@ def main():
     a = ap.parse_args()
     v = text_da.Vocab(a.vocab)
     sents = text_da.sentences("train", a.sentences, a.seed, v, word_strings=a.word_strings, compose=a.compose)
-    # The vocabulary's words once each, so rare words still get pieces.
-    sents += [w for k in v.cat for w in v[k]]
+    # The vocabulary's words once each, so rare words still get pieces; with word strings, also
+    # every word they draw from.
+    sents += [w for k in v.cat for w in v[k]] + (text_da.training_words(v) if a.word_strings > 0 else [])
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     train(a.out, a.vocab_size, sents, cohere_specials(a.cohere))
     verify(a.out, a.cohere, text_da.sentences("eval", 500, a.seed, v) + [t for _, t, _ in heldout_da.items(40, a.seed, v)])
