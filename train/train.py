@@ -128,6 +128,7 @@ def main():
     ap.add_argument("--save-every", type=int, default=1000)
     ap.add_argument("--log-every", type=int, default=20)
     ap.add_argument("--resume", default="")
+    ap.add_argument("--init", default="", help="start from this package's weights (export.py's output; its tokenizer)")
     ap.add_argument("--procs", type=int, default=2, help="data-parallel processes (one thread each)")
     a = ap.parse_args()
     if a.procs > 1:
@@ -173,6 +174,14 @@ def run(rank, a):
     net = M.CohereAsr(dims)
     opt = torch.optim.AdamW(net.parameters(), lr=a.lr, betas=(0.9, 0.98), weight_decay=a.weight_decay)
     step, epoch, done_in_epoch = 0, 0, 0
+    if a.init and not a.resume:   # fine-tuning: a fresh optimizer and schedule, the package's weights
+        from export import load_package
+        init = load_package(a.init)
+        assert init.dims == dims, f"{a.init}: dims {init.dims} != {dims}"
+        state = {k: v for k, v in init.state_dict().items() if not k.startswith(M.EXPORT_SKIP)}
+        missing, unexpected = net.load_state_dict(state, strict=False)
+        assert not unexpected and all(k.startswith(M.EXPORT_SKIP) for k in missing), (missing, unexpected)
+        say(f"init from {a.init} (not in a package, so new: {', '.join(sorted({k.split('.')[0] for k in missing}))})", flush=True)
     if a.resume:
         ck = torch.load(a.resume, map_location="cpu")
         net.load_state_dict(ck["model"])
