@@ -176,12 +176,13 @@ def run(rank, a):
     step, epoch, done_in_epoch = 0, 0, 0
     if a.init and not a.resume:   # fine-tuning: a fresh optimizer and schedule, the package's weights
         from export import load_package
-        init = load_package(a.init)
+        with open(a.tokenizer, "rb") as f, open(os.path.join(a.init, "tokenizer.model"), "rb") as g:
+            assert f.read() == g.read(), f"--tokenizer {a.tokenizer} is not {a.init}'s tokenizer.model"
+        init = load_package(a.init)   # it checks that the package lacks only M.EXPORT_SKIP
         assert init.dims == dims, f"{a.init}: dims {init.dims} != {dims}"
-        state = {k: v for k, v in init.state_dict().items() if not k.startswith(M.EXPORT_SKIP)}
-        missing, unexpected = net.load_state_dict(state, strict=False)
-        assert not unexpected and all(k.startswith(M.EXPORT_SKIP) for k in missing), (missing, unexpected)
-        say(f"init from {a.init} (not in a package, so new: {', '.join(sorted({k.split('.')[0] for k in missing}))})", flush=True)
+        net.load_state_dict({k: v for k, v in init.state_dict().items() if not k.startswith(M.EXPORT_SKIP)},
+                            strict=False)
+        say(f"init from {a.init}; new (packages lack them): {', '.join(M.EXPORT_SKIP)}", flush=True)
     if a.resume:
         ck = torch.load(a.resume, map_location="cpu")
         net.load_state_dict(ck["model"])
