@@ -4,7 +4,8 @@
 #
 #   train/train.sh [OUT]            (default OUT = train/out/full)
 # Environment overrides (defaults in brackets):
-#   SEED [1234] N_TRAIN [30000] N_EVAL [300] N_GEN [40 per category] STEPS [40000] BUDGET_MIN [240] BATCH_SEC [30]
+#   SEED [1234] TRAIN_SEED [SEED; seeds the training text and audio only, eval and gen keep SEED]
+#   N_TRAIN [30000] N_EVAL [300] N_GEN [40 per category] STEPS [40000] BUDGET_MIN [240] BATCH_SEC [30]
 #   LR [2e-3] WARMUP [500] CTC_WEIGHT [0.5] SORTED_EPOCHS [1] SPECAUG [0] PROCS [2] ALIGN_WEIGHT [0.3] ALIGN_START [0]
 #   WORD_STRINGS [0] COMPOSE [0] (the weights of text_da.gen_word_string and gen_compose in the training text)
 #   DIMS ['{}', overrides of model.DEFAULT_DIMS] DTYPE [f16] AUDIOC [build/audioc]
@@ -17,7 +18,7 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(dirname "$HERE")"
 OUT="${1:-$HERE/out/full}"
 PY=/usr/bin/python3                      # Debian's: torch 1.13, numpy, sentencepiece
-SEED="${SEED:-1234}"; N_TRAIN="${N_TRAIN:-30000}"; N_EVAL="${N_EVAL:-300}"; N_GEN="${N_GEN:-40}"
+SEED="${SEED:-1234}"; TRAIN_SEED="${TRAIN_SEED:-$SEED}"; N_TRAIN="${N_TRAIN:-30000}"; N_EVAL="${N_EVAL:-300}"; N_GEN="${N_GEN:-40}"
 STEPS="${STEPS:-40000}"; BUDGET_MIN="${BUDGET_MIN:-240}"; BATCH_SEC="${BATCH_SEC:-30}"
 LR="${LR:-2e-3}"; WARMUP="${WARMUP:-500}"; CTC_WEIGHT="${CTC_WEIGHT:-0.5}"
 SORTED_EPOCHS="${SORTED_EPOCHS:-1}"; ALIGN_WEIGHT="${ALIGN_WEIGHT:-0.3}"; ALIGN_START="${ALIGN_START:-0}"; SPECAUG="${SPECAUG:-0}"; PROCS="${PROCS:-2}"; DIMS="${DIMS:-{\}}"; DTYPE="${DTYPE:-f16}"
@@ -36,7 +37,7 @@ $PY "$HERE/text_da.py" --selftest
 $PY "$HERE/align_loss.py" --selftest
 $PY "$HERE/heldout_da.py" --selftest --seed "$SEED"
 [ -f "$OUT/train/manifest.jsonl" ] || { stamp "synthesizing $N_TRAIN training utterances";
-  $PY "$HERE/synth.py" "$OUT/train" --split train -n "$N_TRAIN" --seed "$SEED" --word-strings "$WORD_STRINGS" --compose "$COMPOSE" --jobs 2; }
+  $PY "$HERE/synth.py" "$OUT/train" --split train -n "$N_TRAIN" --seed "$TRAIN_SEED" --word-strings "$WORD_STRINGS" --compose "$COMPOSE" --jobs 2; }
 [ -f "$OUT/eval/manifest.jsonl" ] || { stamp "synthesizing $N_EVAL held-out utterances";
   $PY "$HERE/synth.py" "$OUT/eval" --split eval -n "$N_EVAL" --seed "$SEED" --jobs 2; }
 [ -f "$OUT/gen/manifest.jsonl" ] || { stamp "synthesizing the unseen-phrasing held-out set ($N_GEN per category)";
