@@ -66,7 +66,7 @@ void ac_matmul_ref(const float *x, const ac_mat *w, const float *bias, float *y,
     for (size_t n = 0; n < w->rows; n++) {
         row_f32(w, n, row);
         for (size_t m = 0; m < M; m++) {
-            double acc = 0; /* the exact sum, so that tests measure only the kernels' rounding */
+            double acc = 0; /* in double, so that tests measure the kernels' rounding, not this sum's */
             for (size_t k = 0; k < w->cols; k++) acc += (double)x[m * w->cols + k] * row[k];
             y[m * w->rows + n] = (float)(acc + (bias ? bias[n] : 0.0f));
         }
