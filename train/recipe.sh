@@ -23,16 +23,18 @@ set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 OUT="${1:-$HERE/out/recipe}"
 
+# finetune FROM TO TRAIN_SEED STEPS LR WARMUP WORD_STRINGS: train.sh from FROM's package, batches
+# shuffled from the first step, composed sentences at 0.25, no time budget.
+finetune() {
+  INIT="$OUT/$1/package" TRAIN_SEED="$3" STEPS="$4" LR="$5" WARMUP="$6" WORD_STRINGS="$7" COMPOSE=0.25 \
+    SORTED_EPOCHS=0 BUDGET_MIN=0 "$HERE/train.sh" "$OUT/$2"
+}
+
 BUDGET_MIN=0 "$HERE/train.sh" "$OUT/base"
-INIT="$OUT/base/package" STEPS=8000 LR=1e-3 WARMUP=300 SORTED_EPOCHS=0 WORD_STRINGS=0.25 COMPOSE=0.25 \
-  BUDGET_MIN=0 "$HERE/train.sh" "$OUT/finetune"
-INIT="$OUT/finetune/package" TRAIN_SEED=5678 STEPS=12000 LR=8e-4 WARMUP=300 SORTED_EPOCHS=0 WORD_STRINGS=0.4 \
-  COMPOSE=0.25 BUDGET_MIN=0 "$HERE/train.sh" "$OUT/finetune2"
-INIT="$OUT/finetune2/package" TRAIN_SEED=9012 STEPS=4000 LR=6e-4 WARMUP=200 SORTED_EPOCHS=0 WORD_STRINGS=0.4 \
-  COMPOSE=0.25 BUDGET_MIN=0 "$HERE/train.sh" "$OUT/finetune3"
-INIT="$OUT/finetune3/package" TRAIN_SEED=3456 STEPS=8000 LR=5e-4 WARMUP=200 SORTED_EPOCHS=0 WORD_STRINGS=0.4 \
-  COMPOSE=0.25 BUDGET_MIN=0 "$HERE/train.sh" "$OUT/finetune4"
-INIT="$OUT/finetune4/package" TRAIN_SEED=7890 STEPS=4000 LR=4e-4 WARMUP=200 SORTED_EPOCHS=0 WORD_STRINGS=0.8 \
-  COMPOSE=0.25 BUDGET_MIN=0 "$HERE/train.sh" "$OUT/finetune5"
-INIT="$OUT/finetune5/package" TRAIN_SEED=2468 STEPS=4000 LR=3e-4 WARMUP=200 SORTED_EPOCHS=0 WORD_STRINGS=1.6 \
-  COMPOSE=0.25 BUDGET_MIN=0 "$HERE/train.sh" "$OUT/finetune6"
+#        from      to        TRAIN_SEED      steps lr   warmup WORD_STRINGS
+finetune base      finetune  "${SEED:-1234}" 8000  1e-3 300    0.25
+finetune finetune  finetune2 5678            12000 8e-4 300    0.4
+finetune finetune2 finetune3 9012            4000  6e-4 200    0.4
+finetune finetune3 finetune4 3456            8000  5e-4 200    0.4
+finetune finetune4 finetune5 7890            4000  4e-4 200    0.8
+finetune finetune5 finetune6 2468            4000  3e-4 200    1.6

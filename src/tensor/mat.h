@@ -30,6 +30,8 @@ static inline ac_mat ac_mat_f32(const float *data, size_t rows, size_t cols)
 /* Y[M][rows] = X[M][cols] . W^T + bias[rows] (bias may be NULL). Parallel
  * over the pool. */
 void ac_matmul(const float *x, const ac_mat *w, const float *bias, float *y, size_t M);
+/* The same product, scalar and summed in double: the reference the kernel
+ * tests compare ac_matmul against. */
 void ac_matmul_ref(const float *x, const ac_mat *w, const float *bias, float *y, size_t M);
 
 /* Several products of the same input with matrices of the same width, as

@@ -10,9 +10,9 @@ utterances users reported. The limits are the shipped model's level with
 room for one clip per category to flip where the engine's arithmetic differs
 (its SIMD kernels); the previous models (4.8 % hallucinated; 5.9 % WER; 9.4 %;
 18.2 %, 75 % in one category, 16.1 % hallucinated, five of the six) and the
-first (62.9 %, 21 %, none) fail them. On the full held-out set (train/evaluate.py) the model meets
-5 % overall; 10 % in every category and 1 % hallucinated wait for a better model
-(docs/models/hviske-tiny-da.md)."""
+first (62.9 %, 21 %, none) fail them. On the full held-out set
+(train/evaluate.py) the model meets 5 % overall; 10 % in every category and
+1 % hallucinated wait for a better model (docs/models/hviske-tiny-da.md)."""
 import json
 import os
 import subprocess
