@@ -33,11 +33,11 @@ finetune() {
 }
 
 BUDGET_MIN=0 "$HERE/train.sh" "$OUT/base"
-#        from      to        TRAIN_SEED      steps lr   warmup WORD_STRINGS
-finetune base      finetune  "${SEED:-1234}" 8000  1e-3 300    0.25
-finetune finetune  finetune2 5678            12000 8e-4 300    0.4
-finetune finetune2 finetune3 9012            4000  6e-4 200    0.4
-finetune finetune3 finetune4 3456            8000  5e-4 200    0.4
-finetune finetune4 finetune5 7890            4000  4e-4 200    0.8
-finetune finetune5 finetune6 2468            4000  3e-4 200    1.6
-finetune finetune6 finetune7 1357            4000  2.5e-4 200  3.2
+#        from      to        TRAIN_SEED      steps lr     warmup WORD_STRINGS
+finetune base      finetune  "${SEED:-1234}" 8000  1e-3   300    0.25
+finetune finetune  finetune2 5678            12000 8e-4   300    0.4
+finetune finetune2 finetune3 9012            4000  6e-4   200    0.4
+finetune finetune3 finetune4 3456            8000  5e-4   200    0.4
+finetune finetune4 finetune5 7890            4000  4e-4   200    0.8
+finetune finetune5 finetune6 2468            4000  3e-4   200    1.6
+finetune finetune6 finetune7 1357            4000  2.5e-4 200    3.2
