@@ -1,6 +1,7 @@
 #include "io/weights.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "base/error.h"
 #include "base/f16.h"
 #include "base/mem.h"
+#include "tensor/kernels.h"
 
 ac_status ac_weights_open(const char *path, ac_weights **out)
 {
@@ -38,7 +40,99 @@ void ac_weights_free(ac_weights *w)
     free(w);
 }
 
-int ac_weights_has(const ac_weights *w, const char *name) { return ac_tensor_file_find(w->st, name) != NULL; }
+/* ---- names ----------------------------------------------------------- */
+
+#define NAME_LEN 256
+
+/* The conversion at P ('%' ... letter), its length; 0 at the end. */
+static size_t next_conversion(const char **p)
+{
+    const char *s = *p;
+    for (;;) {
+        s = strchr(s, '%');
+        if (!s) return 0;
+        if (s[1] == '%') {
+            s += 2;
+            continue;
+        }
+        size_t n = 1 + strcspn(s + 1, "diouxXeEfFgGaAcspn");
+        *p = s + n + (s[n] != 0);
+        return n + (s[n] != 0);
+    }
+}
+
+static int same_conversions(const char *a, const char *b)
+{
+    for (;;) {
+        const char *pa = a, *pb = b;
+        size_t na = next_conversion(&pa), nb = next_conversion(&pb);
+        if (na != nb || memcmp(pa - na, pb - nb, na)) return 0;
+        if (!na) return 1;
+        a = pa, b = pb;
+    }
+}
+
+ac_status ac_weights_set_namespace(ac_weights *w, const char *ns)
+{
+    size_t n = strlen(ns);
+    if (n >= sizeof w->ns) return ac_error(AC_ERR_ARG, "%s: namespace '%s' is too long", w->file, ns);
+    memcpy(w->ns, ns, n + 1);
+    return AC_OK;
+}
+
+ac_status ac_weights_set_names(ac_weights *w, const ac_weight_name *table, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!same_conversions(table[i].ours, table[i].theirs))
+            return ac_error(AC_ERR_ARG, "%s: name table maps '%s' to '%s', whose conversions differ", w->file,
+                            table[i].ours, table[i].theirs);
+    w->names = table;
+    w->n_names = n;
+    return AC_OK;
+}
+
+/* The file's name for FMT and AP in BUF[NAME_LEN]. */
+static ac_status resolve(const ac_weights *w, char *buf, const char *fmt, va_list ap)
+{
+    for (size_t i = 0; i < w->n_names; i++)
+        if (!strcmp(w->names[i].ours, fmt)) {
+            fmt = w->names[i].theirs;
+            break;
+        }
+    size_t ns = strlen(w->ns);
+    memcpy(buf, w->ns, ns);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral" /* FMT is the caller's literal or its pair in the table */
+    int n = vsnprintf(buf + ns, NAME_LEN - ns, fmt, ap);
+#pragma GCC diagnostic pop
+    if (n < 0 || (size_t)n >= NAME_LEN - ns)
+        return ac_error(AC_ERR_ARG, "%s: a tensor name of format '%s' is too long", w->file, fmt);
+    return AC_OK;
+}
+
+static const ac_tensor *vfind(const ac_weights *w, const char *fmt, va_list ap)
+{
+    char name[NAME_LEN];
+    return resolve(w, name, fmt, ap) ? NULL : ac_tensor_file_find(w->st, name);
+}
+
+const ac_tensor *ac_weights_find(const ac_weights *w, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    const ac_tensor *t = vfind(w, fmt, ap);
+    va_end(ap);
+    return t;
+}
+
+int ac_weights_has(const ac_weights *w, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    const ac_tensor *t = vfind(w, fmt, ap);
+    va_end(ap);
+    return t != NULL;
+}
 
 const struct ac_config *ac_weights_values(const ac_weights *w) { return ac_tensor_file_values(w->st); }
 
@@ -73,9 +167,12 @@ float *ac_weights_scratch(ac_weights *w, size_t n)
     return own(w, n * sizeof(float));
 }
 
-static ac_status lookup(ac_weights *w, const char *name, int ndim, const int64_t *shape,
-                        const ac_tensor **out)
+/* The tensor of shape SHAPE[NDIM] named by FMT and AP (NAME receives the
+ * file's name for it). */
+static ac_status lookup(ac_weights *w, int ndim, const int64_t *shape, const ac_tensor **out, char *name,
+                        const char *fmt, va_list ap)
 {
+    AC_TRY(resolve(w, name, fmt, ap));
     const ac_tensor *t = ac_tensor_file_find(w->st, name);
     if (!t) return ac_error(AC_ERR_MODEL, "%s: missing tensor '%s'", w->file, name);
     int same = t->ndim == ndim;
@@ -121,12 +218,13 @@ static void convert(const ac_tensor *t, float *dst)
     }
 }
 
-ac_status ac_weights_f32(ac_weights *w, const char *name, int ndim, const int64_t *shape,
-                         const float **out)
+static ac_status vf32(ac_weights *w, int ndim, const int64_t *shape, const float **out, int copy, const char *fmt,
+                      va_list ap)
 {
     const ac_tensor *t;
-    AC_TRY(lookup(w, name, ndim, shape, &t));
-    if (t->dtype == AC_DTYPE_F32 && ((uintptr_t)t->data & 3) == 0) {
+    char name[NAME_LEN];
+    AC_TRY(lookup(w, ndim, shape, &t, name, fmt, ap));
+    if (!copy && t->dtype == AC_DTYPE_F32 && ((uintptr_t)t->data & 3) == 0) {
         *out = t->data;
         return AC_OK;
     }
@@ -137,22 +235,40 @@ ac_status ac_weights_f32(ac_weights *w, const char *name, int ndim, const int64_
     return AC_OK;
 }
 
-ac_status ac_weights_f32_copy(ac_weights *w, const char *name, int ndim, const int64_t *shape,
-                              float **out)
+ac_status ac_weights_f32(ac_weights *w, int ndim, const int64_t *shape, const float **out, const char *fmt, ...)
 {
-    const ac_tensor *t;
-    AC_TRY(lookup(w, name, ndim, shape, &t));
-    float *dst = ac_weights_scratch(w, (size_t)t->numel);
-    if (!dst) return AC_ERR_NOMEM;
-    convert(t, dst);
-    *out = dst;
-    return AC_OK;
+    va_list ap;
+    va_start(ap, fmt);
+    ac_status s = vf32(w, ndim, shape, out, 0, fmt, ap);
+    va_end(ap);
+    return s;
 }
 
-ac_status ac_weights_mat(ac_weights *w, const char *name, int ndim, const int64_t *shape, ac_mat *out)
+ac_status ac_weights_vec(ac_weights *w, int n, const float **out, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ac_status s = vf32(w, AC_SHAPE(n), out, 0, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+ac_status ac_weights_f32_copy(ac_weights *w, int ndim, const int64_t *shape, float **out, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    const float *p = NULL;
+    ac_status s = vf32(w, ndim, shape, &p, 1, fmt, ap);
+    va_end(ap);
+    *out = (float *)p; /* a buffer the table owns */
+    return s;
+}
+
+static ac_status vmat(ac_weights *w, int ndim, const int64_t *shape, ac_mat *out, const char *fmt, va_list ap)
 {
     const ac_tensor *t;
-    AC_TRY(lookup(w, name, ndim, shape, &t));
+    char name[NAME_LEN];
+    AC_TRY(lookup(w, ndim, shape, &t, name, fmt, ap));
     size_t rows = ndim > 0 ? (size_t)shape[0] : 1, cols = rows ? (size_t)t->numel / rows : 0;
     if (t->dtype == AC_DTYPE_Q8_0 && cols % 32)
         return ac_error(AC_ERR_MODEL, "%s: tensor '%s' is Q8_0 with rows of %zu values (not a multiple of 32)",
@@ -164,6 +280,85 @@ ac_status ac_weights_mat(ac_weights *w, const char *name, int ndim, const int64_
         convert(t, copy);
         out->data = copy;
     }
+    return AC_OK;
+}
+
+ac_status ac_weights_mat(ac_weights *w, int ndim, const int64_t *shape, ac_mat *out, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ac_status s = vmat(w, ndim, shape, out, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+/* FMT followed by SUFFIX, as the format of one whole name (name tables
+ * map whole names). */
+static ac_status with_suffix(const ac_weights *w, char *out, const char *fmt, const char *suffix)
+{
+    if ((size_t)snprintf(out, NAME_LEN, "%s%s", fmt, suffix) >= NAME_LEN)
+        return ac_error(AC_ERR_ARG, "%s: a tensor name of format '%s' is too long", w->file, fmt);
+    return AC_OK;
+}
+
+ac_status ac_weights_linear(ac_weights *w, int rows, int cols, ac_mat *weight, const float **bias, const char *fmt,
+                            ...)
+{
+    char f[NAME_LEN];
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    ac_status s = with_suffix(w, f, fmt, ".weight");
+    if (!s) s = vmat(w, AC_SHAPE(rows, cols), weight, f, ap);
+    if (!s && bias) s = with_suffix(w, f, fmt, ".bias");
+    if (!s && bias) s = vf32(w, AC_SHAPE(rows), bias, 0, f, ap2);
+    va_end(ap2);
+    va_end(ap);
+    return s;
+}
+
+ac_status ac_weights_norm(ac_weights *w, int n, const float **weight, const float **bias, const char *fmt, ...)
+{
+    char f[NAME_LEN];
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    ac_status s = with_suffix(w, f, fmt, ".weight");
+    if (!s) s = vf32(w, AC_SHAPE(n), weight, 0, f, ap);
+    if (!s) s = with_suffix(w, f, fmt, ".bias");
+    if (!s) s = vf32(w, AC_SHAPE(n), bias, 0, f, ap2);
+    va_end(ap2);
+    va_end(ap);
+    return s;
+}
+
+ac_status ac_weights_batchnorm(ac_weights *w, int n, float eps, float **scale, float **shift, const char *fmt, ...)
+{
+    static const char *const parts[4] = {".weight", ".bias", ".running_mean", ".running_var"};
+    const float *v[4];
+    char f[NAME_LEN];
+    ac_status s = AC_OK;
+    for (int i = 0; !s && i < 4; i++) {
+        va_list ap;
+        va_start(ap, fmt);
+        s = with_suffix(w, f, fmt, parts[i]);
+        if (!s) s = vf32(w, AC_SHAPE(n), &v[i], 0, f, ap);
+        va_end(ap);
+    }
+    if (s) return s;
+    for (int c = 0; c < n; c++)
+        if (!(v[3][c] + eps > 0)) {
+            char name[NAME_LEN];
+            va_list ap;
+            va_start(ap, fmt);
+            s = resolve(w, name, f, ap);
+            va_end(ap);
+            return s ? s : ac_error(AC_ERR_MODEL, "%s: %s has a negative value", w->file, name);
+        }
+    *scale = ac_weights_scratch(w, (size_t)n);
+    *shift = ac_weights_scratch(w, (size_t)n);
+    if (!*scale || !*shift) return AC_ERR_NOMEM;
+    ac_batchnorm_fold(v[0], v[1], v[2], v[3], eps, (size_t)n, *scale, *shift);
     return AC_OK;
 }
 
@@ -210,18 +405,27 @@ ac_status ac_weights_make_hot(ac_weights *w, ac_mat *const *mats, size_t n)
     return AC_OK;
 }
 
-ac_status ac_weights_weight_norm(ac_weights *w, const char *prefix, int ndim, const int64_t *shape, float **out)
+ac_status ac_weights_weight_norm(ac_weights *w, int ndim, const int64_t *shape, float **out, const char *fmt, ...)
 {
-    char vname[256], gname[256];
+    char vfmt[NAME_LEN], gfmt[NAME_LEN], vname[NAME_LEN];
     int64_t gshape[8];
     if (ndim < 1 || ndim > 8) return ac_error(AC_ERR_ARG, "%s: weight norm of %d dimensions", w->file, ndim);
-    snprintf(vname, sizeof vname, "%s.weight_v", prefix);
-    snprintf(gname, sizeof gname, "%s.weight_g", prefix);
     for (int i = 0; i < ndim; i++) gshape[i] = i ? 1 : shape[0];
-    const float *g;
-    float *v;
-    AC_TRY(ac_weights_f32(w, gname, ndim, gshape, &g));
-    AC_TRY(ac_weights_f32_copy(w, vname, ndim, shape, &v));
+    const float *g, *vc;
+    va_list ap, ap2, ap3;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    va_copy(ap3, ap);
+    ac_status s = with_suffix(w, gfmt, fmt, ".weight_g");
+    if (!s) s = with_suffix(w, vfmt, fmt, ".weight_v");
+    if (!s) s = vf32(w, ndim, gshape, &g, 0, gfmt, ap);
+    if (!s) s = vf32(w, ndim, shape, &vc, 1, vfmt, ap2);
+    if (!s) s = resolve(w, vname, vfmt, ap3);
+    va_end(ap3);
+    va_end(ap2);
+    va_end(ap);
+    if (s) return s;
+    float *v = (float *)vc; /* a copy the table owns */
     size_t rows = (size_t)shape[0], cols = 1;
     for (int i = 1; i < ndim; i++) cols *= (size_t)shape[i];
     for (size_t o = 0; o < rows; o++) {

@@ -1,16 +1,27 @@
-/* The weight table: named tensors of a checkpoint, checked against the
- * shapes a model expects and handed out as f32. F32 tensors are used in
+/* The weight table: the one way a model reads its tensors. Each lookup
+ * formats a name, checks the tensor's shape and type, and hands it out as
+ * an f32 array or as a matrix in its stored type. F32 tensors are used in
  * place from the mapping when aligned; others are converted once and owned
  * by the table. */
 #ifndef AC_IO_WEIGHTS_H
 #define AC_IO_WEIGHTS_H
 
+#include "base/error.h"
 #include "io/tensor_file.h"
 #include "tensor/mat.h"
+
+/* Maps the name a loader asks for to the file's own: OURS and THEIRS are
+ * printf formats with the same conversions (see ac_weights_set_names). */
+typedef struct ac_weight_name {
+    const char *ours, *theirs;
+} ac_weight_name;
 
 typedef struct ac_weights {
     ac_tensor_file *st;
     const char *file;     /* short name for messages */
+    char ns[64];          /* namespace put before every name ("fm_weights.") */
+    const ac_weight_name *names; /* name table, or NULL */
+    size_t n_names;
     void **owned;         /* converted copies */
     size_t n_owned, cap_owned;
     void *hot;            /* see ac_weights_make_hot */
@@ -20,35 +31,64 @@ typedef struct ac_weights {
 ac_status ac_weights_open(const char *path, ac_weights **out);
 void ac_weights_free(ac_weights *w);
 
-int ac_weights_has(const ac_weights *w, const char *name);
+/* How a loader's names reach the file's tensors. Every lookup below takes
+ * its name as a printf format and arguments ("layers.%d.fc1.weight", i);
+ * a format found in the name table is replaced by its pair before the
+ * arguments are put in, and the namespace goes before the result. A
+ * family reads one layout in its own names and the others through tables,
+ * and a part of a many-part file through its namespace. */
+ac_status ac_weights_set_namespace(ac_weights *w, const char *ns);
+/* TABLE lives as long as W. A pair whose formats differ in their
+ * conversions is refused. */
+ac_status ac_weights_set_names(ac_weights *w, const ac_weight_name *table, size_t n);
+
+/* The tensor of that name, or NULL (no error set). */
+const ac_tensor *ac_weights_find(const ac_weights *w, const char *fmt, ...) AC_PRINTF(2, 3);
+int ac_weights_has(const ac_weights *w, const char *fmt, ...) AC_PRINTF(2, 3);
 /* The plain values of a torch checkpoint (medium.pt's "dims"), or NULL. */
 const struct ac_config *ac_weights_values(const ac_weights *w);
 /* A file carried inside the container (GGUF), or NULL. */
 const ac_embedded_file *ac_weights_embedded(const ac_weights *w, const char *name);
 
-/* The tensor NAME as f32 after checking that its shape is SHAPE[NDIM].
- * Errors name the file and the tensor. */
-ac_status ac_weights_f32(ac_weights *w, const char *name, int ndim,
-                         const int64_t *shape, const float **out);
-/* The same, copied into a new buffer the table owns, for weights that the
- * model rearranges at load time. */
-ac_status ac_weights_f32_copy(ac_weights *w, const char *name, int ndim,
-                              const int64_t *shape, float **out);
-/* The tensor NAME of shape SHAPE[NDIM], whose first dimension is the
- * matrix's rows and the rest its columns, used in place in its stored type
- * (f32 is copied only when the mapping is misaligned). */
-ac_status ac_weights_mat(ac_weights *w, const char *name, int ndim, const int64_t *shape, ac_mat *out);
+/* The tensor as f32 after checking that its shape is SHAPE[NDIM]. Errors
+ * name the file and the tensor. */
+ac_status ac_weights_f32(ac_weights *w, int ndim, const int64_t *shape, const float **out, const char *fmt, ...)
+    AC_PRINTF(5, 6);
+/* A vector of N values as f32. */
+ac_status ac_weights_vec(ac_weights *w, int n, const float **out, const char *fmt, ...) AC_PRINTF(4, 5);
+/* As ac_weights_f32, copied into a new buffer the table owns, for weights
+ * that the model rearranges at load time. */
+ac_status ac_weights_f32_copy(ac_weights *w, int ndim, const int64_t *shape, float **out, const char *fmt, ...)
+    AC_PRINTF(5, 6);
+/* The tensor of shape SHAPE[NDIM], whose first dimension is the matrix's
+ * rows and the rest its columns, used in place in its stored type (f32 is
+ * copied only when the mapping is misaligned). */
+ac_status ac_weights_mat(ac_weights *w, int ndim, const int64_t *shape, ac_mat *out, const char *fmt, ...)
+    AC_PRINTF(5, 6);
+/* A linear layer NAME: NAME.weight [rows][cols] as a matrix and, unless
+ * BIAS is NULL, NAME.bias [rows] as f32. */
+ac_status ac_weights_linear(ac_weights *w, int rows, int cols, ac_mat *weight, const float **bias, const char *fmt,
+                            ...) AC_PRINTF(6, 7);
+/* A norm's NAME.weight and NAME.bias, vectors of N (LayerNorm and the like). */
+ac_status ac_weights_norm(ac_weights *w, int n, const float **weight, const float **bias, const char *fmt, ...)
+    AC_PRINTF(5, 6);
 /* Moves matrices that are read in full at every step (decoding) into one
  * anonymous region on huge pages, where the kernel grants them, and points
  * them there; their pages in the file mapping are released, so memory use
  * stays the same. Streaming weights through 4 KB pages costs a third of the
  * memory bandwidth in TLB misses. */
 ac_status ac_weights_make_hot(ac_weights *w, ac_mat *const *mats, size_t n);
-/* A weight-normed weight (torch's weight_norm over dim 0): PREFIX.weight_v
- * of shape SHAPE[NDIM] and PREFIX.weight_g of [shape[0], 1, ...], resolved
+/* A BatchNorm NAME (.weight, .bias, .running_mean, .running_var, vectors of
+ * N) folded into y = x * SCALE + SHIFT, both owned by the table. A
+ * variance below -EPS is refused. */
+ac_status ac_weights_batchnorm(ac_weights *w, int n, float eps, float **scale, float **shift, const char *fmt, ...)
+    AC_PRINTF(6, 7);
+/* A weight-normed weight (torch's weight_norm over dim 0): NAME.weight_v
+ * of shape SHAPE[NDIM] and NAME.weight_g of [shape[0], 1, ...], resolved
  * once to W[o] = g[o] * v[o] / ||v[o]|| as f32 [shape[0]][the rest], owned
  * by the table. A row of v whose norm is zero is refused. */
-ac_status ac_weights_weight_norm(ac_weights *w, const char *prefix, int ndim, const int64_t *shape, float **out);
+ac_status ac_weights_weight_norm(ac_weights *w, int ndim, const int64_t *shape, float **out, const char *fmt, ...)
+    AC_PRINTF(5, 6);
 /* A float buffer of N values that lives as long as the table. */
 float *ac_weights_scratch(ac_weights *w, size_t n);
 

@@ -10,37 +10,22 @@
 #define LN_EPS 1e-6f
 #define EMBED_KERNEL 7
 
-static ac_status vec(ac_weights *w, const char *prefix, const char *name, int n, const float **out)
-{
-    char full[256];
-    snprintf(full, sizeof full, "%s%s", prefix, name);
-    return ac_weights_f32(w, full, AC_SHAPE(n), out);
-}
-
 static ac_status load_block(ac_weights *w, const char *prefix, ac_vocos_backbone *b, int i)
 {
-    char p[200], n[256];
     const float *dw;
     int D = b->dim, I = b->intermediate;
     ac_convnext *c = &b->block[i];
-    snprintf(p, sizeof p, "%sconvnext.%d.", prefix, i);
-    snprintf(n, sizeof n, "%sdwconv.weight", p);
-    AC_TRY(ac_weights_f32(w, n, AC_SHAPE(D, 1, EMBED_KERNEL), &dw));
+    AC_TRY(ac_weights_f32(w, AC_SHAPE(D, 1, EMBED_KERNEL), &dw, "%sconvnext.%d.dwconv.weight", prefix, i));
     float *dw_w = ac_weights_scratch(w, (size_t)D * EMBED_KERNEL);
     if (!dw_w) return AC_ERR_NOMEM;
     ac_depthwise_weight_from_torch(dw, dw_w, D, EMBED_KERNEL);
     *c = (ac_convnext){.dim = D, .kernel = EMBED_KERNEL, .dw_w = dw_w, .ln_eps = LN_EPS,
                        .pw1 = &b->pw[2 * i], .pw2 = &b->pw[2 * i + 1]};
-    AC_TRY(vec(w, p, "dwconv.bias", D, &c->dw_b));
-    AC_TRY(vec(w, p, "norm.weight", D, &c->ln_w));
-    AC_TRY(vec(w, p, "norm.bias", D, &c->ln_b));
-    snprintf(n, sizeof n, "%spwconv1.weight", p);
-    AC_TRY(ac_weights_mat(w, n, AC_SHAPE(I, D), &b->pw[2 * i]));
-    AC_TRY(vec(w, p, "pwconv1.bias", I, &c->pw1_b));
-    snprintf(n, sizeof n, "%spwconv2.weight", p);
-    AC_TRY(ac_weights_mat(w, n, AC_SHAPE(D, I), &b->pw[2 * i + 1]));
-    AC_TRY(vec(w, p, "pwconv2.bias", D, &c->pw2_b));
-    return vec(w, p, "gamma", D, &c->gamma);
+    AC_TRY(ac_weights_vec(w, D, &c->dw_b, "%sconvnext.%d.dwconv.bias", prefix, i));
+    AC_TRY(ac_weights_norm(w, D, &c->ln_w, &c->ln_b, "%sconvnext.%d.norm", prefix, i));
+    AC_TRY(ac_weights_linear(w, I, D, &b->pw[2 * i], &c->pw1_b, "%sconvnext.%d.pwconv1", prefix, i));
+    AC_TRY(ac_weights_linear(w, D, I, &b->pw[2 * i + 1], &c->pw2_b, "%sconvnext.%d.pwconv2", prefix, i));
+    return ac_weights_vec(w, D, &c->gamma, "%sconvnext.%d.gamma", prefix, i);
 }
 
 ac_status ac_vocos_backbone_load(ac_weights *w, const char *prefix, int in_channels, int dim, int intermediate,
@@ -53,12 +38,9 @@ ac_status ac_vocos_backbone_load(ac_weights *w, const char *prefix, int in_chann
     ac_vocos_backbone *b = out;
     *b = (ac_vocos_backbone){.in_channels = in_channels, .dim = dim, .intermediate = intermediate, .layers = layers,
                              .embed = {in_channels, dim, EMBED_KERNEL, 1, EMBED_KERNEL / 2, 1}};
-    char n[256];
-    snprintf(n, sizeof n, "%sembed.weight", prefix);
-    AC_TRY(ac_weights_mat(w, n, AC_SHAPE(dim, in_channels, EMBED_KERNEL), &b->embed_w));
-    AC_TRY(vec(w, prefix, "embed.bias", dim, &b->embed_b));
-    AC_TRY(vec(w, prefix, "norm.weight", dim, &b->norm_w));
-    AC_TRY(vec(w, prefix, "norm.bias", dim, &b->norm_b));
+    AC_TRY(ac_weights_mat(w, AC_SHAPE(dim, in_channels, EMBED_KERNEL), &b->embed_w, "%sembed.weight", prefix));
+    AC_TRY(ac_weights_vec(w, dim, &b->embed_b, "%sembed.bias", prefix));
+    AC_TRY(ac_weights_norm(w, dim, &b->norm_w, &b->norm_b, "%snorm", prefix));
     b->block = ac_calloc((size_t)(layers ? layers : 1), sizeof *b->block);
     b->pw = ac_calloc((size_t)(layers ? layers : 1) * 2, sizeof *b->pw);
     if (!b->block || !b->pw) {
@@ -67,8 +49,7 @@ ac_status ac_vocos_backbone_load(ac_weights *w, const char *prefix, int in_chann
     }
     ac_status s = AC_OK;
     for (int i = 0; !s && i < layers; i++) s = load_block(w, prefix, b, i);
-    if (!s) s = vec(w, prefix, "final_layer_norm.weight", dim, &b->final_w);
-    if (!s) s = vec(w, prefix, "final_layer_norm.bias", dim, &b->final_b);
+    if (!s) s = ac_weights_norm(w, dim, &b->final_w, &b->final_b, "%sfinal_layer_norm", prefix);
     if (s) ac_vocos_backbone_free(b);
     return s;
 }

@@ -35,16 +35,12 @@ void ac_cosine_vq_search(const float *codebook, int size, int dim, const float *
 
 ac_status ac_fvq_load(ac_weights *w, const char *prefix, int in_dim, int dim, int size, ac_fvq *out)
 {
-    char n[256];
     float *W, *cb;
     *out = (ac_fvq){in_dim, dim, size, {0}, NULL, NULL};
-    snprintf(n, sizeof n, "%s.in_project", prefix);
-    AC_TRY(ac_weights_weight_norm(w, n, AC_SHAPE(dim, in_dim, 1), &W));
+    AC_TRY(ac_weights_weight_norm(w, AC_SHAPE(dim, in_dim, 1), &W, "%s.in_project", prefix));
     out->in_w = ac_mat_f32(W, (size_t)dim, (size_t)in_dim);
-    snprintf(n, sizeof n, "%s.in_project.bias", prefix);
-    AC_TRY(ac_weights_f32(w, n, AC_SHAPE(dim), &out->in_b));
-    snprintf(n, sizeof n, "%s.codebook.weight", prefix);
-    AC_TRY(ac_weights_f32_copy(w, n, AC_SHAPE(size, dim), &cb));
+    AC_TRY(ac_weights_vec(w, dim, &out->in_b, "%s.in_project.bias", prefix));
+    AC_TRY(ac_weights_f32_copy(w, AC_SHAPE(size, dim), &cb, "%s.codebook.weight", prefix));
     for (int k = 0; k < size; k++) ac_l2_normalize(cb + (size_t)k * dim, (size_t)dim);
     out->codebook = cb;
     return AC_OK;

@@ -726,7 +726,7 @@ done:
     CHECK(ac_weights_open(out, &w) == AC_OK, "%s: weights: %s", type, ac_last_error());
     if (w) {
         const float *p = NULL;
-        ac_status s = ac_weights_f32(w, LONG_NAME, 2, (const int64_t[]){48, 48}, &p);
+        ac_status s = ac_weights_f32(w, 2, (const int64_t[]){48, 48}, &p, "%s", LONG_NAME);
         CHECK(s == AC_OK && p, "%s: weights f32 of the long name: %s", type, ac_last_error());
         ac_weights_free(w);
     }

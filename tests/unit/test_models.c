@@ -165,8 +165,8 @@ static void test_frontend_tensors(void)
     ac_weights *w;
     if (ac_weights_open(path, &w)) return;
     const float *fb, *win;
-    CHECK(ac_weights_f32(w, "preprocessor.featurizer.fb", AC_SHAPE(1, 80, 257), &fb) == AC_OK, "fb");
-    CHECK(ac_weights_f32(w, "preprocessor.featurizer.window", AC_SHAPE(400), &win) == AC_OK, "window");
+    CHECK(ac_weights_f32(w, AC_SHAPE(1, 80, 257), &fb, "preprocessor.featurizer.fb") == AC_OK, "fb");
+    CHECK(ac_weights_f32(w, AC_SHAPE(400), &win, "preprocessor.featurizer.window") == AC_OK, "window");
     float *ours = malloc(80 * 257 * sizeof *ours), hann[400];
     ac_mel_slaney(80, 512, 16000, 0, 8000, ours);
     double d = 0;

@@ -132,32 +132,32 @@ static void check_weights(const char *path, int aligned)
     CHECK(s == AC_OK && w, "weights open %s: %s", path, ac_last_error());
     if (!w) return;
     const float *p = NULL;
-    s = ac_weights_f32(w, "a", AC_SHAPE(2, 3), &p);
+    s = ac_weights_f32(w, AC_SHAPE(2, 3), &p, "a");
     CHECK(s == AC_OK && p && p[0] == 0.25f && p[1] == 1.25f && p[5] == 5.25f, "a as f32 (aligned %d)", aligned);
     if (p) CHECK(((uintptr_t)p & 3) == 0, "f32 pointer is aligned");
     if (aligned && p) CHECK((const void *)p == ac_tensor_file_find(w->st, "a")->data, "aligned F32 used in place");
-    s = ac_weights_f32(w, "h", AC_SHAPE(4), &p);
+    s = ac_weights_f32(w, AC_SHAPE(4), &p, "h");
     CHECK(s == AC_OK && p && p[0] == 1 && p[1] == -2 && p[2] == 0.5f && p[3] == 65504, "F16 converted");
-    s = ac_weights_f32(w, "b", AC_SHAPE(2), &p);
+    s = ac_weights_f32(w, AC_SHAPE(2), &p, "b");
     CHECK(s == AC_OK && p && p[0] == 1 && p[1] == -0.5f, "BF16 converted");
-    s = ac_weights_f32(w, "s", 0, (const int64_t[]){0}, &p);
+    s = ac_weights_f32(w, 0, (const int64_t[]){0}, &p, "s");
     CHECK(s == AC_OK && p && p[0] == 3.25f, "scalar");
     float *copy = NULL;
-    s = ac_weights_f32_copy(w, "a", AC_SHAPE(2, 3), &copy);
+    s = ac_weights_f32_copy(w, AC_SHAPE(2, 3), &copy, "a");
     CHECK(s == AC_OK && copy && (const void *)copy != ac_tensor_file_find(w->st, "a")->data && copy[4] == 4.25f, "copy");
     if (copy) copy[0] = 9; /* the copy is ours to change */
     CHECK(ac_weights_has(w, "i") && !ac_weights_has(w, "x"), "has");
 
     ac_error_clear();
-    s = ac_weights_f32(w, "x", AC_SHAPE(1), &p);
+    s = ac_weights_f32(w, AC_SHAPE(1), &p, "x");
     CHECK(s == AC_ERR_MODEL && error_has("missing tensor 'x'") && error_has(".safetensors"), "missing: %s",
           ac_last_error());
-    s = ac_weights_f32(w, "a", AC_SHAPE(3, 2), &p);
+    s = ac_weights_f32(w, AC_SHAPE(3, 2), &p, "a");
     CHECK(s == AC_ERR_MODEL && error_has("tensor 'a' has shape [2, 3], expected [3, 2]"), "shape: %s",
           ac_last_error());
-    s = ac_weights_f32(w, "a", AC_SHAPE(6), &p);
+    s = ac_weights_f32(w, AC_SHAPE(6), &p, "a");
     CHECK(s == AC_ERR_MODEL && error_has("expected [6]"), "rank: %s", ac_last_error());
-    s = ac_weights_f32_copy(w, "i", AC_SHAPE(3), &copy);
+    s = ac_weights_f32_copy(w, AC_SHAPE(3), &copy, "i");
     CHECK(s == AC_ERR_MODEL && error_has("'i'") && error_has("I64"), "I64 as float: %s", ac_last_error());
     float *scratch = ac_weights_scratch(w, 100);
     CHECK(scratch && scratch[99] == 0, "scratch is zeroed");
@@ -201,8 +201,8 @@ static void test_make_hot(void)
         return;
     }
     ac_mat ms, mb;
-    CHECK(ac_weights_mat(w, "s", AC_SHAPE(SMALL, COLS), &ms) == AC_OK &&
-              ac_weights_mat(w, "b", AC_SHAPE(ROWS, COLS), &mb) == AC_OK,
+    CHECK(ac_weights_mat(w, AC_SHAPE(SMALL, COLS), &ms, "s") == AC_OK &&
+              ac_weights_mat(w, AC_SHAPE(ROWS, COLS), &mb, "b") == AC_OK,
           "matrices: %s", ac_last_error());
     ac_mat *hot[] = {&mb, &ms};
     CHECK(ac_weights_make_hot(w, hot, 2) == AC_OK, "make hot: %s", ac_last_error());
@@ -210,6 +210,71 @@ static void test_make_hot(void)
           "hot matrices hold the file's values");
     ac_weights_free(w);
     free(data);
+}
+
+/* Names: formats, a namespace, a name table; linear, norm and BatchNorm
+ * lookups, and the errors they give. */
+static void test_weight_names(void)
+{
+    /* part.l.1.fc.weight [2][3], part.l.1.fc.bias [2], part.bn.{weight,bias,running_mean,running_var} [2] */
+    static const char json[] =
+        "{\"part.l.1.fc.weight\":{\"dtype\":\"F32\",\"shape\":[2,3],\"data_offsets\":[0,24]},"
+        "\"part.l.1.fc.bias\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[24,32]},"
+        "\"part.bn.weight\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[32,40]},"
+        "\"part.bn.bias\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[40,48]},"
+        "\"part.bn.running_mean\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[48,56]},"
+        "\"part.bn.running_var\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[56,64]},"
+        "\"part.bad.weight\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[64,72]},"
+        "\"part.bad.bias\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[72,80]},"
+        "\"part.bad.running_mean\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[80,88]},"
+        "\"part.bad.running_var\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[88,96]}}";
+    const float v[24] = {1, 2, 3, 4, 5, 6, 0.5f, -0.5f, 2, 4, 1, -1, 0, 1, 3, 15, 1, 1, 0, 0, 0, 0, 3, -7};
+    const char *path = save("names.safetensors", make_image(json, (8 - strlen(json) % 8) % 8, v, sizeof v));
+    ac_weights *w = NULL;
+    CHECK(ac_weights_open(path, &w) == AC_OK && w, "open: %s", ac_last_error());
+    if (!w) return;
+    ac_mat m;
+    const float *b, *g;
+    CHECK(ac_weights_linear(w, 2, 3, &m, &b, "l.%d.fc", 1) == AC_ERR_MODEL && error_has("missing tensor 'l.1.fc.weight'"),
+          "no namespace: %s", ac_last_error());
+    CHECK(ac_weights_set_namespace(w, "part.") == AC_OK, "namespace");
+    CHECK(ac_weights_linear(w, 2, 3, &m, &b, "l.%d.fc", 1) == AC_OK && m.rows == 2 && m.cols == 3 &&
+              ((const float *)m.data)[5] == 6 && b[1] == -0.5f,
+          "linear in a namespace: %s", ac_last_error());
+    CHECK(ac_weights_linear(w, 2, 3, &m, NULL, "l.%d.fc", 1) == AC_OK, "linear without its bias");
+    CHECK(ac_weights_linear(w, 3, 2, &m, &b, "l.%d.fc", 1) == AC_ERR_MODEL &&
+              error_has("tensor 'part.l.1.fc.weight' has shape [2, 3], expected [3, 2]"),
+          "linear shape: %s", ac_last_error());
+    CHECK(ac_weights_norm(w, 2, &g, &b, "bn") == AC_OK && g[0] == 2 && b[1] == -1, "norm");
+    CHECK(ac_weights_has(w, "bn.running_%s", "var") && ac_weights_find(w, "l.%d.fc.bias", 1) &&
+              !ac_weights_find(w, "l.%d.fc.bias", 2),
+          "has and find with formats");
+    float *scale, *shift;
+    CHECK(ac_weights_batchnorm(w, 2, 0, &scale, &shift, "b%s", "n") == AC_OK, "batchnorm: %s", ac_last_error());
+    /* scale = gamma / sqrt(var), shift = beta - mean * scale: gamma 2,4; beta 1,-1; mean 0,1; var 3,15 */
+    CHECK(fabsf(scale[0] - 2 / sqrtf(3)) < 1e-6f && fabsf(shift[1] - (-1 - 4 / sqrtf(15))) < 1e-6f, "batchnorm folded");
+    CHECK(ac_weights_batchnorm(w, 2, 1e-5f, &scale, &shift, "bad") == AC_ERR_MODEL &&
+              error_has("part.bad.running_var has a negative value"),
+          "negative variance: %s", ac_last_error());
+    /* a name table: the loader's names to the file's */
+    static const ac_weight_name table[] = {{"blocks.%d.mlp.weight", "l.%d.fc.weight"},
+                                           {"blocks.%d.mlp.bias", "l.%d.fc.bias"}};
+    CHECK(ac_weights_set_names(w, table, 2) == AC_OK, "set names");
+    CHECK(ac_weights_linear(w, 2, 3, &m, &b, "blocks.%d.mlp", 1) == AC_OK && b[0] == 0.5f, "mapped linear: %s",
+          ac_last_error());
+    CHECK(ac_weights_vec(w, 2, &b, "bn.bias") == AC_OK && b[0] == 1, "names outside the table pass unchanged");
+    CHECK(ac_weights_vec(w, 2, &b, "blocks.%d.mlp.bias", 7) == AC_ERR_MODEL && error_has("'part.l.7.fc.bias'"),
+          "a mapped name's error names the file's tensor: %s", ac_last_error());
+    static const ac_weight_name bad[] = {{"blocks.%d.x", "layers.%s.x"}};
+    CHECK(ac_weights_set_names(w, bad, 1) == AC_ERR_ARG && error_has("conversions differ"), "table with mismatched formats");
+    static const ac_weight_name same[] = {{"a.%d.%%.b", "c.%d.%%.d"}};
+    CHECK(ac_weights_set_names(w, same, 1) == AC_OK, "%% is no conversion");
+    char long_name[300];
+    memset(long_name, 'x', sizeof long_name - 1);
+    long_name[sizeof long_name - 1] = 0;
+    CHECK(ac_weights_vec(w, 2, &b, "%s", long_name) == AC_ERR_ARG && error_has("too long"), "a name too long");
+    CHECK(ac_weights_set_namespace(w, long_name) == AC_ERR_ARG, "a namespace too long");
+    ac_weights_free(w);
 }
 
 /* ---- bad files --------------------------------------------------------- */
@@ -350,16 +415,16 @@ static void test_silero(void)
     CHECK(w->st->n_tensors == 15, "%zu tensors", w->st->n_tensors);
     CHECK(strcmp(w->file, "silero_vad_16k.safetensors") == 0, "short name %s", w->file);
     const float *p = NULL;
-    CHECK(ac_weights_f32(w, "conv1.weight", AC_SHAPE(128, 129, 3), &p) == AC_OK && p, "conv1.weight");
+    CHECK(ac_weights_f32(w, AC_SHAPE(128, 129, 3), &p, "conv1.weight") == AC_OK && p, "conv1.weight");
     if (p) {
         double sum = 0;
         for (int i = 0; i < 128 * 129 * 3; i++) sum += p[i];
         CHECK(fabsf(p[0] - 0.05523581f) < 1e-7f && fabs(sum - -884.19214) < 1e-2, "conv1.weight[0] %g sum %g", p[0],
               sum);
     }
-    CHECK(ac_weights_f32(w, "final_conv.bias", AC_SHAPE(1), &p) == AC_OK && p && fabsf(p[0] - -0.5740389f) < 1e-6f,
+    CHECK(ac_weights_f32(w, AC_SHAPE(1), &p, "final_conv.bias") == AC_OK && p && fabsf(p[0] - -0.5740389f) < 1e-6f,
           "final_conv.bias %g", p ? p[0] : 0);
-    CHECK(ac_weights_f32(w, "stft_conv.weight", AC_SHAPE(258, 1, 256), &p) == AC_OK, "stft_conv.weight");
+    CHECK(ac_weights_f32(w, AC_SHAPE(258, 1, 256), &p, "stft_conv.weight") == AC_OK, "stft_conv.weight");
     ac_weights_free(w);
 }
 
@@ -369,6 +434,7 @@ int main(int argc, char **argv)
     RUN(test_good_file);
     RUN(test_weights);
     RUN(test_make_hot);
+    RUN(test_weight_names);
     RUN(test_bad_files);
     RUN(test_overlap_around_empty);
     RUN(test_lenient);

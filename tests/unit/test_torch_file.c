@@ -120,7 +120,7 @@ static void test_weights(void)
         return;
     }
     const float *conv = NULL;
-    CHECK(ac_weights_f32(w, "encoder.conv1.weight", AC_SHAPE(6, 4, 3), &conv) == AC_OK, "%s", ac_last_error());
+    CHECK(ac_weights_f32(w, AC_SHAPE(6, 4, 3), &conv, "encoder.conv1.weight") == AC_OK, "%s", ac_last_error());
     const ac_tensor *e = ac_tensor_file_find(exp, "medium.pt/encoder.conv1.weight");
     int same = conv && e && e->numel == 72;
     for (int i = 0; same && i < 72; i++) {
@@ -130,10 +130,10 @@ static void test_weights(void)
     }
     CHECK(same, "encoder.conv1.weight as f32");
     ac_mat m;
-    CHECK(ac_weights_mat(w, "encoder.blocks.0.attn.query.weight", AC_SHAPE(6, 6), &m) == AC_OK &&
+    CHECK(ac_weights_mat(w, AC_SHAPE(6, 6), &m, "encoder.blocks.0.attn.query.weight") == AC_OK &&
               m.dtype == AC_DTYPE_F16 && m.rows == 6 && m.cols == 6, "query as an f16 matrix");
     ac_error_clear();
-    CHECK(ac_weights_f32(w, "model_state_dict.encoder.ln_post.weight", AC_SHAPE(6), &conv) == AC_ERR_MODEL &&
+    CHECK(ac_weights_f32(w, AC_SHAPE(6), &conv, "model_state_dict.encoder.ln_post.weight") == AC_ERR_MODEL &&
               error_has("medium.pt: missing tensor"), "names are below the state dict: %s", ac_last_error());
     const ac_config *c = ac_weights_values(w);
     const cJSON *dims = NULL;

@@ -15,176 +15,116 @@
 #define BN_EPS 1e-5f
 #define MAX_CONFIG (256u << 20)
 
-typedef struct {
-    hviske_model *m;
-    char prefix[160];
-} loader;
-
-/* "<prefix><name>" as f32, of shape SHAPE. */
-static ac_status get(loader *l, const char *name, int ndim, const int64_t *shape, const float **out)
-{
-    char full[256];
-    snprintf(full, sizeof full, "%s%s", l->prefix, name);
-    return ac_weights_f32(l->m->weights, full, ndim, shape, out);
-}
-
-static ac_status get_copy(loader *l, const char *name, int ndim, const int64_t *shape, float **out)
-{
-    char full[256];
-    snprintf(full, sizeof full, "%s%s", l->prefix, name);
-    return ac_weights_f32_copy(l->m->weights, full, ndim, shape, out);
-}
-
-#define GET(name, out, ...) AC_TRY(get(l, name, AC_SHAPE(__VA_ARGS__), &(out)))
-
-static ac_status mat(loader *l, const char *name, int ndim, const int64_t *shape, ac_mat *out)
-{
-    char full[256];
-    snprintf(full, sizeof full, "%s%s", l->prefix, name);
-    return ac_weights_mat(l->m->weights, full, ndim, shape, out);
-}
-
-#define MAT(name, out, ...) AC_TRY(mat(l, name, AC_SHAPE(__VA_ARGS__), &(out)))
-
-static ac_status linear(loader *l, const char *name, int out, int in, ac_mat *w, const float **b)
-{
-    char n[128];
-    snprintf(n, sizeof n, "%s.weight", name);
-    AC_TRY(mat(l, n, AC_SHAPE(out, in), w));
-    snprintf(n, sizeof n, "%s.bias", name);
-    return get(l, n, AC_SHAPE(out), b);
-}
-
-static ac_status norm(loader *l, const char *name, int dim, const float **w, const float **b)
-{
-    char n[128];
-    snprintf(n, sizeof n, "%s.weight", name);
-    AC_TRY(get(l, n, AC_SHAPE(dim), w));
-    snprintf(n, sizeof n, "%s.bias", name);
-    return get(l, n, AC_SHAPE(dim), b);
-}
-
 /* A depthwise 3x3 conv [C][1][3][3] as [9][C]. */
-static ac_status dw3x3(loader *l, const char *name, int C, float **w)
+static ac_status dw3x3(ac_weights *w, int C, float **out, const char *name)
 {
     float *t;
-    AC_TRY(get_copy(l, name, AC_SHAPE(C, 1, 3, 3), &t));
-    *w = ac_weights_scratch(l->m->weights, (size_t)9 * C);
-    if (!*w) return AC_ERR_NOMEM;
+    AC_TRY(ac_weights_f32_copy(w, AC_SHAPE(C, 1, 3, 3), &t, "%s", name));
+    *out = ac_weights_scratch(w, (size_t)9 * C);
+    if (!*out) return AC_ERR_NOMEM;
     for (int c = 0; c < C; c++)
-        for (int k = 0; k < 9; k++) (*w)[(size_t)k * C + c] = t[(size_t)c * 9 + k];
+        for (int k = 0; k < 9; k++) (*out)[(size_t)k * C + c] = t[(size_t)c * 9 + k];
     return AC_OK;
 }
 
-static ac_status load_subsampling(loader *l)
+#define SUB "encoder.pre_encode."
+
+static ac_status load_subsampling(hviske_model *m)
 {
-    hviske_model *m = l->m;
+    ac_weights *w = m->weights;
     int C = m->cfg.sub_channels, E = m->cfg.d_model;
     int F3 = (int)hviske_sub_len(hviske_sub_len(hviske_sub_len(m->cfg.n_mels)));
-    snprintf(l->prefix, sizeof l->prefix, "encoder.pre_encode.");
     const float *w0;
-    GET("conv.0.weight", w0, C, 1, 3, 3);
+    AC_TRY(ac_weights_f32(w, AC_SHAPE(C, 1, 3, 3), &w0, SUB "conv.0.weight"));
     m->sub0_w = ac_mat_f32(w0, (size_t)C, 9); /* [C][1][3][3] is already [C][9] */
-    GET("conv.0.bias", m->sub0_b, C);
-    AC_TRY(dw3x3(l, "conv.2.weight", C, &m->sub_dw_w[0]));
-    GET("conv.2.bias", m->sub_dw_b[0], C);
-    MAT("conv.3.weight", m->sub_pw_w[0], C, C, 1, 1);
-    GET("conv.3.bias", m->sub_pw_b[0], C);
-    AC_TRY(dw3x3(l, "conv.5.weight", C, &m->sub_dw_w[1]));
-    GET("conv.5.bias", m->sub_dw_b[1], C);
-    MAT("conv.6.weight", m->sub_pw_w[1], C, C, 1, 1);
-    GET("conv.6.bias", m->sub_pw_b[1], C);
+    AC_TRY(ac_weights_vec(w, C, &m->sub0_b, SUB "conv.0.bias"));
+    AC_TRY(dw3x3(w, C, &m->sub_dw_w[0], SUB "conv.2.weight"));
+    AC_TRY(ac_weights_vec(w, C, &m->sub_dw_b[0], SUB "conv.2.bias"));
+    AC_TRY(ac_weights_mat(w, AC_SHAPE(C, C, 1, 1), &m->sub_pw_w[0], SUB "conv.3.weight"));
+    AC_TRY(ac_weights_vec(w, C, &m->sub_pw_b[0], SUB "conv.3.bias"));
+    AC_TRY(dw3x3(w, C, &m->sub_dw_w[1], SUB "conv.5.weight"));
+    AC_TRY(ac_weights_vec(w, C, &m->sub_dw_b[1], SUB "conv.5.bias"));
+    AC_TRY(ac_weights_mat(w, AC_SHAPE(C, C, 1, 1), &m->sub_pw_w[1], SUB "conv.6.weight"));
+    AC_TRY(ac_weights_vec(w, C, &m->sub_pw_b[1], SUB "conv.6.bias"));
     /* upstream flattens (channel, freq) as c*F3 + f; our activations are
      * [freq][channel], so the columns are reordered to f*C + c once */
     const float *ow;
-    GET("out.weight", ow, E, (int64_t)C * F3);
-    GET("out.bias", m->sub_out_b, E);
-    float *w = ac_weights_scratch(m->weights, (size_t)E * C * F3);
-    if (!w) return AC_ERR_NOMEM;
+    AC_TRY(ac_weights_f32(w, AC_SHAPE(E, (int64_t)C * F3), &ow, SUB "out.weight"));
+    AC_TRY(ac_weights_vec(w, E, &m->sub_out_b, SUB "out.bias"));
+    float *r = ac_weights_scratch(w, (size_t)E * C * F3);
+    if (!r) return AC_ERR_NOMEM;
     for (int e = 0; e < E; e++)
         for (int c = 0; c < C; c++)
-            for (int f = 0; f < F3; f++) w[((size_t)e * F3 + f) * C + c] = ow[((size_t)e * C + c) * F3 + f];
-    m->sub_out_w = ac_mat_f32(w, (size_t)E, (size_t)C * F3);
+            for (int f = 0; f < F3; f++) r[((size_t)e * F3 + f) * C + c] = ow[((size_t)e * C + c) * F3 + f];
+    m->sub_out_w = ac_mat_f32(r, (size_t)E, (size_t)C * F3);
     return AC_OK;
 }
 
-static ac_status load_enc_layer(loader *l, int i)
+#define ENC "encoder.layers.%d."
+
+static ac_status load_enc_layer(hviske_model *m, int i)
 {
-    hviske_model *m = l->m;
+    ac_weights *w = m->weights;
     hviske_enc_layer *L = &m->enc[i];
     int E = m->cfg.d_model, F = m->cfg.ff_dim, H = m->cfg.n_heads, K = m->cfg.conv_kernel;
-    snprintf(l->prefix, sizeof l->prefix, "encoder.layers.%d.", i);
-    AC_TRY(norm(l, "norm_feed_forward1", E, &L->ln_ff1_w, &L->ln_ff1_b));
-    AC_TRY(linear(l, "feed_forward1.linear1", F, E, &L->ff1_w1, &L->ff1_b1));
-    AC_TRY(linear(l, "feed_forward1.linear2", E, F, &L->ff1_w2, &L->ff1_b2));
-    AC_TRY(norm(l, "norm_self_att", E, &L->ln_att_w, &L->ln_att_b));
-    AC_TRY(linear(l, "self_attn.linear_q", E, E, &L->wq, &L->bq));
-    AC_TRY(linear(l, "self_attn.linear_k", E, E, &L->wk, &L->bk));
-    AC_TRY(linear(l, "self_attn.linear_v", E, E, &L->wv, &L->bv));
-    AC_TRY(linear(l, "self_attn.linear_out", E, E, &L->wo, &L->bo));
-    MAT("self_attn.linear_pos.weight", L->wpos, E, E);
-    GET("self_attn.pos_bias_u", L->pos_u, H, E / H);
-    GET("self_attn.pos_bias_v", L->pos_v, H, E / H);
-    AC_TRY(norm(l, "norm_conv", E, &L->ln_conv_w, &L->ln_conv_b));
-    MAT("conv.pointwise_conv1.weight", L->pw1_w, 2 * E, E, 1);
-    GET("conv.pointwise_conv1.bias", L->pw1_b, 2 * E);
+    AC_TRY(ac_weights_norm(w, E, &L->ln_ff1_w, &L->ln_ff1_b, ENC "norm_feed_forward1", i));
+    AC_TRY(ac_weights_linear(w, F, E, &L->ff1_w1, &L->ff1_b1, ENC "feed_forward1.linear1", i));
+    AC_TRY(ac_weights_linear(w, E, F, &L->ff1_w2, &L->ff1_b2, ENC "feed_forward1.linear2", i));
+    AC_TRY(ac_weights_norm(w, E, &L->ln_att_w, &L->ln_att_b, ENC "norm_self_att", i));
+    AC_TRY(ac_weights_linear(w, E, E, &L->wq, &L->bq, ENC "self_attn.linear_q", i));
+    AC_TRY(ac_weights_linear(w, E, E, &L->wk, &L->bk, ENC "self_attn.linear_k", i));
+    AC_TRY(ac_weights_linear(w, E, E, &L->wv, &L->bv, ENC "self_attn.linear_v", i));
+    AC_TRY(ac_weights_linear(w, E, E, &L->wo, &L->bo, ENC "self_attn.linear_out", i));
+    AC_TRY(ac_weights_linear(w, E, E, &L->wpos, NULL, ENC "self_attn.linear_pos", i));
+    AC_TRY(ac_weights_f32(w, AC_SHAPE(H, E / H), &L->pos_u, ENC "self_attn.pos_bias_u", i));
+    AC_TRY(ac_weights_f32(w, AC_SHAPE(H, E / H), &L->pos_v, ENC "self_attn.pos_bias_v", i));
+    AC_TRY(ac_weights_norm(w, E, &L->ln_conv_w, &L->ln_conv_b, ENC "norm_conv", i));
+    AC_TRY(ac_weights_mat(w, AC_SHAPE(2 * E, E, 1), &L->pw1_w, ENC "conv.pointwise_conv1.weight", i));
+    AC_TRY(ac_weights_vec(w, 2 * E, &L->pw1_b, ENC "conv.pointwise_conv1.bias", i));
     const float *dw;
-    GET("conv.depthwise_conv.weight", dw, E, 1, K);
-    GET("conv.depthwise_conv.bias", L->dw_b, E);
-    L->dw_w = ac_weights_scratch(m->weights, (size_t)E * K);
+    AC_TRY(ac_weights_f32(w, AC_SHAPE(E, 1, K), &dw, ENC "conv.depthwise_conv.weight", i));
+    AC_TRY(ac_weights_vec(w, E, &L->dw_b, ENC "conv.depthwise_conv.bias", i));
+    L->dw_w = ac_weights_scratch(w, (size_t)E * K);
     if (!L->dw_w) return AC_ERR_NOMEM;
     ac_depthwise_weight_from_torch(dw, L->dw_w, E, K);
-    const float *g, *b, *mean, *var;
-    GET("conv.batch_norm.weight", g, E);
-    GET("conv.batch_norm.bias", b, E);
-    GET("conv.batch_norm.running_mean", mean, E);
-    GET("conv.batch_norm.running_var", var, E);
-    L->bn_scale = ac_weights_scratch(m->weights, (size_t)E);
-    L->bn_shift = ac_weights_scratch(m->weights, (size_t)E);
-    if (!L->bn_scale || !L->bn_shift) return AC_ERR_NOMEM;
-    for (int c = 0; c < E; c++)
-        if (!(var[c] + BN_EPS > 0))
-            return ac_error(AC_ERR_MODEL, "%s: %sconv.batch_norm.running_var has a negative value",
-                            m->weights->file, l->prefix);
-    ac_batchnorm_fold(g, b, mean, var, BN_EPS, (size_t)E, L->bn_scale, L->bn_shift);
-    MAT("conv.pointwise_conv2.weight", L->pw2_w, E, E, 1);
-    GET("conv.pointwise_conv2.bias", L->pw2_b, E);
-    AC_TRY(norm(l, "norm_feed_forward2", E, &L->ln_ff2_w, &L->ln_ff2_b));
-    AC_TRY(linear(l, "feed_forward2.linear1", F, E, &L->ff2_w1, &L->ff2_b1));
-    AC_TRY(linear(l, "feed_forward2.linear2", E, F, &L->ff2_w2, &L->ff2_b2));
-    return norm(l, "norm_out", E, &L->ln_out_w, &L->ln_out_b);
+    AC_TRY(ac_weights_batchnorm(w, E, BN_EPS, &L->bn_scale, &L->bn_shift, ENC "conv.batch_norm", i));
+    AC_TRY(ac_weights_mat(w, AC_SHAPE(E, E, 1), &L->pw2_w, ENC "conv.pointwise_conv2.weight", i));
+    AC_TRY(ac_weights_vec(w, E, &L->pw2_b, ENC "conv.pointwise_conv2.bias", i));
+    AC_TRY(ac_weights_norm(w, E, &L->ln_ff2_w, &L->ln_ff2_b, ENC "norm_feed_forward2", i));
+    AC_TRY(ac_weights_linear(w, F, E, &L->ff2_w1, &L->ff2_b1, ENC "feed_forward2.linear1", i));
+    AC_TRY(ac_weights_linear(w, E, F, &L->ff2_w2, &L->ff2_b2, ENC "feed_forward2.linear2", i));
+    return ac_weights_norm(w, E, &L->ln_out_w, &L->ln_out_b, ENC "norm_out", i);
 }
 
-static ac_status load_dec_layer(loader *l, int j)
+#define DEC "transf_decoder._decoder.layers.%d."
+
+static ac_status load_dec_layer(hviske_model *m, int j)
 {
-    hviske_model *m = l->m;
+    ac_weights *w = m->weights;
     hviske_dec_layer *L = &m->dec[j];
     int D = m->cfg.dec_dim, F = m->cfg.dec_inner;
-    snprintf(l->prefix, sizeof l->prefix, "transf_decoder._decoder.layers.%d.", j);
-    AC_TRY(norm(l, "layer_norm_1", D, &L->ln1_w, &L->ln1_b));
-    AC_TRY(linear(l, "first_sub_layer.query_net", D, D, &L->sq_w, &L->sq_b));
-    AC_TRY(linear(l, "first_sub_layer.key_net", D, D, &L->sk_w, &L->sk_b));
-    AC_TRY(linear(l, "first_sub_layer.value_net", D, D, &L->sv_w, &L->sv_b));
-    AC_TRY(linear(l, "first_sub_layer.out_projection", D, D, &L->so_w, &L->so_b));
-    AC_TRY(norm(l, "layer_norm_2", D, &L->ln2_w, &L->ln2_b));
-    AC_TRY(linear(l, "second_sub_layer.query_net", D, D, &L->cq_w, &L->cq_b));
-    AC_TRY(linear(l, "second_sub_layer.key_net", D, D, &L->ck_w, &L->ck_b));
-    AC_TRY(linear(l, "second_sub_layer.value_net", D, D, &L->cv_w, &L->cv_b));
-    AC_TRY(linear(l, "second_sub_layer.out_projection", D, D, &L->co_w, &L->co_b));
-    AC_TRY(norm(l, "layer_norm_3", D, &L->ln3_w, &L->ln3_b));
-    AC_TRY(linear(l, "third_sub_layer.dense_in", F, D, &L->ff_in_w, &L->ff_in_b));
-    return linear(l, "third_sub_layer.dense_out", D, F, &L->ff_out_w, &L->ff_out_b);
+    AC_TRY(ac_weights_norm(w, D, &L->ln1_w, &L->ln1_b, DEC "layer_norm_1", j));
+    AC_TRY(ac_weights_linear(w, D, D, &L->sq_w, &L->sq_b, DEC "first_sub_layer.query_net", j));
+    AC_TRY(ac_weights_linear(w, D, D, &L->sk_w, &L->sk_b, DEC "first_sub_layer.key_net", j));
+    AC_TRY(ac_weights_linear(w, D, D, &L->sv_w, &L->sv_b, DEC "first_sub_layer.value_net", j));
+    AC_TRY(ac_weights_linear(w, D, D, &L->so_w, &L->so_b, DEC "first_sub_layer.out_projection", j));
+    AC_TRY(ac_weights_norm(w, D, &L->ln2_w, &L->ln2_b, DEC "layer_norm_2", j));
+    AC_TRY(ac_weights_linear(w, D, D, &L->cq_w, &L->cq_b, DEC "second_sub_layer.query_net", j));
+    AC_TRY(ac_weights_linear(w, D, D, &L->ck_w, &L->ck_b, DEC "second_sub_layer.key_net", j));
+    AC_TRY(ac_weights_linear(w, D, D, &L->cv_w, &L->cv_b, DEC "second_sub_layer.value_net", j));
+    AC_TRY(ac_weights_linear(w, D, D, &L->co_w, &L->co_b, DEC "second_sub_layer.out_projection", j));
+    AC_TRY(ac_weights_norm(w, D, &L->ln3_w, &L->ln3_b, DEC "layer_norm_3", j));
+    AC_TRY(ac_weights_linear(w, F, D, &L->ff_in_w, &L->ff_in_b, DEC "third_sub_layer.dense_in", j));
+    return ac_weights_linear(w, D, F, &L->ff_out_w, &L->ff_out_b, DEC "third_sub_layer.dense_out", j);
 }
 
 /* The front-end tensors are optional: computed when absent. */
-static ac_status load_frontend(loader *l)
+static ac_status load_frontend(hviske_model *m)
 {
-    hviske_model *m = l->m;
     hviske_config *c = &m->cfg;
     int bins = c->n_fft / 2 + 1;
-    l->prefix[0] = 0;
     if (ac_weights_has(m->weights, "preprocessor.featurizer.window")) {
-        GET("preprocessor.featurizer.window", m->window, c->win);
+        AC_TRY(ac_weights_vec(m->weights, c->win, &m->window, "preprocessor.featurizer.window"));
     } else {
         float *w = ac_weights_scratch(m->weights, (size_t)c->win);
         if (!w) return AC_ERR_NOMEM;
@@ -192,7 +132,7 @@ static ac_status load_frontend(loader *l)
         m->window = w;
     }
     if (ac_weights_has(m->weights, "preprocessor.featurizer.fb")) {
-        GET("preprocessor.featurizer.fb", m->fb, 1, c->n_mels, bins);
+        AC_TRY(ac_weights_f32(m->weights, AC_SHAPE(1, c->n_mels, bins), &m->fb, "preprocessor.featurizer.fb"));
     } else {
         float *fb = ac_weights_scratch(m->weights, (size_t)c->n_mels * bins);
         if (!fb) return AC_ERR_NOMEM;
@@ -265,24 +205,22 @@ static ac_status load_all(hviske_model *m, const char *path)
     AC_TRY(check_tokens(m));
     if (folder) AC_TRY(ac_weights_open(p, &m->weights));
     const hviske_config *c = &m->cfg;
-    loader ld = {.m = m}, *l = &ld;
-    AC_TRY(load_frontend(l));
-    AC_TRY(load_subsampling(l));
+    ac_weights *w = m->weights;
+    AC_TRY(load_frontend(m));
+    AC_TRY(load_subsampling(m));
     m->enc = ac_calloc((size_t)c->n_layers, sizeof *m->enc);
     m->dec = ac_calloc((size_t)c->dec_layers, sizeof *m->dec);
     if (!m->enc || !m->dec) return AC_ERR_NOMEM;
-    for (int i = 0; i < c->n_layers; i++) AC_TRY(load_enc_layer(l, i));
-    l->prefix[0] = 0;
-    AC_TRY(linear(l, "encoder_decoder_proj", c->dec_dim, c->d_model, &m->proj_w, &m->proj_b));
-    snprintf(l->prefix, sizeof l->prefix, "transf_decoder._embedding.");
-    MAT("token_embedding.weight", m->tok_emb, c->vocab, c->dec_dim);
-    GET("position_embedding.pos_enc", m->pos_enc, c->max_seq, c->dec_dim);
-    AC_TRY(norm(l, "layer_norm", c->dec_dim, &m->emb_ln_w, &m->emb_ln_b));
-    for (int j = 0; j < c->dec_layers; j++) AC_TRY(load_dec_layer(l, j));
-    snprintf(l->prefix, sizeof l->prefix, "transf_decoder._decoder.");
-    AC_TRY(norm(l, "final_layer_norm", c->dec_dim, &m->final_ln_w, &m->final_ln_b));
-    l->prefix[0] = 0;
-    AC_TRY(linear(l, "log_softmax.mlp.layer0", c->vocab, c->dec_dim, &m->cls_w, &m->cls_b));
+    for (int i = 0; i < c->n_layers; i++) AC_TRY(load_enc_layer(m, i));
+    AC_TRY(ac_weights_linear(w, c->dec_dim, c->d_model, &m->proj_w, &m->proj_b, "encoder_decoder_proj"));
+    AC_TRY(ac_weights_mat(w, AC_SHAPE(c->vocab, c->dec_dim), &m->tok_emb,
+                          "transf_decoder._embedding.token_embedding.weight"));
+    AC_TRY(ac_weights_f32(w, AC_SHAPE(c->max_seq, c->dec_dim), &m->pos_enc,
+                          "transf_decoder._embedding.position_embedding.pos_enc"));
+    AC_TRY(ac_weights_norm(w, c->dec_dim, &m->emb_ln_w, &m->emb_ln_b, "transf_decoder._embedding.layer_norm"));
+    for (int j = 0; j < c->dec_layers; j++) AC_TRY(load_dec_layer(m, j));
+    AC_TRY(ac_weights_norm(w, c->dec_dim, &m->final_ln_w, &m->final_ln_b, "transf_decoder._decoder.final_layer_norm"));
+    AC_TRY(ac_weights_linear(w, c->vocab, c->dec_dim, &m->cls_w, &m->cls_b, "log_softmax.mlp.layer0"));
     /* what every decoding step reads in full */
     size_t n = 0, cap = (size_t)c->dec_layers * 8 + 1;
     ac_mat **hot = ac_calloc(cap, sizeof *hot);

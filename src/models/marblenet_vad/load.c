@@ -107,55 +107,34 @@ ac_status ac_marblenet_parse_config(ac_marblenet *m, const char *text, size_t le
     return s;
 }
 
-static ac_status load_bn(ac_weights *w, const char *prefix, int C, float **scale, float **shift)
-{
-    const char *parts[4] = {"weight", "bias", "running_mean", "running_var"};
-    const float *v[4];
-    char name[128];
-    for (int i = 0; i < 4; i++) {
-        snprintf(name, sizeof name, "%s.%s", prefix, parts[i]);
-        AC_TRY(ac_weights_f32(w, name, AC_SHAPE(C), &v[i]));
-    }
-    for (int c = 0; c < C; c++)
-        if (!(v[3][c] + BN_EPS > 0))
-            return ac_error(AC_ERR_MODEL, "%s: %s.running_var has a negative value", w->file, prefix);
-    *scale = ac_weights_scratch(w, (size_t)C);
-    *shift = ac_weights_scratch(w, (size_t)C);
-    if (!*scale || !*shift) return AC_ERR_NOMEM;
-    ac_batchnorm_fold(v[0], v[1], v[2], v[3], BN_EPS, (size_t)C, *scale, *shift);
-    return AC_OK;
-}
+#define MCONV "encoder.encoder.%d.mconv.%d"
 
 static ac_status load_repeat(ac_weights *w, int bi, mb_block *b, int r, int cin)
 {
     mb_repeat *rp = &b->rep[r];
     int K = b->kernel, cout = b->filters;
     int stride = r == 0 ? b->stride : 1;
-    char name[128], bn[96];
+    int bn; /* the index of the repeat's BatchNorm */
     if (b->separable) {
-        const float *dw;
-        snprintf(name, sizeof name, "encoder.encoder.%d.mconv.%d.conv.weight", bi, 5 * r);
-        AC_TRY(ac_weights_f32(w, name, AC_SHAPE(cin, 1, K), &dw));
+        const float *dw, *pw;
+        AC_TRY(ac_weights_f32(w, AC_SHAPE(cin, 1, K), &dw, MCONV ".conv.weight", bi, 5 * r));
         rp->dw = ac_weights_scratch(w, (size_t)cin * K);
         if (!rp->dw) return AC_ERR_NOMEM;
         ac_depthwise_weight_from_torch(dw, rp->dw, cin, K);
-        snprintf(name, sizeof name, "encoder.encoder.%d.mconv.%d.conv.weight", bi, 5 * r + 1);
-        const float *pw;
-        AC_TRY(ac_weights_f32(w, name, AC_SHAPE(cout, cin, 1), &pw));
+        AC_TRY(ac_weights_f32(w, AC_SHAPE(cout, cin, 1), &pw, MCONV ".conv.weight", bi, 5 * r + 1));
         rp->pw = ac_mat_f32(pw, (size_t)cout, (size_t)cin);
-        snprintf(bn, sizeof bn, "encoder.encoder.%d.mconv.%d", bi, 5 * r + 2);
+        bn = 5 * r + 2;
         rp->shape = (ac_conv1d_shape){cin, cin, K, stride, b->dilation * (K - 1) / 2, b->dilation};
     } else {
         const float *cw;
-        snprintf(name, sizeof name, "encoder.encoder.%d.mconv.%d.conv.weight", bi, 3 * r);
-        AC_TRY(ac_weights_f32(w, name, AC_SHAPE(cout, cin, K), &cw));
+        AC_TRY(ac_weights_f32(w, AC_SHAPE(cout, cin, K), &cw, MCONV ".conv.weight", bi, 3 * r));
         rp->conv = ac_weights_scratch(w, (size_t)cout * cin * K);
         if (!rp->conv) return AC_ERR_NOMEM;
         ac_conv1d_weight_from_torch(cw, rp->conv, cout, cin, K);
-        snprintf(bn, sizeof bn, "encoder.encoder.%d.mconv.%d", bi, 3 * r + 1);
+        bn = 3 * r + 1;
         rp->shape = (ac_conv1d_shape){cin, cout, K, stride, b->dilation * (K - 1) / 2, b->dilation};
     }
-    return load_bn(w, bn, cout, &rp->bn_scale, &rp->bn_shift);
+    return ac_weights_batchnorm(w, cout, BN_EPS, &rp->bn_scale, &rp->bn_shift, MCONV, bi, bn);
 }
 
 ac_status ac_marblenet_load_weights(ac_marblenet *m)
@@ -163,8 +142,8 @@ ac_status ac_marblenet_load_weights(ac_marblenet *m)
     ac_weights *w = m->weights;
     int bins = m->n_fft / 2 + 1;
     const float *fb;
-    AC_TRY(ac_weights_f32(w, "preprocessor.featurizer.window", AC_SHAPE(m->win), &m->window));
-    AC_TRY(ac_weights_f32(w, "preprocessor.featurizer.fb", AC_SHAPE(1, m->n_mels, bins), &fb));
+    AC_TRY(ac_weights_vec(w, m->win, &m->window, "preprocessor.featurizer.window"));
+    AC_TRY(ac_weights_f32(w, AC_SHAPE(1, m->n_mels, bins), &fb, "preprocessor.featurizer.fb"));
     AC_TRY(ac_melbank_init(&m->mel, fb, m->n_mels, bins));
     int cin = m->n_mels;
     m->stride = 1;
@@ -178,13 +157,11 @@ ac_status ac_marblenet_load_weights(ac_marblenet *m)
             radius += (double)m->stride * b->dilation * (b->kernel - 1) / 2;
         }
         if (b->residual) {
-            char name[128], bn[96];
-            snprintf(name, sizeof name, "encoder.encoder.%d.res.0.0.conv.weight", bi);
             const float *pw;
-            AC_TRY(ac_weights_f32(w, name, AC_SHAPE(b->filters, cin, 1), &pw));
+            AC_TRY(ac_weights_f32(w, AC_SHAPE(b->filters, cin, 1), &pw, "encoder.encoder.%d.res.0.0.conv.weight", bi));
             b->res_pw = ac_mat_f32(pw, (size_t)b->filters, (size_t)cin);
-            snprintf(bn, sizeof bn, "encoder.encoder.%d.res.0.1", bi);
-            AC_TRY(load_bn(w, bn, b->filters, &b->res_scale, &b->res_shift));
+            AC_TRY(ac_weights_batchnorm(w, b->filters, BN_EPS, &b->res_scale, &b->res_shift,
+                                        "encoder.encoder.%d.res.0.1", bi));
         }
         m->stride *= b->stride;
         cin = b->filters;
@@ -192,7 +169,7 @@ ac_status ac_marblenet_load_weights(ac_marblenet *m)
     }
     m->margin = (int)ceil(radius / m->stride) + 1;
     /* the decoder's row count is the class count */
-    const ac_tensor *dec = ac_tensor_file_find(w->st, "decoder.layer0.weight");
+    const ac_tensor *dec = ac_weights_find(w, "decoder.layer0.weight");
     int classes = dec && dec->ndim == 2 ? (int)dec->shape[0] : 2;
     if (m->n_classes && classes != m->n_classes)
         return ac_error(AC_ERR_MODEL, "%s: decoder.layer0.weight has %d classes but the config says num_classes %d",
@@ -201,9 +178,9 @@ ac_status ac_marblenet_load_weights(ac_marblenet *m)
         return ac_error(AC_ERR_MODEL, "%s: decoder.layer0.weight has %d classes", w->file, classes);
     m->n_classes = classes;
     const float *dw;
-    AC_TRY(ac_weights_f32(w, "decoder.layer0.weight", AC_SHAPE(classes, cin), &dw));
+    AC_TRY(ac_weights_f32(w, AC_SHAPE(classes, cin), &dw, "decoder.layer0.weight"));
     m->dec_w = ac_mat_f32(dw, (size_t)classes, (size_t)cin);
-    AC_TRY(ac_weights_f32(w, "decoder.layer0.bias", AC_SHAPE(classes), &m->dec_b));
+    AC_TRY(ac_weights_vec(w, classes, &m->dec_b, "decoder.layer0.bias"));
     return AC_OK;
 }
 

@@ -13,43 +13,28 @@
 
 #define MAX_CONFIG (16u << 20)
 
-static ac_status vec(qwen2_model *m, const char *name, int n, const float **out)
-{
-    return ac_weights_f32(m->weights, name, AC_SHAPE(n), out);
-}
-
-static ac_status mat(qwen2_model *m, const char *name, int rows, int cols, ac_mat *out)
-{
-    return ac_weights_mat(m->weights, name, AC_SHAPE(rows, cols), out);
-}
-
 static ac_status load_layer(qwen2_model *m, int i)
 {
     const qwen2_config *c = &m->cfg;
+    ac_weights *w = m->weights;
     qwen2_layer *L = &m->layer[i];
     int D = c->hidden, Q = c->heads * c->head_dim, KV = c->kv_heads * c->head_dim, F = c->intermediate;
-    char n[160];
-#define NAME(suffix) (snprintf(n, sizeof n, "model.layers.%d.%s", i, suffix), n)
-    AC_TRY(vec(m, NAME("input_layernorm.weight"), D, &L->ln_in));
-    AC_TRY(mat(m, NAME("self_attn.q_proj.weight"), Q, D, &L->wq));
-    AC_TRY(vec(m, NAME("self_attn.q_proj.bias"), Q, &L->bq));
-    AC_TRY(mat(m, NAME("self_attn.k_proj.weight"), KV, D, &L->wk));
-    AC_TRY(vec(m, NAME("self_attn.k_proj.bias"), KV, &L->bk));
-    AC_TRY(mat(m, NAME("self_attn.v_proj.weight"), KV, D, &L->wv));
-    AC_TRY(vec(m, NAME("self_attn.v_proj.bias"), KV, &L->bv));
-    AC_TRY(mat(m, NAME("self_attn.o_proj.weight"), D, Q, &L->wo));
-    AC_TRY(vec(m, NAME("post_attention_layernorm.weight"), D, &L->ln_post));
-    AC_TRY(mat(m, NAME("mlp.gate_proj.weight"), F, D, &L->gate));
-    AC_TRY(mat(m, NAME("mlp.up_proj.weight"), F, D, &L->up));
-    return mat(m, NAME("mlp.down_proj.weight"), D, F, &L->down);
-#undef NAME
+    AC_TRY(ac_weights_vec(w, D, &L->ln_in, "model.layers.%d.input_layernorm.weight", i));
+    AC_TRY(ac_weights_linear(w, Q, D, &L->wq, &L->bq, "model.layers.%d.self_attn.q_proj", i));
+    AC_TRY(ac_weights_linear(w, KV, D, &L->wk, &L->bk, "model.layers.%d.self_attn.k_proj", i));
+    AC_TRY(ac_weights_linear(w, KV, D, &L->wv, &L->bv, "model.layers.%d.self_attn.v_proj", i));
+    AC_TRY(ac_weights_linear(w, D, Q, &L->wo, NULL, "model.layers.%d.self_attn.o_proj", i));
+    AC_TRY(ac_weights_vec(w, D, &L->ln_post, "model.layers.%d.post_attention_layernorm.weight", i));
+    AC_TRY(ac_weights_linear(w, F, D, &L->gate, NULL, "model.layers.%d.mlp.gate_proj", i));
+    AC_TRY(ac_weights_linear(w, F, D, &L->up, NULL, "model.layers.%d.mlp.up_proj", i));
+    return ac_weights_linear(w, D, F, &L->down, NULL, "model.layers.%d.mlp.down_proj", i);
 }
 
 /* The embedding rows must be vocab_size: a mismatch is a config error,
  * reported as such rather than as a shape. */
 static ac_status check_vocab(qwen2_model *m, const char *name)
 {
-    const ac_tensor *t = ac_tensor_file_find(m->weights->st, name);
+    const ac_tensor *t = ac_weights_find(m->weights, "%s", name);
     if (t && t->ndim == 2 && t->shape[0] != m->cfg.vocab)
         return ac_error(AC_ERR_MODEL, "%s: tensor '%s' has %lld rows but config.json says vocab_size %d",
                         m->weights->file, name, (long long)t->shape[0], m->cfg.vocab);
@@ -60,14 +45,14 @@ static ac_status load_weights(qwen2_model *m)
 {
     const qwen2_config *c = &m->cfg;
     AC_TRY(check_vocab(m, "model.embed_tokens.weight"));
-    AC_TRY(mat(m, "model.embed_tokens.weight", c->vocab, c->hidden, &m->embed));
+    AC_TRY(ac_weights_mat(m->weights, AC_SHAPE(c->vocab, c->hidden), &m->embed, "model.embed_tokens.weight"));
     m->layer = ac_calloc((size_t)c->layers, sizeof *m->layer);
     if (!m->layer) return AC_ERR_NOMEM;
     for (int i = 0; i < c->layers; i++) AC_TRY(load_layer(m, i));
-    AC_TRY(vec(m, "model.norm.weight", c->hidden, &m->norm));
+    AC_TRY(ac_weights_vec(m->weights, c->hidden, &m->norm, "model.norm.weight"));
     if (!c->tied) {
         AC_TRY(check_vocab(m, "lm_head.weight"));
-        AC_TRY(mat(m, "lm_head.weight", c->vocab, c->hidden, &m->head));
+        AC_TRY(ac_weights_linear(m->weights, c->vocab, c->hidden, &m->head, NULL, "lm_head"));
     }
     /* what every decoding step reads in full; a tied head is the embedding */
     size_t n = 0, per = 7;

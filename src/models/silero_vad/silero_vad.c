@@ -49,12 +49,9 @@ struct ac_silero_stream {
 
 static ac_status load_conv(ac_weights *w, conv_layer *l, int idx, int cin, int cout, int stride)
 {
-    char wn[32], bn[32];
-    snprintf(wn, sizeof wn, "conv%d.weight", idx);
-    snprintf(bn, sizeof bn, "conv%d.bias", idx);
     const float *torch_w;
-    AC_TRY(ac_weights_f32(w, wn, AC_SHAPE(cout, cin, 3), &torch_w));
-    AC_TRY(ac_weights_f32(w, bn, AC_SHAPE(cout), &l->b));
+    AC_TRY(ac_weights_f32(w, AC_SHAPE(cout, cin, 3), &torch_w, "conv%d.weight", idx));
+    AC_TRY(ac_weights_vec(w, cout, &l->b, "conv%d.bias", idx));
     l->w = ac_weights_scratch(w, (size_t)cout * cin * 3);
     if (!l->w) return AC_ERR_NOMEM;
     ac_conv1d_weight_from_torch(torch_w, l->w, cout, cin, 3);
@@ -65,7 +62,7 @@ static ac_status load_conv(ac_weights *w, conv_layer *l, int idx, int cin, int c
 static ac_status load_tensors(ac_silero *m)
 {
     ac_weights *w = m->weights;
-    AC_TRY(ac_weights_f32(w, "stft_conv.weight", AC_SHAPE(2 * BINS, 1, NFFT), &m->stft));
+    AC_TRY(ac_weights_f32(w, AC_SHAPE(2 * BINS, 1, NFFT), &m->stft, "stft_conv.weight"));
     m->stft_shape = (ac_conv1d_shape){1, 2 * BINS, NFFT, NFFT / 2, 0, 1};
     AC_TRY(load_conv(w, &m->conv[0], 1, BINS, 128, 1));
     AC_TRY(load_conv(w, &m->conv[1], 2, 128, 64, 2));
@@ -73,16 +70,16 @@ static ac_status load_tensors(ac_silero *m)
     AC_TRY(load_conv(w, &m->conv[3], 4, 64, 128, 1));
     const float *b_ih, *b_hh;
     const float *w_ih;
-    AC_TRY(ac_weights_f32(w, "lstm_cell.weight_ih", AC_SHAPE(4 * HIDDEN, 128), &w_ih));
+    AC_TRY(ac_weights_f32(w, AC_SHAPE(4 * HIDDEN, 128), &w_ih, "lstm_cell.weight_ih"));
     m->w_ih = ac_mat_f32(w_ih, 4 * HIDDEN, 128);
-    AC_TRY(ac_weights_f32(w, "lstm_cell.weight_hh", AC_SHAPE(4 * HIDDEN, HIDDEN), &m->w_hh));
-    AC_TRY(ac_weights_f32(w, "lstm_cell.bias_ih", AC_SHAPE(4 * HIDDEN), &b_ih));
-    AC_TRY(ac_weights_f32(w, "lstm_cell.bias_hh", AC_SHAPE(4 * HIDDEN), &b_hh));
+    AC_TRY(ac_weights_f32(w, AC_SHAPE(4 * HIDDEN, HIDDEN), &m->w_hh, "lstm_cell.weight_hh"));
+    AC_TRY(ac_weights_f32(w, AC_SHAPE(4 * HIDDEN), &b_ih, "lstm_cell.bias_ih"));
+    AC_TRY(ac_weights_f32(w, AC_SHAPE(4 * HIDDEN), &b_hh, "lstm_cell.bias_hh"));
     m->b_gates = ac_weights_scratch(w, 4 * HIDDEN);
     if (!m->b_gates) return AC_ERR_NOMEM;
     for (int i = 0; i < 4 * HIDDEN; i++) m->b_gates[i] = b_ih[i] + b_hh[i];
-    AC_TRY(ac_weights_f32(w, "final_conv.weight", AC_SHAPE(1, HIDDEN, 1), &m->final_w));
-    AC_TRY(ac_weights_f32(w, "final_conv.bias", AC_SHAPE(1), &m->final_b));
+    AC_TRY(ac_weights_f32(w, AC_SHAPE(1, HIDDEN, 1), &m->final_w, "final_conv.weight"));
+    AC_TRY(ac_weights_f32(w, AC_SHAPE(1), &m->final_b, "final_conv.bias"));
     return AC_OK;
 }
 

@@ -58,34 +58,22 @@ size_t vevo2_coco_tokens(const vevo2_coco_config *cfg, size_t T)
     return (T + (size_t)cfg->downsample_rate - 1) / (size_t)cfg->downsample_rate;
 }
 
-static ac_status linear(vevo2_coco *m, const char *name, int rows, int cols, ac_mat *w, const float **b)
-{
-    char n[128];
-    snprintf(n, sizeof n, "%s.weight", name);
-    AC_TRY(ac_weights_mat(m->weights, n, AC_SHAPE(rows, cols), w));
-    snprintf(n, sizeof n, "%s.bias", name);
-    return ac_weights_f32(m->weights, n, AC_SHAPE(rows), b);
-}
-
 static ac_status load_weights(vevo2_coco *m)
 {
     const vevo2_coco_config *c = &m->cfg;
     int H = c->hidden;
     if (c->type == VEVO2_COCO_CONTENT_STYLE)
-        AC_TRY(linear(m, "whisper_input_layer", H, c->whisper_dim, &m->whisper_in, &m->whisper_in_b));
-    AC_TRY(linear(m, "chromagram_input_layer", H, c->chroma_dim, &m->chroma_in, &m->chroma_in_b));
+        AC_TRY(ac_weights_linear(m->weights, H, c->whisper_dim, &m->whisper_in, &m->whisper_in_b, "whisper_input_layer"));
+    AC_TRY(ac_weights_linear(m->weights, H, c->chroma_dim, &m->chroma_in, &m->chroma_in_b, "chromagram_input_layer"));
     m->down = (ac_conv1d_shape){H, H, 3, 2, 1, 1};
     for (int r = c->downsample_rate; r > 1; r /= 2) m->n_down++;
-    for (int i = 0; i < m->n_down; i++) {
-        char n[128];
-        snprintf(n, sizeof n, "downsample_layers.%d.weight", 2 * i); /* odd indices: the GELUs */
-        AC_TRY(ac_weights_mat(m->weights, n, AC_SHAPE(H, H, 3), &m->down_w[i]));
-        snprintf(n, sizeof n, "downsample_layers.%d.bias", 2 * i);
-        AC_TRY(ac_weights_f32(m->weights, n, AC_SHAPE(H), &m->down_b[i]));
+    for (int i = 0; i < m->n_down; i++) { /* odd indices: the GELUs */
+        AC_TRY(ac_weights_mat(m->weights, AC_SHAPE(H, H, 3), &m->down_w[i], "downsample_layers.%d.weight", 2 * i));
+        AC_TRY(ac_weights_vec(m->weights, H, &m->down_b[i], "downsample_layers.%d.bias", 2 * i));
     }
     AC_TRY(ac_vocos_backbone_load(m->weights, "encoder.0.", H, c->vocos_dim, c->vocos_intermediate, c->vocos_layers,
                                   &m->encoder));
-    AC_TRY(linear(m, "encoder.1", H, c->vocos_dim, &m->encoder_out, &m->encoder_out_b));
+    AC_TRY(ac_weights_linear(m->weights, H, c->vocos_dim, &m->encoder_out, &m->encoder_out_b, "encoder.1"));
     return ac_fvq_load(m->weights, "quantizer.quantizers.0", H, c->codebook_dim, c->codebook_size, &m->vq);
 }
 

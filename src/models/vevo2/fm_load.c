@@ -12,80 +12,56 @@
 
 enum { UP_KERNEL = 4 };
 
-static ac_status vec(vevo2_fm *m, const char *name, int n, const float **out)
-{
-    return ac_weights_f32(m->weights, name, AC_SHAPE(n), out);
-}
-
-static ac_status mat(vevo2_fm *m, const char *name, int rows, int cols, ac_mat *out)
-{
-    return ac_weights_mat(m->weights, name, AC_SHAPE(rows, cols), out);
-}
-
 /* PREFIX.0 (in -> 4h) and PREFIX.2 (4h -> out), both with biases. */
 static ac_status load_mlp(vevo2_fm *m, const char *prefix, int in, int out, vevo2_fm_mlp *p)
 {
     int wide = 4 * m->cfg.hidden;
-    char n[160];
-    snprintf(n, sizeof n, "%s.0.weight", prefix);
-    AC_TRY(mat(m, n, wide, in, &p->w0));
-    snprintf(n, sizeof n, "%s.0.bias", prefix);
-    AC_TRY(vec(m, n, wide, &p->b0));
-    snprintf(n, sizeof n, "%s.2.weight", prefix);
-    AC_TRY(mat(m, n, out, wide, &p->w2));
-    snprintf(n, sizeof n, "%s.2.bias", prefix);
-    return vec(m, n, out, &p->b2);
+    AC_TRY(ac_weights_linear(m->weights, wide, in, &p->w0, &p->b0, "%s.0", prefix));
+    return ac_weights_linear(m->weights, out, wide, &p->w2, &p->b2, "%s.2", prefix);
 }
 
-static ac_status load_norm(vevo2_fm *m, const char *prefix, ac_mat *w, const float **b)
+/* The adaptive norm's projection PREFIX.to_weight (the timestep to a scale). */
+static ac_status load_norm(vevo2_fm *m, const char *prefix, int layer, ac_mat *w, const float **b)
 {
     int D = m->cfg.hidden;
-    char n[160];
-    snprintf(n, sizeof n, "%s.to_weight.weight", prefix);
-    AC_TRY(mat(m, n, D, D, w));
-    snprintf(n, sizeof n, "%s.to_weight.bias", prefix);
-    return vec(m, n, D, b);
+    if (layer < 0) return ac_weights_linear(m->weights, D, D, w, b, "%s.to_weight", prefix);
+    return ac_weights_linear(m->weights, D, D, w, b, "diff_estimator.layers.%d.%s.to_weight", layer, prefix);
 }
 
 static ac_status load_layer(vevo2_fm *m, int i)
 {
     vevo2_fm_layer *L = &m->layer[i];
+    ac_weights *w = m->weights;
     int D = m->cfg.hidden, W = 4 * D;
-    char n[160];
-#define NAME(suffix) (snprintf(n, sizeof n, "diff_estimator.layers.%d.%s", i, suffix), n)
-    AC_TRY(load_norm(m, NAME("input_layernorm"), &L->norm_in, &L->norm_in_b));
-    AC_TRY(load_norm(m, NAME("post_attention_layernorm"), &L->norm_post, &L->norm_post_b));
-    AC_TRY(mat(m, NAME("self_attn.q_proj.weight"), D, D, &L->wq));
-    AC_TRY(mat(m, NAME("self_attn.k_proj.weight"), D, D, &L->wk));
-    AC_TRY(mat(m, NAME("self_attn.v_proj.weight"), D, D, &L->wv));
-    AC_TRY(mat(m, NAME("self_attn.o_proj.weight"), D, D, &L->wo));
-    AC_TRY(mat(m, NAME("mlp.gate_proj.weight"), W, D, &L->gate));
-    AC_TRY(mat(m, NAME("mlp.up_proj.weight"), W, D, &L->up));
-    return mat(m, NAME("mlp.down_proj.weight"), D, W, &L->down);
-#undef NAME
+    AC_TRY(load_norm(m, "input_layernorm", i, &L->norm_in, &L->norm_in_b));
+    AC_TRY(load_norm(m, "post_attention_layernorm", i, &L->norm_post, &L->norm_post_b));
+    AC_TRY(ac_weights_linear(w, D, D, &L->wq, NULL, "diff_estimator.layers.%d.self_attn.q_proj", i));
+    AC_TRY(ac_weights_linear(w, D, D, &L->wk, NULL, "diff_estimator.layers.%d.self_attn.k_proj", i));
+    AC_TRY(ac_weights_linear(w, D, D, &L->wv, NULL, "diff_estimator.layers.%d.self_attn.v_proj", i));
+    AC_TRY(ac_weights_linear(w, D, D, &L->wo, NULL, "diff_estimator.layers.%d.self_attn.o_proj", i));
+    AC_TRY(ac_weights_linear(w, W, D, &L->gate, NULL, "diff_estimator.layers.%d.mlp.gate_proj", i));
+    AC_TRY(ac_weights_linear(w, W, D, &L->up, NULL, "diff_estimator.layers.%d.mlp.up_proj", i));
+    return ac_weights_linear(w, D, W, &L->down, NULL, "diff_estimator.layers.%d.mlp.down_proj", i);
 }
 
 /* resampling_layers.{0,2}: ConvTranspose1d(D, D, 4, 2, 1), torch [in][out][k]. */
 static ac_status load_upsampler(vevo2_fm *m, int i)
 {
     int D = m->cfg.hidden;
-    char n[160];
     const float *w;
-    snprintf(n, sizeof n, "resampling_layers.%d.weight", 2 * i);
-    AC_TRY(ac_weights_f32(m->weights, n, AC_SHAPE(D, D, UP_KERNEL), &w));
+    AC_TRY(ac_weights_f32(m->weights, AC_SHAPE(D, D, UP_KERNEL), &w, "resampling_layers.%d.weight", 2 * i));
     float *ours = ac_weights_scratch(m->weights, (size_t)D * D * UP_KERNEL);
     if (!ours) return AC_ERR_NOMEM;
     ac_conv_transpose1d_weight_from_torch(w, ours, D, D, UP_KERNEL);
     m->up_w[i] = ours;
-    snprintf(n, sizeof n, "resampling_layers.%d.bias", 2 * i);
-    return vec(m, n, D, &m->up_b[i]);
+    return ac_weights_vec(m->weights, D, &m->up_b[i], "resampling_layers.%d.bias", 2 * i);
 }
 
 static ac_status load_weights(vevo2_fm *m)
 {
     const vevo2_fm_config *c = &m->cfg;
     int D = c->hidden;
-    AC_TRY(mat(m, "cond_emb.weight", c->cond_codebook, D, &m->cond_emb));
+    AC_TRY(ac_weights_mat(m->weights, AC_SHAPE(c->cond_codebook, D), &m->cond_emb, "cond_emb.weight"));
     for (int i = 0; i < 2; i++) AC_TRY(load_upsampler(m, i));
     AC_TRY(load_mlp(m, "diff_estimator.mel_mlp", c->mel_dim, D, &m->mel_mlp));
     AC_TRY(load_mlp(m, "diff_estimator.cond_mlp", D, D, &m->cond_mlp));
@@ -94,7 +70,7 @@ static ac_status load_weights(vevo2_fm *m)
     m->layer = ac_calloc((size_t)c->layers, sizeof *m->layer);
     if (!m->layer) return AC_ERR_NOMEM;
     for (int i = 0; i < c->layers; i++) AC_TRY(load_layer(m, i));
-    return load_norm(m, "diff_estimator.norm", &m->norm, &m->norm_b);
+    return load_norm(m, "diff_estimator.norm", -1, &m->norm, &m->norm_b);
 }
 
 ac_status vevo2_fm_load(const char *weights_path, const vevo2_fm_config *cfg, vevo2_fm **out)

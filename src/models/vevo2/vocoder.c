@@ -41,9 +41,8 @@ static ac_status load_weights(vevo2_vocoder *v)
     int out = c->n_fft + 2;
     AC_TRY(ac_vocos_backbone_load(v->weights, "backbone.", c->input_channels, c->dim, c->intermediate, c->layers,
                                   &v->backbone));
-    AC_TRY(ac_weights_mat(v->weights, "head.out.weight", AC_SHAPE(out, c->dim), &v->head));
-    AC_TRY(ac_weights_f32(v->weights, "head.out.bias", AC_SHAPE(out), &v->head_b));
-    return ac_weights_f32(v->weights, "head.istft.window", AC_SHAPE(c->n_fft), &v->window);
+    AC_TRY(ac_weights_linear(v->weights, out, c->dim, &v->head, &v->head_b, "head.out"));
+    return ac_weights_vec(v->weights, c->n_fft, &v->window, "head.istft.window");
 }
 
 ac_status vevo2_vocoder_load(const char *weights_path, const vevo2_vocoder_config *cfg, vevo2_vocoder **out)

@@ -16,72 +16,63 @@
 
 #define PATH_MAX_LEN 4200
 
-/* The tensor of OpenAI name OA or Hugging Face name HF, of block LAYER
- * (-1: outside the blocks). */
-static const char *tname(const whisper_encoder *m, char *buf, size_t size, int layer, const char *oa, const char *hf)
-{
-    int hf_names = m->cfg.names == WHISPER_NAMES_HF;
-    const char *prefix = hf_names ? "model.encoder." : "encoder.";
-    if (layer < 0) snprintf(buf, size, "%s%s", prefix, hf_names ? hf : oa);
-    else snprintf(buf, size, "%s%s.%d.%s", prefix, hf_names ? "layers" : "blocks", layer, hf_names ? hf : oa);
-    return buf;
-}
-
-static ac_status vec(whisper_encoder *m, int layer, const char *oa, const char *hf, int n, const float **out)
-{
-    char b[160];
-    return ac_weights_f32(m->weights, tname(m, b, sizeof b, layer, oa, hf), AC_SHAPE(n), out);
-}
-
-static ac_status mat(whisper_encoder *m, int layer, const char *oa, const char *hf, int rows, int cols, ac_mat *out)
-{
-    char b[160];
-    return ac_weights_mat(m->weights, tname(m, b, sizeof b, layer, oa, hf), AC_SHAPE(rows, cols), out);
-}
-
-/* A Conv1d weight [cout][cin][3], used in place by ac_conv1d_mat. */
-static ac_status conv(whisper_encoder *m, const char *name, int cout, int cin, ac_mat *out)
-{
-    char b[160];
-    return ac_weights_mat(m->weights, tname(m, b, sizeof b, -1, name, name), AC_SHAPE(cout, cin, 3), out);
-}
+/* The Hugging Face names of the OpenAI ones the loader asks for. */
+#define HF_BLOCK(oa, hf) {"encoder.blocks.%d." oa, "model.encoder.layers.%d." hf}
+static const ac_weight_name hf_names[] = {
+    {"encoder.conv1.weight", "model.encoder.conv1.weight"},
+    {"encoder.conv1.bias", "model.encoder.conv1.bias"},
+    {"encoder.conv2.weight", "model.encoder.conv2.weight"},
+    {"encoder.conv2.bias", "model.encoder.conv2.bias"},
+    {"encoder.positional_embedding", "model.encoder.embed_positions.weight"},
+    HF_BLOCK("attn_ln.weight", "self_attn_layer_norm.weight"),
+    HF_BLOCK("attn_ln.bias", "self_attn_layer_norm.bias"),
+    HF_BLOCK("attn.query.weight", "self_attn.q_proj.weight"),
+    HF_BLOCK("attn.query.bias", "self_attn.q_proj.bias"),
+    HF_BLOCK("attn.key.weight", "self_attn.k_proj.weight"),
+    HF_BLOCK("attn.value.weight", "self_attn.v_proj.weight"),
+    HF_BLOCK("attn.value.bias", "self_attn.v_proj.bias"),
+    HF_BLOCK("attn.out.weight", "self_attn.out_proj.weight"),
+    HF_BLOCK("attn.out.bias", "self_attn.out_proj.bias"),
+    HF_BLOCK("mlp_ln.weight", "final_layer_norm.weight"),
+    HF_BLOCK("mlp_ln.bias", "final_layer_norm.bias"),
+    HF_BLOCK("mlp.0.weight", "fc1.weight"),
+    HF_BLOCK("mlp.0.bias", "fc1.bias"),
+    HF_BLOCK("mlp.2.weight", "fc2.weight"),
+    HF_BLOCK("mlp.2.bias", "fc2.bias"),
+    {"encoder.ln_post.weight", "model.encoder.layer_norm.weight"},
+    {"encoder.ln_post.bias", "model.encoder.layer_norm.bias"},
+};
 
 static ac_status load_block(whisper_encoder *m, int i)
 {
     whisper_block *B = &m->block[i];
+    ac_weights *w = m->weights;
     int D = m->cfg.d, F = m->cfg.ffn;
-    AC_TRY(vec(m, i, "attn_ln.weight", "self_attn_layer_norm.weight", D, &B->attn_ln_w));
-    AC_TRY(vec(m, i, "attn_ln.bias", "self_attn_layer_norm.bias", D, &B->attn_ln_b));
-    AC_TRY(mat(m, i, "attn.query.weight", "self_attn.q_proj.weight", D, D, &B->wq));
-    AC_TRY(vec(m, i, "attn.query.bias", "self_attn.q_proj.bias", D, &B->bq));
-    AC_TRY(mat(m, i, "attn.key.weight", "self_attn.k_proj.weight", D, D, &B->wk));
-    AC_TRY(mat(m, i, "attn.value.weight", "self_attn.v_proj.weight", D, D, &B->wv));
-    AC_TRY(vec(m, i, "attn.value.bias", "self_attn.v_proj.bias", D, &B->bv));
-    AC_TRY(mat(m, i, "attn.out.weight", "self_attn.out_proj.weight", D, D, &B->wo));
-    AC_TRY(vec(m, i, "attn.out.bias", "self_attn.out_proj.bias", D, &B->bo));
-    AC_TRY(vec(m, i, "mlp_ln.weight", "final_layer_norm.weight", D, &B->mlp_ln_w));
-    AC_TRY(vec(m, i, "mlp_ln.bias", "final_layer_norm.bias", D, &B->mlp_ln_b));
-    AC_TRY(mat(m, i, "mlp.0.weight", "fc1.weight", F, D, &B->fc1));
-    AC_TRY(vec(m, i, "mlp.0.bias", "fc1.bias", F, &B->b_fc1));
-    AC_TRY(mat(m, i, "mlp.2.weight", "fc2.weight", D, F, &B->fc2));
-    return vec(m, i, "mlp.2.bias", "fc2.bias", D, &B->b_fc2);
+    AC_TRY(ac_weights_norm(w, D, &B->attn_ln_w, &B->attn_ln_b, "encoder.blocks.%d.attn_ln", i));
+    AC_TRY(ac_weights_linear(w, D, D, &B->wq, &B->bq, "encoder.blocks.%d.attn.query", i));
+    AC_TRY(ac_weights_linear(w, D, D, &B->wk, NULL, "encoder.blocks.%d.attn.key", i));
+    AC_TRY(ac_weights_linear(w, D, D, &B->wv, &B->bv, "encoder.blocks.%d.attn.value", i));
+    AC_TRY(ac_weights_linear(w, D, D, &B->wo, &B->bo, "encoder.blocks.%d.attn.out", i));
+    AC_TRY(ac_weights_norm(w, D, &B->mlp_ln_w, &B->mlp_ln_b, "encoder.blocks.%d.mlp_ln", i));
+    AC_TRY(ac_weights_linear(w, F, D, &B->fc1, &B->b_fc1, "encoder.blocks.%d.mlp.0", i));
+    return ac_weights_linear(w, D, F, &B->fc2, &B->b_fc2, "encoder.blocks.%d.mlp.2", i);
 }
 
+/* Conv1d weights [cout][cin][3] are used in place by ac_conv1d_mat. */
 static ac_status load_weights(whisper_encoder *m)
 {
     const whisper_config *c = &m->cfg;
-    char b[160];
-    AC_TRY(conv(m, "conv1.weight", c->d, c->n_mels, &m->conv1_w));
-    AC_TRY(vec(m, -1, "conv1.bias", "conv1.bias", c->d, &m->conv1_b));
-    AC_TRY(conv(m, "conv2.weight", c->d, c->d, &m->conv2_w));
-    AC_TRY(vec(m, -1, "conv2.bias", "conv2.bias", c->d, &m->conv2_b));
-    AC_TRY(ac_weights_f32(m->weights, tname(m, b, sizeof b, -1, "positional_embedding", "embed_positions.weight"),
-                          AC_SHAPE(c->n_ctx, c->d), &m->pos));
+    ac_weights *w = m->weights;
+    if (c->names == WHISPER_NAMES_HF) AC_TRY(ac_weights_set_names(w, hf_names, sizeof hf_names / sizeof *hf_names));
+    AC_TRY(ac_weights_mat(w, AC_SHAPE(c->d, c->n_mels, 3), &m->conv1_w, "encoder.conv1.weight"));
+    AC_TRY(ac_weights_vec(w, c->d, &m->conv1_b, "encoder.conv1.bias"));
+    AC_TRY(ac_weights_mat(w, AC_SHAPE(c->d, c->d, 3), &m->conv2_w, "encoder.conv2.weight"));
+    AC_TRY(ac_weights_vec(w, c->d, &m->conv2_b, "encoder.conv2.bias"));
+    AC_TRY(ac_weights_f32(w, AC_SHAPE(c->n_ctx, c->d), &m->pos, "encoder.positional_embedding"));
     m->block = ac_calloc((size_t)c->layers, sizeof *m->block);
     if (!m->block) return AC_ERR_NOMEM;
     for (int i = 0; i < c->layers; i++) AC_TRY(load_block(m, i));
-    AC_TRY(vec(m, -1, "ln_post.weight", "layer_norm.weight", c->d, &m->ln_post_w));
-    return vec(m, -1, "ln_post.bias", "layer_norm.bias", c->d, &m->ln_post_b);
+    return ac_weights_norm(w, c->d, &m->ln_post_w, &m->ln_post_b, "encoder.ln_post");
 }
 
 /* The front end's constants: the window and the Slaney filterbank for n_mels. */
@@ -113,14 +104,6 @@ static ac_status finish(ac_weights *w, const whisper_config *cfg, whisper_encode
     }
     *out = m;
     return AC_OK;
-}
-
-ac_status whisper_encoder_load_with(const char *weights_path, const whisper_config *cfg, whisper_encoder **out)
-{
-    *out = NULL;
-    ac_weights *w;
-    AC_TRY(ac_weights_open(weights_path, &w));
-    return finish(w, cfg, out);
 }
 
 /* config.json of the safetensors forms: OpenAI dims under "audio_encoder"

@@ -12,7 +12,7 @@
 /* The length of the vector NAME, for DIM 0. */
 static ac_status stored_dim(const ac_weights *w, const char *name, int *dim)
 {
-    const ac_tensor *t = ac_tensor_file_find(w->st, name);
+    const ac_tensor *t = ac_weights_find(w, "%s", name);
     if (!t) return ac_error(AC_ERR_MODEL, "%s: missing tensor '%s'", w->file, name);
     if (t->ndim != 1 || t->shape[0] < 1 || t->shape[0] > (1 << 20)) {
         char b[128];
@@ -27,8 +27,8 @@ static ac_status read_stats(ac_weights *w, whisper_stats *s, int dim)
 {
     const float *mean, *std;
     if (dim == 0) AC_TRY(stored_dim(w, "mean", &dim));
-    AC_TRY(ac_weights_f32(w, "mean", AC_SHAPE(dim), &mean));
-    AC_TRY(ac_weights_f32(w, "std", AC_SHAPE(dim), &std));
+    AC_TRY(ac_weights_vec(w, dim, &mean, "mean"));
+    AC_TRY(ac_weights_vec(w, dim, &std, "std"));
     for (int i = 0; i < dim; i++)
         if (!isfinite(mean[i]) || !isfinite(std[i]) || std[i] == 0)
             return ac_error(AC_ERR_MODEL, "%s: mean %g, std %g at channel %d (std must be finite and non-zero)",

@@ -67,8 +67,6 @@ typedef struct whisper_encoder {
  * model.safetensors with config.json beside it, or a folder holding
  * config.json + model.safetensors (either form), else one .pt file. */
 ac_status whisper_encoder_load(const char *path, whisper_encoder **out);
-/* The weights file WEIGHTS_PATH with the names and dims of CFG. */
-ac_status whisper_encoder_load_with(const char *weights_path, const whisper_config *cfg, whisper_encoder **out);
 void whisper_encoder_free(whisper_encoder *m);
 
 /* Samples of the window (30 s for n_ctx 1500) and its log-mel frames. */
