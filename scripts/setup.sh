@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   # build
-  build-essential cmake ninja-build pkg-config clang
+  build-essential cmake ninja-build pkg-config clang ccache
   # libraries (see DESIGN.md "Dependencies")
   libsndfile1-dev libvorbis-dev libogg-dev libsoxr-dev libkissfft-dev libopenblas-dev libcjson-dev
   libpcre2-dev libutf8proc-dev libmicrohttpd-dev zlib1g-dev
