@@ -254,11 +254,13 @@ AC_API void ac_vad_result_free(ac_vad_result *res);
 
 typedef struct ac_asr_segment ac_asr_segment;
 
+#define AC_MAX_BEAM_SIZE 64
+
 typedef struct ac_asr_options {
     size_t struct_size;
     const char *language;   /* "da" */
     int punctuation;        /* punctuation and casing (1) */
-    int beam_size;          /* 1: greedy (or sampling); > 1: beam search */
+    int beam_size;          /* 1: greedy (or sampling); > 1: beam search, at most AC_MAX_BEAM_SIZE */
     float length_penalty;   /* beam search (1.0) */
     float temperature;      /* 0: greedy; > 0: sampling (beam size 1) */
     int top_k;              /* sampling: 0 = all (50) */

@@ -8,7 +8,8 @@ void ac_convnext_forward(const ac_convnext *b, float *x, size_t T, float *scratc
 {
     size_t C = (size_t)b->dim, n = T * C;
     float *h = scratch, *y = h + n, *mid = y + n;
-    ac_conv1d_shape dw = {b->dim, b->dim, b->kernel, 1, b->kernel / 2, 1};
+    ac_conv1d_shape dw = {.cin = b->dim, .cout = b->dim, .kernel = b->kernel,
+                          .stride = 1, .pad = b->kernel / 2, .dilation = 1};
     ac_conv1d_depthwise(&dw, x, 1, T, b->dw_w, b->dw_b, h);
     ac_layernorm(h, h, T, C, b->ln_w, b->ln_b, b->ln_eps);
     ac_matmul(h, b->pw1, b->pw1_b, mid, T);

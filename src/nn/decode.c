@@ -253,7 +253,8 @@ ac_status ac_decode(const ac_decode_model *m, const ac_decode_options *o, const 
     if (o->max_new_tokens < 1) return ac_error(AC_ERR_ARG, "max_new_tokens must be at least 1");
     if (o->min_new_tokens < 0 || o->min_new_tokens > o->max_new_tokens)
         return ac_error(AC_ERR_ARG, "min_new_tokens must be in 0..max_new_tokens");
-    if (o->beam_size < 1 || o->beam_size > 64) return ac_error(AC_ERR_ARG, "beam size %d is out of range 1..64", o->beam_size);
+    if (o->beam_size < 1 || o->beam_size > AC_MAX_BEAM_SIZE)
+        return ac_error(AC_ERR_ARG, "beam size %d is out of range 1..%d", o->beam_size, AC_MAX_BEAM_SIZE);
     if (o->beam_size > 1 && o->temperature > 0) return ac_error(AC_ERR_ARG, "sampling works with beam size 1 only");
     ac_sampler_options so = sampler_options(o, m->eos);
     AC_TRY(ac_sampler_check(&so, m->vocab));

@@ -37,7 +37,8 @@ ac_status ac_vocos_backbone_load(ac_weights *w, const char *prefix, int in_chann
                         intermediate, layers);
     ac_vocos_backbone *b = out;
     *b = (ac_vocos_backbone){.in_channels = in_channels, .dim = dim, .intermediate = intermediate, .layers = layers,
-                             .embed = {in_channels, dim, EMBED_KERNEL, 1, EMBED_KERNEL / 2, 1}};
+                             .embed = {.cin = in_channels, .cout = dim, .kernel = EMBED_KERNEL,
+                                       .stride = 1, .pad = EMBED_KERNEL / 2, .dilation = 1}};
     AC_TRY(ac_weights_mat(w, AC_SHAPE(dim, in_channels, EMBED_KERNEL), &b->embed_w, "%sembed.weight", prefix));
     AC_TRY(ac_weights_vec(w, dim, &b->embed_b, "%sembed.bias", prefix));
     AC_TRY(ac_weights_norm(w, dim, &b->norm_w, &b->norm_b, "%snorm", prefix));

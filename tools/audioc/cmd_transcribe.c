@@ -164,7 +164,7 @@ static int parse(int argc, char **argv, asr_args *a)
         case O_WORD_TIMESTAMPS: a->opt.word_timestamps = 1; break;
         case O_MAX_SEGMENT_LENGTH: bad = arg_int(p.opt, v, 1, 1 << 20, &a->max_len); a->opt.word_timestamps = 1; break;
         case O_MAX_LINE_WIDTH: bad = arg_int(p.opt, v, 1, 1 << 20, &a->max_line); a->opt.word_timestamps = 1; break;
-        case O_BEAM: bad = arg_int(p.opt, v, 1, 64, &a->opt.beam_size); break;
+        case O_BEAM: bad = arg_int(p.opt, v, 1, AC_MAX_BEAM_SIZE, &a->opt.beam_size); break;
         case O_LENGTH_PENALTY: bad = arg_float(p.opt, v, 0, 10, &d); a->opt.length_penalty = (float)d; break;
         case O_TEMPERATURE: bad = arg_float(p.opt, v, 0, 100, &d); a->opt.temperature = (float)d; break;
         case O_TOP_K: bad = arg_int(p.opt, v, 0, 1 << 30, &a->opt.top_k); sampling_opts = 1; break;

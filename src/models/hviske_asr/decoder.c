@@ -125,7 +125,8 @@ ac_status hviske_decoder_forward(hviske_decoder *d, const int *tokens, const int
         const hviske_dec_layer *L = &m->dec[l];
         /* causal self-attention over the beam's cached positions */
         ac_layernorm(d->h, d->a, R, D, L->ln1_w, L->ln1_b, LN_EPS);
-        ac_attn_weights self = {&L->sq_w, &L->sk_w, &L->sv_w, &L->so_w, L->sq_b, L->sk_b, L->sv_b, L->so_b};
+        ac_attn_weights self = {.wq = &L->sq_w, .wk = &L->sk_w, .wv = &L->sv_w, .wo = &L->so_w,
+                               .bq = L->sq_b, .bk = L->sk_b, .bv = L->sv_b, .bo = L->so_b};
         AC_TRY(ac_attn_cached(&d->opts, &self, &d->cache, l, d->a, rows, beam, pos, d->y, d->scratch));
         ac_axpy(d->h, d->y, 1.0f, R * D);
 

@@ -110,7 +110,7 @@ typedef struct {
 
 static ac_attn_opts attn_opts(const hviske_config *c)
 {
-    return (ac_attn_opts){c->n_heads, c->n_heads, c->d_model / c->n_heads, 0, 0};
+    return (ac_attn_opts){.heads = c->n_heads, .kv_heads = c->n_heads, .head_dim = c->d_model / c->n_heads};
 }
 
 static ac_status scratch_alloc(const hviske_config *c, int64_t T, ac_arena *a, layer_scratch *s)
@@ -182,7 +182,8 @@ static void conv_module(const hviske_config *c, const hviske_enc_layer *L, float
     ac_matmul(s->ln, &L->pw1_w, L->pw1_b, s->conv, t);
     ac_glu(s->conv, s->glu, t, E);
     mask_rows(s->glu, T, Tv, E);
-    ac_conv1d_shape dw = {(int)E, (int)E, c->conv_kernel, 1, (c->conv_kernel - 1) / 2, 1};
+    ac_conv1d_shape dw = {.cin = (int)E, .cout = (int)E, .kernel = c->conv_kernel,
+                          .stride = 1, .pad = (c->conv_kernel - 1) / 2, .dilation = 1};
     ac_conv1d_depthwise(&dw, s->glu, 1, t, L->dw_w, L->dw_b, s->dw);
     ac_channel_affine(s->dw, t, E, L->bn_scale, L->bn_shift, 0);
     ac_silu(s->dw, t * E);

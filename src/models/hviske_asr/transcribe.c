@@ -113,7 +113,7 @@ ac_status hviske_transcribe_chunk(const hviske_model *m, const float *x, int64_t
 
     hviske_decoder *dec;
     AC_TRY(hviske_decoder_new(m, enc.proj, enc.T, enc.T_valid, beams, cap, np > beams ? np : beams, a, &dec));
-    int rows_beam[MAX_PROMPT], rows_pos[MAX_PROMPT], beam_idx[64], pos_idx[64];
+    int rows_beam[MAX_PROMPT], rows_pos[MAX_PROMPT], beam_idx[AC_MAX_BEAM_SIZE], pos_idx[AC_MAX_BEAM_SIZE];
     for (int i = 0; i < np; i++) rows_beam[i] = 0, rows_pos[i] = i;
     float *first = ac_arena_floats(a, (size_t)c->vocab);
     if (!first) return AC_ERR_NOMEM;

@@ -124,7 +124,8 @@ static ac_status load_repeat(ac_weights *w, int bi, mb_block *b, int r, int cin)
         AC_TRY(ac_weights_f32(w, AC_SHAPE(cout, cin, 1), &pw, MCONV ".conv.weight", bi, 5 * r + 1));
         rp->pw = ac_mat_f32(pw, (size_t)cout, (size_t)cin);
         bn = 5 * r + 2;
-        rp->shape = (ac_conv1d_shape){cin, cin, K, stride, b->dilation * (K - 1) / 2, b->dilation};
+        rp->shape = (ac_conv1d_shape){.cin = cin, .cout = cin, .kernel = K,
+                                      .stride = stride, .pad = b->dilation * (K - 1) / 2, .dilation = b->dilation};
     } else {
         const float *cw;
         AC_TRY(ac_weights_f32(w, AC_SHAPE(cout, cin, K), &cw, MCONV ".conv.weight", bi, 3 * r));
@@ -132,7 +133,8 @@ static ac_status load_repeat(ac_weights *w, int bi, mb_block *b, int r, int cin)
         if (!rp->conv) return AC_ERR_NOMEM;
         ac_conv1d_weight_from_torch(cw, rp->conv, cout, cin, K);
         bn = 3 * r + 1;
-        rp->shape = (ac_conv1d_shape){cin, cout, K, stride, b->dilation * (K - 1) / 2, b->dilation};
+        rp->shape = (ac_conv1d_shape){.cin = cin, .cout = cout, .kernel = K,
+                                      .stride = stride, .pad = b->dilation * (K - 1) / 2, .dilation = b->dilation};
     }
     return ac_weights_batchnorm(w, cout, BN_EPS, &rp->bn_scale, &rp->bn_shift, MCONV, bi, bn);
 }

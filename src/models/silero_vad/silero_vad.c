@@ -55,7 +55,7 @@ static ac_status load_conv(ac_weights *w, conv_layer *l, int idx, int cin, int c
     l->w = ac_weights_scratch(w, (size_t)cout * cin * 3);
     if (!l->w) return AC_ERR_NOMEM;
     ac_conv1d_weight_from_torch(torch_w, l->w, cout, cin, 3);
-    l->shape = (ac_conv1d_shape){cin, cout, 3, stride, 1, 1};
+    l->shape = (ac_conv1d_shape){.cin = cin, .cout = cout, .kernel = 3, .stride = stride, .pad = 1, .dilation = 1};
     return AC_OK;
 }
 
@@ -63,7 +63,8 @@ static ac_status load_tensors(ac_silero *m)
 {
     ac_weights *w = m->weights;
     AC_TRY(ac_weights_f32(w, AC_SHAPE(2 * BINS, 1, NFFT), &m->stft, "stft_conv.weight"));
-    m->stft_shape = (ac_conv1d_shape){1, 2 * BINS, NFFT, NFFT / 2, 0, 1};
+    m->stft_shape = (ac_conv1d_shape){.cin = 1, .cout = 2 * BINS, .kernel = NFFT,
+                                      .stride = NFFT / 2, .pad = 0, .dilation = 1};
     AC_TRY(load_conv(w, &m->conv[0], 1, BINS, 128, 1));
     AC_TRY(load_conv(w, &m->conv[1], 2, 128, 64, 2));
     AC_TRY(load_conv(w, &m->conv[2], 3, 64, 64, 2));

@@ -65,7 +65,7 @@ static ac_status load_weights(vevo2_coco *m)
     if (c->type == VEVO2_COCO_CONTENT_STYLE)
         AC_TRY(ac_weights_linear(m->weights, H, c->whisper_dim, &m->whisper_in, &m->whisper_in_b, "whisper_input_layer"));
     AC_TRY(ac_weights_linear(m->weights, H, c->chroma_dim, &m->chroma_in, &m->chroma_in_b, "chromagram_input_layer"));
-    m->down = (ac_conv1d_shape){H, H, 3, 2, 1, 1};
+    m->down = (ac_conv1d_shape){.cin = H, .cout = H, .kernel = 3, .stride = 2, .pad = 1, .dilation = 1};
     for (int r = c->downsample_rate; r > 1; r /= 2) m->n_down++;
     for (int i = 0; i < m->n_down; i++) { /* odd indices: the GELUs */
         AC_TRY(ac_weights_mat(m->weights, AC_SHAPE(H, H, 3), &m->down_w[i], "downsample_layers.%d.weight", 2 * i));

@@ -14,7 +14,8 @@ ac_status vevo2_fm_cond(const vevo2_fm *m, const int *ids, int n, float *cond, a
             return ac_error(AC_ERR_ARG, "vevo2 fm: condition id %d (at %d) is outside the codebook of %d", ids[i], i,
                             c->cond_codebook);
     size_t D = (size_t)c->hidden, N = (size_t)n;
-    ac_convt1d_shape s = {c->hidden, c->hidden, 4, 2, 1, 0, 1};
+    ac_convt1d_shape s = {.cin = c->hidden, .cout = c->hidden, .kernel = 4,
+                          .stride = 2, .pad = 1, .out_pad = 0, .dilation = 1};
     float *e = ac_arena_floats(a, N * D), *mid = ac_arena_floats(a, 2 * N * D);
     float *z = ac_arena_floats(a, ac_conv_transpose1d_scratch(&s, 1, 2 * N));
     if (!e || !mid || !z) return AC_ERR_NOMEM;

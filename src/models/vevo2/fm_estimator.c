@@ -24,7 +24,7 @@ static ac_ffn gated(const vevo2_fm_layer *L)
 
 static ac_attn_opts attn_opts(const vevo2_fm_config *c)
 {
-    return (ac_attn_opts){c->heads, c->heads, c->hidden / c->heads, 0, ROPE_THETA};
+    return (ac_attn_opts){.heads = c->heads, .kv_heads = c->heads, .head_dim = c->hidden / c->heads, .rope_theta = ROPE_THETA};
 }
 
 ac_status vevo2_fm_pass_new(const vevo2_fm *m, size_t rows, ac_arena *a, vevo2_fm_pass *p)
@@ -90,7 +90,7 @@ void vevo2_fm_pass_run(const vevo2_fm *m, vevo2_fm_pass *p, const float *x, size
     for (int l = 0; l < c->layers; l++) {
         const vevo2_fm_layer *ly = &m->layer[l];
         ac_rmsnorm(p->h, p->n, L, D, p->scales + 2 * (size_t)l * D, 0, RMS_EPS);
-        ac_attn_weights w = {&ly->wq, &ly->wk, &ly->wv, &ly->wo, NULL, NULL, NULL, NULL};
+        ac_attn_weights w = {.wq = &ly->wq, .wk = &ly->wk, .wv = &ly->wv, .wo = &ly->wo};
         ac_attn_self(&o, &w, p->n, L, NULL, NULL, p->y, p->work);
         ac_axpy(p->h, p->y, 1.0f, n);
         ac_rmsnorm(p->h, p->n, L, D, p->scales + (2 * (size_t)l + 1) * D, 0, RMS_EPS);
