@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "audioc.h"
 #include "base/error.h"
@@ -559,13 +560,8 @@ static char repo_root[PATH_MAX];
 
 static int find_repo_root(void)
 {
-    char *p = realpath(__FILE__, NULL);
-    if (!p) return 0;
-    char *cut = strstr(p, "/tests/unit/test_gguf.c");
-    if (cut) *cut = 0;
-    snprintf(repo_root, sizeof repo_root, "%s", p);
-    free(p);
-    return cut != NULL;
+    snprintf(repo_root, sizeof repo_root, "%s", AUDIOC_SOURCE_DIR);
+    return access(AUDIOC_SOURCE_DIR "/tests/unit/test_gguf.c", R_OK) == 0;
 }
 
 static int run(const char *cmd)

@@ -510,18 +510,7 @@ static size_t unhex(const char *h, uint8_t *out)
     return n;
 }
 
-/* tests/ref/ next to this file's folder (CMake compiles it by full path). */
-static const char *oracle_script(void)
-{
-    static char path[4096];
-    snprintf(path, sizeof path, "%s", __FILE__);
-    char *slash = strrchr(path, '/');
-    if (slash) *slash = 0;
-    slash = strrchr(path, '/');
-    if (!slash) return NULL;
-    snprintf(slash, sizeof path - (size_t)(slash - path), "/ref/sp_oracle.py");
-    return path;
-}
+static const char *oracle_script(void) { return AUDIOC_SOURCE_DIR "/tests/ref/sp_oracle.py"; }
 
 static void test_oracle(void)
 {
