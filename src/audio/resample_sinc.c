@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "audio/resample_sinc_avx2.h"
 #include "base/error.h"
 #include "base/mem.h"
 #include "tensor/kernels.h"
@@ -102,18 +101,6 @@ static ac_status begin(const ac_sinc_resampler *r, const float *x, int64_t n, fl
     return AC_OK;
 }
 
-/* Plain-C twin of the SIMD block kernel (CPUs without AVX2). */
-static void dot_blocks(const ac_sinc_resampler *r, const float *x, size_t blocks, float *out)
-{
-    for (size_t i = 0; i < blocks; i++)
-        for (int j = 0; j < r->new_rate; j++) {
-            const float *k = r->kernel + (size_t)j * (size_t)r->stride, *xi = x + i * (size_t)r->orig;
-            float acc = 0;
-            for (int m = 0; m < r->taps; m++) acc += k[m] * xi[m];
-            out[i * (size_t)r->new_rate + (size_t)j] = acc;
-        }
-}
-
 ac_status ac_sinc_resample(const ac_sinc_resampler *r, const float *x, int64_t n, ac_arena *scratch, float *out)
 {
     int done;
@@ -129,7 +116,6 @@ ac_status ac_sinc_resample(const ac_sinc_resampler *r, const float *x, int64_t n
     int64_t win = (per - 1) * orig + r->stride;
     float *buf = ac_arena_floats(scratch, (size_t)win), *ybuf = ac_arena_floats(scratch, (size_t)(per * nb));
     if (!buf || !ybuf) return AC_ERR_NOMEM;
-    int simd = ac_kernels_simd();
     for (int64_t b0 = 0; b0 < blocks; b0 += per) {
         int64_t nblk = blocks - b0 < per ? blocks - b0 : per;
         int64_t first = b0 * orig - r->width, span = (nblk - 1) * orig + r->stride;
@@ -137,10 +123,8 @@ ac_status ac_sinc_resample(const ac_sinc_resampler *r, const float *x, int64_t n
             int64_t p = first + q;
             buf[q] = p >= 0 && p < n ? x[p] : 0.0f;
         }
-        if (simd)
-            ac_sinc_dot_blocks_avx2(r->kernel, r->stride, r->new_rate, buf, r->orig, (size_t)nblk, ybuf);
-        else
-            dot_blocks(r, buf, (size_t)nblk, ybuf);
+        ac_polyphase(r->kernel, (size_t)r->taps, (size_t)r->stride, (size_t)r->new_rate, buf, (size_t)r->orig,
+                     (size_t)nblk, ybuf);
         int64_t o0 = b0 * nb, take = len - o0 < nblk * nb ? len - o0 : nblk * nb;
         memcpy(out + o0, ybuf, (size_t)take * sizeof *out);
     }

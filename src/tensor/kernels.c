@@ -1,51 +1,18 @@
-/* Run-time dispatch between the scalar and AVX2/FMA kernels, threading,
- * and the kernels built from others (conv via im2col, LSTM cell). */
+/* The kernels' plain names, each a call through the kernel table of the
+ * level in use (dispatch.c); threading; and the kernels built from others
+ * (conv via im2col, LSTM cell). */
 #include <cblas.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
 #include <math.h>
 #include <stdatomic.h>
 #include <string.h>
 
-#include "audioc.h"
 #include "base/threadpool.h"
-#include "tensor/kernels.h"
-#include "tensor/simd_avx2.h"
+#include "tensor/dispatch.h"
 
-/* Set by tests and benchmarks while pool threads may read them. */
-static atomic_int simd_wanted = AC_SIMD_AVX512, blas_wanted = 1;
-static atomic_int cpu_level = -1; /* the CPU's own level, found once */
+/* Set by tests and benchmarks while pool threads may read it. */
+static atomic_int blas_wanted = 1;
 
-static int cpu_simd_level(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    unsigned a, b, c, d;
-    __builtin_cpu_init();
-    /* F16C is CPUID leaf 1, ECX bit 29 (not every compiler's builtin knows it) */
-    int f16c = __get_cpuid(1, &a, &b, &c, &d) && (c >> 29 & 1);
-    if (!(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c)) return AC_SIMD_NONE;
-    /* the AVX-512 kernels use F and BW; the OS must save the ZMM state,
-     * which the builtin checks */
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") ? AC_SIMD_AVX512 : AC_SIMD_AVX2;
-#else
-    return AC_SIMD_NONE;
-#endif
-}
-
-void ac_kernels_set_simd(int level) { atomic_store_explicit(&simd_wanted, level, memory_order_relaxed); }
 void ac_kernels_set_blas(int on) { atomic_store_explicit(&blas_wanted, on, memory_order_relaxed); }
-
-int ac_kernels_simd(void)
-{
-    int cpu = atomic_load_explicit(&cpu_level, memory_order_relaxed);
-    if (cpu < 0) { /* racing first calls all compute the same answer */
-        cpu = cpu_simd_level();
-        atomic_store_explicit(&cpu_level, cpu, memory_order_relaxed);
-    }
-    int want = atomic_load_explicit(&simd_wanted, memory_order_relaxed);
-    return want < cpu ? want : cpu;
-}
 
 static int blas_on(void) { return atomic_load_explicit(&blas_wanted, memory_order_relaxed); }
 
@@ -64,17 +31,7 @@ static void matmul_range(void *ctx, size_t b, size_t e)
     size_t m0 = 0, m1 = j->M, n0 = 0, n1 = j->N;
     if (j->split_n) n0 = b, n1 = e;
     else m0 = b, m1 = e;
-    if (ac_kernels_simd()) {
-        ac_matmul_nt_avx2(j->x, j->ldx, j->w, j->ldw, j->bias, j->y, j->ldy, j->K, m0, m1, n0, n1);
-        return;
-    }
-    for (size_t m = m0; m < m1; m++)
-        for (size_t n = n0; n < n1; n++) {
-            const float *xr = j->x + m * j->ldx, *wr = j->w + n * j->ldw;
-            float acc = 0;
-            for (size_t k = 0; k < j->K; k++) acc += xr[k] * wr[k];
-            j->y[m * j->ldy + n] = acc + (j->bias ? j->bias[n] : 0.0f);
-        }
+    ac_kernels()->matmul_nt_range(j->x, j->ldx, j->w, j->ldw, j->bias, j->y, j->ldy, j->K, m0, m1, n0, n1);
 }
 
 /* Large products with many rows go to OpenBLAS: it packs and blocks for the
@@ -187,8 +144,7 @@ void ac_conv1d_weight_from_torch(const float *src, float *dst, int cout, int cin
 void ac_conv1d_depthwise(const ac_conv1d_shape *s, const float *x, size_t batch,
                          size_t T, const float *w, const float *bias, float *y)
 {
-    if (ac_kernels_simd()) ac_conv1d_depthwise_avx2(s, x, batch, T, w, bias, y);
-    else ac_conv1d_depthwise_ref(s, x, batch, T, w, bias, y);
+    ac_kernels()->conv1d_depthwise(s, x, batch, T, w, bias, y);
 }
 
 size_t ac_conv_transpose1d_scratch(const ac_convt1d_shape *s, size_t batch, size_t T)
@@ -231,13 +187,18 @@ void ac_depthwise_weight_from_torch(const float *src, float *dst, int C, int ker
         for (int k = 0; k < kernel; k++) dst[(size_t)k * C + c] = src[(size_t)c * kernel + k];
 }
 
+void ac_polyphase(const float *bank, size_t taps, size_t stride, size_t phases, const float *x, size_t step,
+                  size_t blocks, float *out)
+{
+    ac_kernels()->polyphase(bank, taps, stride, phases, x, step, blocks, out);
+}
+
 /* ---- element-wise --------------------------------------------------------- */
 
 void ac_channel_affine(float *x, size_t rows, size_t C, const float *scale,
                        const float *shift, int relu)
 {
-    if (ac_kernels_simd()) ac_channel_affine_avx2(x, rows, C, scale, shift, relu);
-    else ac_channel_affine_ref(x, rows, C, scale, shift, relu);
+    ac_kernels()->channel_affine(x, rows, C, scale, shift, relu);
 }
 
 void ac_batchnorm_fold(const float *gamma, const float *beta, const float *mean,
@@ -249,41 +210,33 @@ void ac_batchnorm_fold(const float *gamma, const float *beta, const float *mean,
     }
 }
 
-#define DISPATCH_INPLACE(name)                                   \
-    void ac_##name(float *x, size_t n)                           \
-    {                                                            \
-        if (ac_kernels_simd()) ac_##name##_avx2(x, n);           \
-        else ac_##name##_ref(x, n);                              \
-    }
-DISPATCH_INPLACE(relu)
-DISPATCH_INPLACE(sigmoid)
-DISPATCH_INPLACE(tanh)
-DISPATCH_INPLACE(exp)
-
-DISPATCH_INPLACE(silu)
-DISPATCH_INPLACE(gelu)
+void ac_relu(float *x, size_t n) { ac_kernels()->relu(x, n); }
+void ac_sigmoid(float *x, size_t n) { ac_kernels()->sigmoid(x, n); }
+void ac_tanh(float *x, size_t n) { ac_kernels()->tanh(x, n); }
+void ac_exp(float *x, size_t n) { ac_kernels()->exp(x, n); }
+void ac_silu(float *x, size_t n) { ac_kernels()->silu(x, n); }
+void ac_gelu(float *x, size_t n) { ac_kernels()->gelu(x, n); }
 
 void ac_mul(float *y, const float *x, size_t n)
 {
-    if (ac_kernels_simd()) ac_mul_avx2(y, x, n);
-    else ac_mul_ref(y, x, n);
+    ac_kernels()->mul(y, x, n);
 }
 
 void ac_rmsnorm(const float *x, float *y, size_t rows, size_t C, const float *gamma, size_t gamma_stride,
                 float eps)
 {
-    if (ac_kernels_simd()) ac_rmsnorm_avx2(x, y, rows, C, gamma, gamma_stride, eps);
-    else ac_rmsnorm_ref(x, y, rows, C, gamma, gamma_stride, eps);
+    ac_kernels()->rmsnorm(x, y, rows, C, gamma, gamma_stride, eps);
 }
 
 void ac_rope(float *x, size_t rows, size_t ld, size_t heads, size_t dim, const int *pos, float theta)
 {
     enum { MAX_HALF = 256 };
     size_t half = dim / 2;
-    if (!ac_kernels_simd() || half > MAX_HALF) {
+    if (half > MAX_HALF) { /* more angles than the buffers below hold */
         ac_rope_ref(x, rows, ld, heads, dim, pos, theta);
         return;
     }
+    const ac_kernel_table *k = ac_kernels();
     float inv[MAX_HALF], cs[MAX_HALF], sn[MAX_HALF];
     for (size_t i = 0; i < half; i++) inv[i] = 1.0f / powf(theta, (float)(2 * i) / (float)dim);
     for (size_t r = 0; r < rows; r++) {
@@ -291,14 +244,13 @@ void ac_rope(float *x, size_t rows, size_t ld, size_t heads, size_t dim, const i
             float a = (float)(pos ? pos[r] : (int)r) * inv[i];
             cs[i] = cosf(a), sn[i] = sinf(a);
         }
-        ac_rope_rotate_avx2(x + r * ld, heads, dim, cs, sn);
+        k->rope_rotate(x + r * ld, heads, dim, cs, sn);
     }
 }
 
 void ac_softmax_masked(float *x, size_t rows, size_t cols, float scale, const ac_mask *mask)
 {
-    if (ac_kernels_simd()) ac_softmax_masked_avx2(x, rows, cols, scale, mask);
-    else ac_softmax_masked_ref(x, rows, cols, scale, mask);
+    ac_kernels()->softmax_masked(x, rows, cols, scale, mask);
 }
 
 void ac_gemv_t(const float *A, size_t lda, const float *x, float *y, size_t M, size_t N)
@@ -313,33 +265,28 @@ void ac_gemv_t(const float *A, size_t lda, const float *x, float *y, size_t M, s
 
 void ac_axpy(float *y, const float *x, float alpha, size_t n)
 {
-    if (ac_kernels_simd()) ac_axpy_avx2(y, x, alpha, n);
-    else ac_axpy_ref(y, x, alpha, n);
+    ac_kernels()->axpy(y, x, alpha, n);
 }
 
 void ac_glu(const float *x, float *y, size_t rows, size_t C)
 {
-    if (ac_kernels_simd()) ac_glu_avx2(x, y, rows, C);
-    else ac_glu_ref(x, y, rows, C);
+    ac_kernels()->glu(x, y, rows, C);
 }
 
 void ac_layernorm(const float *x, float *y, size_t rows, size_t C, const float *gamma,
                   const float *beta, float eps)
 {
-    if (ac_kernels_simd()) ac_layernorm_avx2(x, y, rows, C, gamma, beta, eps);
-    else ac_layernorm_ref(x, y, rows, C, gamma, beta, eps);
+    ac_kernels()->layernorm(x, y, rows, C, gamma, beta, eps);
 }
 
 void ac_log_softmax(float *x, size_t n)
 {
-    if (ac_kernels_simd()) ac_log_softmax_avx2(x, n);
-    else ac_log_softmax_ref(x, n);
+    ac_kernels()->log_softmax(x, n);
 }
 
 void ac_softmax_rows(float *x, size_t rows, size_t cols)
 {
-    if (ac_kernels_simd()) ac_softmax_rows_avx2(x, rows, cols);
-    else ac_softmax_rows_ref(x, rows, cols);
+    ac_kernels()->softmax_rows(x, rows, cols);
 }
 
 void ac_lstm_cell(const float *gx, const float *w_hh, float *h, float *c,

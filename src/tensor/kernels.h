@@ -2,18 +2,21 @@
  * time-major: a sequence is [T][C], each frame's channels contiguous.
  *
  * Every kernel has a scalar reference twin (suffix _ref) that states its
- * meaning plainly; the plain name dispatches at run time to an AVX2/FMA
- * version when the CPU has it, and to an AVX-512 one where that measurably
- * helps (see ac_kernels_set_simd). Unit tests compare them at every level
- * the CPU has. Results never depend on the thread count: each output is always
- * computed by the same sequence of operations. */
+ * meaning plainly; the plain name calls through the kernel table
+ * (dispatch.h) of the level in use: AVX2/FMA versions when the CPU has
+ * them, AVX-512 ones where that measurably helps (see ac_kernels_set_simd).
+ * Unit tests compare them at every level the CPU has. Results never depend
+ * on the thread count: each output is always computed by the same sequence
+ * of operations. */
 #ifndef AC_TENSOR_KERNELS_H
 #define AC_TENSOR_KERNELS_H
 
 #include <stddef.h>
 
-/* Instruction sets, in order: each level includes the ones below it. */
-enum { AC_SIMD_NONE, AC_SIMD_AVX2, AC_SIMD_AVX512 };
+/* Instruction sets, in order: each level includes the ones below it and
+ * has its kernel table in dispatch.c (where a new level goes).
+ * AC_SIMD_LEVELS counts them. */
+enum { AC_SIMD_NONE, AC_SIMD_AVX2, AC_SIMD_AVX512, AC_SIMD_LEVELS };
 /* The highest level to use (default AC_SIMD_AVX512); the CPU caps it. */
 void ac_kernels_set_simd(int level);
 int ac_kernels_simd(void);   /* the level in use now (0: scalar everywhere) */
@@ -27,6 +30,9 @@ void ac_matmul_nt(const float *x, size_t ldx, const float *w, size_t ldw, const 
                   float *y, size_t ldy, size_t M, size_t N, size_t K);
 void ac_matmul_nt_ref(const float *x, size_t ldx, const float *w, size_t ldw, const float *bias,
                       float *y, size_t ldy, size_t M, size_t N, size_t K);
+/* Rows [m0,m1) and columns [n0,n1) of ac_matmul_nt_ref. */
+void ac_matmul_nt_range_ref(const float *x, size_t ldx, const float *w, size_t ldw, const float *bias, float *y,
+                            size_t ldy, size_t K, size_t m0, size_t m1, size_t n0, size_t n1);
 
 /* Conv1d over BATCH independent sequences (zero padding at each one's
  * edges). x: [batch][T][cin]; w: [cout][kernel][cin] (see
@@ -73,6 +79,16 @@ void ac_conv1d_depthwise_ref(const ac_conv1d_shape *s, const float *x, size_t ba
                              size_t T, const float *w, const float *bias, float *y);
 /* PyTorch's [C][1][kernel] to our [kernel][C]. */
 void ac_depthwise_weight_from_torch(const float *src, float *dst, int C, int kernel);
+
+/* A bank of PHASES filters of TAPS values over BLOCKS windows of x that
+ * start STEP apart: out[i*phases + j] = sum over m < taps of
+ * bank[j*stride + m] * x[i*step + m]. Each filter's row is STRIDE floats,
+ * a multiple of 8, zero from TAPS on; x holds (blocks-1)*step + stride
+ * values. A polyphase resampler's inner loop. */
+void ac_polyphase(const float *bank, size_t taps, size_t stride, size_t phases, const float *x, size_t step,
+                  size_t blocks, float *out);
+void ac_polyphase_ref(const float *bank, size_t taps, size_t stride, size_t phases, const float *x, size_t step,
+                      size_t blocks, float *out);
 
 /* x[r][c] = x[r][c] * scale[c] + shift[c], then ReLU if RELU. Batch norm in
  * eval form after ac_batchnorm_fold. */
@@ -132,6 +148,8 @@ void ac_rmsnorm_ref(const float *x, float *y, size_t rows, size_t C, const float
  * f32 as the reference code computes it, (x[i], x[i+DIM/2]) turns by it. */
 void ac_rope(float *x, size_t rows, size_t ld, size_t heads, size_t dim, const int *pos, float theta);
 void ac_rope_ref(float *x, size_t rows, size_t ld, size_t heads, size_t dim, const int *pos, float theta);
+/* One row of ac_rope_ref given the cosines and sines of its DIM/2 angles. */
+void ac_rope_rotate_ref(float *x, size_t heads, size_t dim, const float *cs, const float *sn);
 
 /* Softmax of each row of x[rows][cols], in place. */
 void ac_softmax_rows(float *x, size_t rows, size_t cols);

@@ -1,11 +1,11 @@
 /* AVX2/FMA kernels. This file is compiled with -mavx2 -mfma; its functions
- * run only after kernels.c has checked the CPU. */
+ * run only through the AVX2 level's kernel table, after its CPU check. */
 #include <immintrin.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "tensor/simd_avx2.h"
+#include "tensor/kernels_avx2.h"
 
 static const int32_t mask_table[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
 
@@ -65,8 +65,8 @@ static void tile(const float *x, size_t ldx, const float *w, size_t ldw, const f
             y[(m + i) * ldy + n + j] = hsum(acc[i][j]) + (bias ? bias[n + j] : 0.0f);
 }
 
-void ac_matmul_nt_avx2(const float *x, size_t ldx, const float *w, size_t ldw, const float *bias,
-                       float *y, size_t ldy, size_t K, size_t m0, size_t m1, size_t n0, size_t n1)
+void ac_matmul_nt_range_avx2(const float *x, size_t ldx, const float *w, size_t ldw, const float *bias, float *y,
+                             size_t ldy, size_t K, size_t m0, size_t m1, size_t n0, size_t n1)
 {
     for (size_t m = m0; m < m1; m += 2) {
         size_t mr = m1 - m < 2 ? m1 - m : 2;
@@ -99,6 +99,38 @@ void ac_conv1d_depthwise_avx2(const ac_conv1d_shape *s, const float *x, size_t b
                 if (bias) acc = _mm256_add_ps(acc, _mm256_maskload_ps(bias + c, mask));
                 _mm256_maskstore_ps(out + c, mask, acc);
             }
+        }
+}
+
+/* ---- polyphase filtering: four blocks at a time share each load of a filter */
+
+void ac_polyphase_avx2(const float *bank, size_t taps, size_t stride, size_t phases, const float *x, size_t step,
+                       size_t blocks, float *out)
+{
+    size_t i = 0;
+    for (; i + 4 <= blocks; i += 4)
+        for (size_t j = 0; j < phases; j++) {
+            const float *k = bank + j * stride, *x0 = x + i * step;
+            __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+            for (size_t m = 0; m < stride; m += 8) {
+                __m256 w = _mm256_loadu_ps(k + m);
+                a0 = _mm256_fmadd_ps(w, _mm256_loadu_ps(x0 + m), a0);
+                a1 = _mm256_fmadd_ps(w, _mm256_loadu_ps(x0 + step + m), a1);
+                a2 = _mm256_fmadd_ps(w, _mm256_loadu_ps(x0 + 2 * step + m), a2);
+                a3 = _mm256_fmadd_ps(w, _mm256_loadu_ps(x0 + 3 * step + m), a3);
+            }
+            out[i * phases + j] = hsum(a0);
+            out[(i + 1) * phases + j] = hsum(a1);
+            out[(i + 2) * phases + j] = hsum(a2);
+            out[(i + 3) * phases + j] = hsum(a3);
+        }
+    for (; i < blocks; i++)
+        for (size_t j = 0; j < phases; j++) {
+            const float *k = bank + j * stride, *xi = x + i * step;
+            __m256 a = _mm256_setzero_ps();
+            for (size_t m = 0; m < stride; m += 8)
+                a = _mm256_fmadd_ps(_mm256_loadu_ps(k + m), _mm256_loadu_ps(xi + m), a);
+            out[i * phases + j] = hsum(a);
         }
 }
 

@@ -4,15 +4,21 @@
 
 #include "tensor/kernels.h"
 
-void ac_matmul_nt_ref(const float *x, size_t ldx, const float *w, size_t ldw, const float *bias,
-                      float *y, size_t ldy, size_t M, size_t N, size_t K)
+void ac_matmul_nt_range_ref(const float *x, size_t ldx, const float *w, size_t ldw, const float *bias, float *y,
+                            size_t ldy, size_t K, size_t m0, size_t m1, size_t n0, size_t n1)
 {
-    for (size_t m = 0; m < M; m++)
-        for (size_t n = 0; n < N; n++) {
+    for (size_t m = m0; m < m1; m++)
+        for (size_t n = n0; n < n1; n++) {
             float acc = 0;
             for (size_t k = 0; k < K; k++) acc += x[m * ldx + k] * w[n * ldw + k];
             y[m * ldy + n] = acc + (bias ? bias[n] : 0.0f);
         }
+}
+
+void ac_matmul_nt_ref(const float *x, size_t ldx, const float *w, size_t ldw, const float *bias,
+                      float *y, size_t ldy, size_t M, size_t N, size_t K)
+{
+    ac_matmul_nt_range_ref(x, ldx, w, ldw, bias, y, ldy, K, 0, M, 0, N);
 }
 
 size_t ac_conv1d_out_len(const ac_conv1d_shape *s, size_t T)
@@ -227,6 +233,29 @@ void ac_rope_ref(float *x, size_t rows, size_t ld, size_t heads, size_t dim, con
                 v[i] = x1 * c - x2 * s;
                 v[i + half] = x2 * c + x1 * s;
             }
+        }
+}
+
+void ac_rope_rotate_ref(float *x, size_t heads, size_t dim, const float *cs, const float *sn)
+{
+    size_t half = dim / 2;
+    for (size_t h = 0; h < heads; h++)
+        for (size_t i = 0; i < half; i++) {
+            float *v = x + h * dim, x1 = v[i], x2 = v[i + half];
+            v[i] = x1 * cs[i] - x2 * sn[i];
+            v[i + half] = x2 * cs[i] + x1 * sn[i];
+        }
+}
+
+void ac_polyphase_ref(const float *bank, size_t taps, size_t stride, size_t phases, const float *x, size_t step,
+                      size_t blocks, float *out)
+{
+    for (size_t i = 0; i < blocks; i++)
+        for (size_t j = 0; j < phases; j++) {
+            const float *k = bank + j * stride, *xi = x + i * step;
+            float acc = 0;
+            for (size_t m = 0; m < taps; m++) acc += k[m] * xi[m];
+            out[i * phases + j] = acc;
         }
 }
 

@@ -3,16 +3,12 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "base/f16.h"
 #include "base/threadpool.h"
-#include "tensor/kernels.h"
-#include "tensor/simd_avx2.h"
-#include "tensor/simd_avx512.h"
+#include "tensor/dispatch.h"
 
 #define PANEL_FLOATS (4u << 20) /* weights converted at a time for f32 products */
-#define MANY_ROWS 32            /* from this many input rows, convert panels */
+#define MANY_ROWS 32            /* from this many input rows, pack or convert panels */
 /* One-row products use AVX-512 up to this matrix size: from the caches it
  * streams 1.5x faster than AVX2 (a small model decodes 10% faster), but
  * matrices that come from DRAM ran 5% slower (full-size decoder, 1 thread). */
@@ -20,58 +16,11 @@
 
 static size_t row_bytes(const ac_mat *w) { return (size_t)ac_dtype_bytes(w->dtype, w->cols); }
 
-/* Row R as f32, alignment-safe. */
-static void row_f32(const ac_mat *w, size_t r, float *out)
-{
-    const unsigned char *p = (const unsigned char *)w->data + r * row_bytes(w);
-    size_t n = w->cols;
-    switch (w->dtype) {
-    case AC_DTYPE_F32:
-        memcpy(out, p, n * sizeof *out);
-        break;
-    case AC_DTYPE_F16:
-    case AC_DTYPE_BF16:
-        for (size_t i = 0; i < n; i++) {
-            uint16_t h;
-            memcpy(&h, p + 2 * i, 2);
-            out[i] = w->dtype == AC_DTYPE_F16 ? ac_f16_to_f32(h) : ac_bf16_to_f32(h);
-        }
-        break;
-    case AC_DTYPE_Q8_0:
-        for (size_t b = 0; b < n / 32; b++, p += 34) {
-            uint16_t h;
-            memcpy(&h, p, 2);
-            float d = ac_f16_to_f32(h);
-            for (int k = 0; k < 32; k++) out[b * 32 + k] = d * (float)(int8_t)p[2 + k];
-        }
-        break;
-    default:
-        memset(out, 0, n * sizeof *out);
-    }
-}
-
 void ac_mat_rows(const ac_mat *w, size_t r0, size_t r1, float *out)
 {
-    if (w->dtype != AC_DTYPE_F32 && ac_kernels_simd()) {
-        ac_mat_rows_avx2(w, r0, r1, out);
-        return;
-    }
-    for (size_t r = r0; r < r1; r++) row_f32(w, r, out + (r - r0) * w->cols);
-}
-
-void ac_matmul_ref(const float *x, const ac_mat *w, const float *bias, float *y, size_t M)
-{
-    float *row = malloc(w->cols * sizeof *row);
-    if (!row) return;
-    for (size_t n = 0; n < w->rows; n++) {
-        row_f32(w, n, row);
-        for (size_t m = 0; m < M; m++) {
-            double acc = 0; /* in double, so that tests measure the kernels' rounding, not this sum's */
-            for (size_t k = 0; k < w->cols; k++) acc += (double)x[m * w->cols + k] * row[k];
-            y[m * w->rows + n] = (float)(acc + (bias ? bias[n] : 0.0f));
-        }
-    }
-    free(row);
+    /* f32 rows are a copy at every level */
+    if (w->dtype == AC_DTYPE_F32) ac_mat_rows_ref(w, r0, r1, out);
+    else ac_kernels()->mat_rows(w, r0, r1, out);
 }
 
 /* ---- few rows: stream the weights once, converting in registers ------- */
@@ -87,26 +36,10 @@ typedef struct {
 static void stream_range(void *ctx, size_t n0, size_t n1)
 {
     const stream_job *j = ctx;
-    int simd = ac_kernels_simd();
-    if (simd >= AC_SIMD_AVX512 && j->M == 1 && j->w->dtype != AC_DTYPE_Q8_0 &&
-        j->w->rows * row_bytes(j->w) <= AVX512_MAX_BYTES)
-        n0 = ac_matmul_row_avx512(j->x, j->w, j->bias, j->y, n0, n1);
-    if (simd) {
-        ac_matmul_avx2(j->x, j->w, j->bias, j->y, j->M, n0, n1);
-        return;
-    }
-    size_t K = j->w->cols;
-    float *row = malloc(K * sizeof *row);
-    if (!row) return;
-    for (size_t n = n0; n < n1; n++) {
-        row_f32(j->w, n, row);
-        for (size_t m = 0; m < j->M; m++) {
-            float acc = 0;
-            for (size_t k = 0; k < K; k++) acc += j->x[m * K + k] * row[k];
-            j->y[m * j->w->rows + n] = acc + (j->bias ? j->bias[n] : 0.0f);
-        }
-    }
-    free(row);
+    const ac_kernel_table *k = ac_kernels();
+    if (j->M == 1 && j->w->dtype != AC_DTYPE_Q8_0 && j->w->rows * row_bytes(j->w) <= AVX512_MAX_BYTES)
+        n0 = k->matmul_row16(j->x, j->w, j->bias, j->y, n0, n1);
+    k->matmul_few(j->x, j->w, j->bias, j->y, j->M, n0, n1);
 }
 
 /* Weight rows [0, ROWS) of a streamed product of MACS multiply-adds:
@@ -225,18 +158,19 @@ static void panel_range(void *ctx, size_t n0, size_t n1)
     }
 }
 
-/* With AVX-512, 16-bit weights are converted as they are packed for our
- * own GEMM: no f32 panel goes through memory. */
-static void gemm16_range(void *ctx, size_t n0, size_t n1)
+/* Columns [n0, n1) of a product of many rows: 16-bit weights go to the
+ * level's own GEMM where it has one (AVX-512's converts them as it packs
+ * them: no f32 panel goes through memory); the columns it leaves (all of
+ * them below AVX-512, and Q8_0's at every level), to f32 panels. */
+static void many_range(void *ctx, size_t n0, size_t n1)
 {
     panel_job *j = ctx;
-    float *buf = panel_get(AC_GEMM16_KC * AC_GEMM16_NR + 16);
-    if (!buf) {
-        j->failed = 1;
-        return;
+    float *buf = j->w->dtype != AC_DTYPE_Q8_0 ? panel_get(AC_GEMM16_KC * AC_GEMM16_NR + 16) : NULL;
+    if (buf) {
+        float *pack = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
+        n0 = ac_kernels()->gemm16(j->x, j->w, j->bias, j->y, j->M, n0, n1, pack);
     }
-    float *pack = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
-    ac_gemm16_avx512(j->x, j->w, j->bias, j->y, j->M, n0, n1, pack);
+    if (n0 < n1) panel_range(j, n0, n1);
 }
 
 void ac_matmul(const float *x, const ac_mat *w, const float *bias, float *y, size_t M)
@@ -245,14 +179,9 @@ void ac_matmul(const float *x, const ac_mat *w, const float *bias, float *y, siz
         ac_matmul_nt(x, w->cols, w->data, w->cols, bias, y, w->rows, M, w->rows, w->cols);
         return;
     }
-    if (M >= MANY_ROWS && w->dtype != AC_DTYPE_Q8_0 && ac_kernels_simd() >= AC_SIMD_AVX512) {
-        panel_job pj = {x, w, bias, y, M, 0};
-        ac_parallel_for(w->rows, AC_GEMM16_NR, gemm16_range, &pj);
-        if (!pj.failed) return;
-    }
     if (M >= MANY_ROWS) {
         panel_job pj = {x, w, bias, y, M, 0};
-        ac_parallel_for(w->rows, 64, panel_range, &pj);
+        ac_parallel_for(w->rows, AC_GEMM16_NR, many_range, &pj);
         if (!pj.failed) return;
     }
     stream_job j = {x, w, bias, y, M};

@@ -50,5 +50,14 @@ void ac_conv1d_mat(const struct ac_conv1d_shape *s, const float *x, size_t batch
 
 /* Rows [r0, r1) of W as f32 into OUT[r1-r0][cols]. */
 void ac_mat_rows(const ac_mat *w, size_t r0, size_t r1, float *out);
+void ac_mat_rows_ref(const ac_mat *w, size_t r0, size_t r1, float *out);
+
+/* Entries of the kernel table (dispatch.h) for ac_matmul: the scalar
+ * level's output columns [n0,n1) for a few input rows, and the stand-ins of
+ * the levels that lack a kernel, which do no column (return n0). */
+void ac_matmul_few_ref(const float *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0, size_t n1);
+size_t ac_matmul_row16_none(const float *x, const ac_mat *w, const float *bias, float *y, size_t n0, size_t n1);
+size_t ac_gemm16_none(const float *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0, size_t n1,
+                      float *pack);
 
 #endif

@@ -1,12 +1,13 @@
 /* AVX2/FMA/F16C products with weights in their stored type (built with
- * -mavx2 -mfma -mf16c; called only after the CPU check). One weight row is
+ * -mavx2 -mfma -mf16c; run only through the kernel table, after its CPU
+ * check). One weight row is
  * converted in registers and used for up to 8 input rows. */
 #include <immintrin.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "base/f16.h"
-#include "tensor/simd_avx2.h"
+#include "tensor/mat_avx2.h"
 
 #define MB 8 /* input rows per pass */
 
@@ -118,8 +119,8 @@ static void row_q8(const float *x, size_t K, const unsigned char *w, size_t mr, 
     for (size_t m = 0; m < mr; m++) out[m] = hsum8(acc[m]);
 }
 
-void ac_matmul_avx2(const float *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0,
-                      size_t n1)
+void ac_matmul_few_avx2(const float *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0,
+                        size_t n1)
 {
     size_t K = w->cols, stride = (size_t)ac_dtype_bytes(w->dtype, K);
     float out[MB];

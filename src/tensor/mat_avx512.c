@@ -1,10 +1,11 @@
 /* AVX-512 product for one input row against 16-bit weights (decoding),
- * built with -mavx512f -mavx512bw -mf16c and called only after the CPU
- * check. Twice the lanes of the AVX2 version per load and FMA. */
+ * built with -mavx512f -mavx512bw -mf16c and run only through the kernel
+ * table, after its CPU check. Twice the lanes of the AVX2 version per load
+ * and FMA. */
 #include <immintrin.h>
 #include <stdint.h>
 
-#include "tensor/simd_avx512.h"
+#include "tensor/mat_avx512.h"
 
 /* 16-bit weights as f32: 16 of them, or the lanes of mask M (masked loads
  * never touch the lanes they leave out, so a row's end needs no scalar tail). */
@@ -52,7 +53,7 @@ static void quad(const float *x, size_t K, const unsigned char *w, size_t stride
     out[2] = _mm512_reduce_add_ps(a2), out[3] = _mm512_reduce_add_ps(a3);
 }
 
-size_t ac_matmul_row_avx512(const float *x, const ac_mat *w, const float *bias, float *y, size_t n0, size_t n1)
+size_t ac_matmul_row16_avx512(const float *x, const ac_mat *w, const float *bias, float *y, size_t n0, size_t n1)
 {
     size_t K = w->cols, stride = (size_t)ac_dtype_bytes(w->dtype, K), n = n0;
     float out[4];
@@ -179,8 +180,8 @@ static void tile_any(size_t mr, const float *x, size_t ldx, const float *p, size
     }
 }
 
-void ac_gemm16_avx512(const float *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0, size_t n1,
-                      float *pack_buf)
+size_t ac_gemm16_avx512(const float *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0, size_t n1,
+                        float *pack_buf)
 {
     size_t K = w->cols, N = w->rows, stride = (size_t)ac_dtype_bytes(w->dtype, K);
     for (size_t n = n0; n < n1; n += NR) {
@@ -198,4 +199,5 @@ void ac_gemm16_avx512(const float *x, const ac_mat *w, const float *bias, float 
                          last && bias ? bias + n : NULL);
         }
     }
+    return n1;
 }

@@ -6,6 +6,7 @@
 
 #include "audioc.h"
 #include "base/f16.h"
+#include "tensor/dispatch.h"
 #include "tensor/kernels.h"
 #include "tensor/mat.h"
 #include "test_util.h"
@@ -111,6 +112,40 @@ static void test_depthwise(void)
     float tw[6] = {0, 1, 2, 3, 4, 5}, ow[6]; /* [C=2][1][K=3] -> [K][C] */
     ac_depthwise_weight_from_torch(tw, ow, 2, 3);
     CHECK(ow[0] == 0 && ow[1] == 3 && ow[2] == 1 && ow[5] == 5, "depthwise weight layout");
+}
+
+static void test_polyphase(void)
+{
+    /* {taps, stride, phases, step, blocks}: stride is taps rounded up to 8 */
+    const size_t shapes[][5] = {{1, 8, 1, 1, 1}, {13, 16, 3, 2, 9}, {32, 32, 5, 7, 4}, {37, 40, 160, 147, 6}};
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        size_t taps = shapes[s][0], stride = shapes[s][1], phases = shapes[s][2], step = shapes[s][3];
+        size_t blocks = shapes[s][4], n = (blocks - 1) * step + stride;
+        float *bank = rnd(phases * stride, -1, 1), *x = rnd(n, -1, 1);
+        float *ref = malloc(blocks * phases * sizeof *ref), *got = malloc(blocks * phases * sizeof *got);
+        for (size_t j = 0; j < phases; j++) memset(bank + j * stride + taps, 0, (stride - taps) * sizeof *bank);
+        ac_polyphase_ref(bank, taps, stride, phases, x, step, blocks, ref);
+        ac_polyphase(bank, taps, stride, phases, x, step, blocks, got);
+        CHECK(max_rel_diff(got, ref, blocks * phases) < 1e-5, "polyphase shape %zu", s);
+        free(bank), free(x), free(ref), free(got);
+    }
+}
+
+/* A level's table with an entry left out would crash the first call of
+ * that operation at that level: every entry of every level is set. */
+static void test_tables_complete(void)
+{
+    typedef void (*entry)(void);
+    _Static_assert(sizeof(ac_kernel_table) % sizeof(entry) == 0, "the table holds only function pointers");
+    for (int level = AC_SIMD_NONE; level < AC_SIMD_LEVELS; level++) {
+        const ac_kernel_table *t = ac_kernels_at(level);
+        CHECK(t != NULL, "level %d has no table", level);
+        if (!t) continue;
+        entry e[sizeof *t / sizeof(entry)];
+        memcpy(e, t, sizeof e);
+        for (size_t i = 0; i < sizeof e / sizeof *e; i++) CHECK(e[i] != NULL, "level %d: entry %zu is NULL", level, i);
+    }
+    CHECK(ac_kernels_at(AC_SIMD_LEVELS) == NULL && ac_kernels_at(-1) == NULL, "a table for a level that is none");
 }
 
 static void test_affine_and_batchnorm(void)
@@ -547,6 +582,7 @@ int main(int argc, char **argv)
 {
     test_init(argc, argv);
     RUN(test_no_blas_workers);
+    RUN(test_tables_complete);
     for (int simd = AC_SIMD_AVX512; simd >= AC_SIMD_NONE; simd--) {
         ac_kernels_set_simd(simd);
         fprintf(stderr, "-- kernels with simd=%d (active: %d)\n", simd, ac_kernels_simd());
@@ -554,6 +590,7 @@ int main(int argc, char **argv)
         RUN(test_linear);
         RUN(test_conv1d);
         RUN(test_depthwise);
+        RUN(test_polyphase);
         RUN(test_affine_and_batchnorm);
         RUN(test_elementwise);
         RUN(test_lstm);

@@ -1,23 +1,19 @@
-/* AVX2/FMA kernel variants (kernels_avx2.c, built with -mavx2 -mfma). Only
- * called through the dispatchers in kernels.c after a CPU check. */
-#ifndef AC_TENSOR_SIMD_AVX2_H
-#define AC_TENSOR_SIMD_AVX2_H
+/* AVX2/FMA kernels (kernels_avx2.c, built with -mavx2 -mfma): the entries
+ * of the AVX2 level's kernel table (dispatch.c), run only after its CPU
+ * check. Each computes what its kernels.h operation does. */
+#ifndef AC_TENSOR_KERNELS_AVX2_H
+#define AC_TENSOR_KERNELS_AVX2_H
 
 #include <stddef.h>
 
 #include "tensor/kernels.h"
-#include "tensor/mat.h"
 
-/* Rows [m0,m1) and columns [n0,n1) of ac_matmul_nt. */
-void ac_matmul_nt_avx2(const float *x, size_t ldx, const float *w, size_t ldw, const float *bias,
-                       float *y, size_t ldy, size_t K, size_t m0, size_t m1, size_t n0, size_t n1);
-/* Output columns [n0,n1) of ac_matmul for a few input rows. */
-void ac_matmul_avx2(const float *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0,
-                      size_t n1);
-/* Rows [r0,r1) of a 16-bit or Q8_0 matrix as f32. */
-void ac_mat_rows_avx2(const ac_mat *w, size_t r0, size_t r1, float *out);
+void ac_matmul_nt_range_avx2(const float *x, size_t ldx, const float *w, size_t ldw, const float *bias, float *y,
+                             size_t ldy, size_t K, size_t m0, size_t m1, size_t n0, size_t n1);
 void ac_conv1d_depthwise_avx2(const ac_conv1d_shape *s, const float *x, size_t batch,
                               size_t T, const float *w, const float *bias, float *y);
+void ac_polyphase_avx2(const float *bank, size_t taps, size_t stride, size_t phases, const float *x, size_t step,
+                       size_t blocks, float *out);
 void ac_channel_affine_avx2(float *x, size_t rows, size_t C, const float *scale,
                             const float *shift, int relu);
 void ac_relu_avx2(float *x, size_t n);
@@ -31,7 +27,6 @@ void ac_gelu_avx2(float *x, size_t n);
 void ac_mul_avx2(float *y, const float *x, size_t n);
 void ac_rmsnorm_avx2(const float *x, float *y, size_t rows, size_t C, const float *gamma,
                      size_t gamma_stride, float eps);
-/* One row of ac_rope given the cosines and sines of its DIM/2 angles. */
 void ac_rope_rotate_avx2(float *x, size_t heads, size_t dim, const float *cs, const float *sn);
 void ac_softmax_masked_avx2(float *x, size_t rows, size_t cols, float scale, const ac_mask *mask);
 void ac_axpy_avx2(float *y, const float *x, float alpha, size_t n);

@@ -1,0 +1,71 @@
+/* The kernel table: one function per operation that has versions for
+ * several instruction sets. Each level (AC_SIMD_*, kernels.h) has its own
+ * constant table; the one in use is chosen once, from the CPU, and again by
+ * ac_kernels_set_simd. The operations of kernels.h and mat.h call through
+ * it; their size policies (when a product streams, packs or uses one row's
+ * kernel) stay with them. */
+#ifndef AC_TENSOR_DISPATCH_H
+#define AC_TENSOR_DISPATCH_H
+
+#include <stddef.h>
+
+#include "tensor/kernels.h"
+#include "tensor/mat.h"
+
+typedef struct ac_kernel_table {
+    /* element-wise, as the kernels.h operations of the same name */
+    void (*relu)(float *x, size_t n);
+    void (*sigmoid)(float *x, size_t n);
+    void (*tanh)(float *x, size_t n);
+    void (*exp)(float *x, size_t n);
+    void (*silu)(float *x, size_t n);
+    void (*gelu)(float *x, size_t n);
+    void (*mul)(float *y, const float *x, size_t n);
+    void (*axpy)(float *y, const float *x, float alpha, size_t n);
+    void (*channel_affine)(float *x, size_t rows, size_t C, const float *scale, const float *shift, int relu);
+    /* per row */
+    void (*glu)(const float *x, float *y, size_t rows, size_t C);
+    void (*layernorm)(const float *x, float *y, size_t rows, size_t C, const float *gamma, const float *beta,
+                      float eps);
+    void (*rmsnorm)(const float *x, float *y, size_t rows, size_t C, const float *gamma, size_t gamma_stride,
+                    float eps);
+    /* one row of ac_rope given the cosines and sines of its DIM/2 angles */
+    void (*rope_rotate)(float *x, size_t heads, size_t dim, const float *cs, const float *sn);
+    void (*softmax_rows)(float *x, size_t rows, size_t cols);
+    void (*softmax_masked)(float *x, size_t rows, size_t cols, float scale, const ac_mask *mask);
+    void (*log_softmax)(float *x, size_t n);
+    /* convolutions */
+    void (*conv1d_depthwise)(const ac_conv1d_shape *s, const float *x, size_t batch, size_t T, const float *w,
+                             const float *bias, float *y);
+    void (*polyphase)(const float *bank, size_t taps, size_t stride, size_t phases, const float *x, size_t step,
+                      size_t blocks, float *out);
+    /* products: rows [m0,m1) and columns [n0,n1) of ac_matmul_nt */
+    void (*matmul_nt_range)(const float *x, size_t ldx, const float *w, size_t ldw, const float *bias, float *y,
+                            size_t ldy, size_t K, size_t m0, size_t m1, size_t n0, size_t n1);
+    /* rows [r0,r1) of a 16-bit or Q8_0 matrix as f32 */
+    void (*mat_rows)(const ac_mat *w, size_t r0, size_t r1, float *out);
+    /* output columns [n0,n1) of ac_matmul for a few input rows, the weights
+     * streamed once and converted in registers */
+    void (*matmul_few)(const float *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0,
+                       size_t n1);
+    /* Kernels only some levels have, for 16-bit weights. Each does output
+     * columns from n0 on and returns the column where the caller goes on
+     * with the kernels above: n0 where the level has none. */
+    /* one input row, in blocks of four columns */
+    size_t (*matmul_row16)(const float *x, const ac_mat *w, const float *bias, float *y, size_t n0, size_t n1);
+    /* many input rows; PACK holds AC_GEMM16_KC x AC_GEMM16_NR floats, 64-byte
+     * aligned, and ranges of columns are multiples of AC_GEMM16_NR */
+    size_t (*gemm16)(const float *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0, size_t n1,
+                     float *pack);
+} ac_kernel_table;
+
+/* the blocks of gemm16: output columns, then input columns */
+#define AC_GEMM16_NR 64
+#define AC_GEMM16_KC 256
+
+/* The table in use. */
+const ac_kernel_table *ac_kernels(void);
+/* LEVEL's table, whether or not this CPU can run it (for tests). */
+const ac_kernel_table *ac_kernels_at(int level);
+
+#endif

@@ -1,0 +1,87 @@
+/* Scalar kernels of ac_matmul: the scalar level's kernel table entries, and
+ * the reference product the tests compare against. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/f16.h"
+#include "tensor/mat.h"
+
+/* Row R as f32, alignment-safe. */
+static void row_f32(const ac_mat *w, size_t r, float *out)
+{
+    const unsigned char *p = (const unsigned char *)w->data + r * (size_t)ac_dtype_bytes(w->dtype, w->cols);
+    size_t n = w->cols;
+    switch (w->dtype) {
+    case AC_DTYPE_F32:
+        memcpy(out, p, n * sizeof *out);
+        break;
+    case AC_DTYPE_F16:
+    case AC_DTYPE_BF16:
+        for (size_t i = 0; i < n; i++) {
+            uint16_t h;
+            memcpy(&h, p + 2 * i, 2);
+            out[i] = w->dtype == AC_DTYPE_F16 ? ac_f16_to_f32(h) : ac_bf16_to_f32(h);
+        }
+        break;
+    case AC_DTYPE_Q8_0:
+        for (size_t b = 0; b < n / 32; b++, p += 34) {
+            uint16_t h;
+            memcpy(&h, p, 2);
+            float d = ac_f16_to_f32(h);
+            for (int k = 0; k < 32; k++) out[b * 32 + k] = d * (float)(int8_t)p[2 + k];
+        }
+        break;
+    default:
+        memset(out, 0, n * sizeof *out);
+    }
+}
+
+void ac_mat_rows_ref(const ac_mat *w, size_t r0, size_t r1, float *out)
+{
+    for (size_t r = r0; r < r1; r++) row_f32(w, r, out + (r - r0) * w->cols);
+}
+
+void ac_matmul_ref(const float *x, const ac_mat *w, const float *bias, float *y, size_t M)
+{
+    float *row = malloc(w->cols * sizeof *row);
+    if (!row) return;
+    for (size_t n = 0; n < w->rows; n++) {
+        row_f32(w, n, row);
+        for (size_t m = 0; m < M; m++) {
+            double acc = 0; /* in double, so that tests measure the kernels' rounding, not this sum's */
+            for (size_t k = 0; k < w->cols; k++) acc += (double)x[m * w->cols + k] * row[k];
+            y[m * w->rows + n] = (float)(acc + (bias ? bias[n] : 0.0f));
+        }
+    }
+    free(row);
+}
+
+void ac_matmul_few_ref(const float *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0, size_t n1)
+{
+    size_t K = w->cols;
+    float *row = malloc(K * sizeof *row);
+    if (!row) return;
+    for (size_t n = n0; n < n1; n++) {
+        row_f32(w, n, row);
+        for (size_t m = 0; m < M; m++) {
+            float acc = 0;
+            for (size_t k = 0; k < K; k++) acc += x[m * K + k] * row[k];
+            y[m * w->rows + n] = acc + (bias ? bias[n] : 0.0f);
+        }
+    }
+    free(row);
+}
+
+/* The levels below AVX-512 have no one-row or many-row kernel of their own
+ * for 16-bit weights: they leave every column to the caller's next path. */
+size_t ac_matmul_row16_none(const float *x, const ac_mat *w, const float *bias, float *y, size_t n0, size_t n1)
+{
+    return n0;
+}
+
+size_t ac_gemm16_none(const float *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0, size_t n1,
+                      float *pack)
+{
+    return n0;
+}
