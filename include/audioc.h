@@ -5,9 +5,11 @@
  * Threading
  * - A loaded ac_model is read-only: any number of threads may run calls on
  *   one handle at once (ac_asr_transcribe, ac_vad_run, ac_model_family, ...).
- *   Each running call borrows scratch memory from the handle and returns it
+ *   A transcription borrows scratch memory from the handle and returns it
  *   when done, so the memory is reused by the next call and grows only with
- *   the number of calls at once. ac_model_free must not overlap any call on
+ *   the number of calls at once; a voice call (ac_voice_convert,
+ *   ac_voice_speak) and a VAD run make their scratch for the call and free
+ *   it when it returns. ac_model_free must not overlap any call on
  *   the handle (nor on a transcription that uses it as its VAD).
  * - Callbacks (ac_asr_options.on_segment) run on the calling thread, before
  *   the call returns, in order. The segment they get is valid only during
@@ -16,7 +18,10 @@
  *   moment the call returns until their _free; they do not depend on the
  *   model (it may be freed first) and may be read from any thread.
  * - Inputs and options are read during the call only.
- * - ac_last_error() is per thread. ac_set_threads, ac_set_log_level and
+ * - ac_last_error() is per thread, and every call that returns an ac_status
+ *   clears it first: after a success it is empty, after a failure it is
+ *   that failure's message. A binding that moves work between threads must
+ *   read it on the thread that made the call. ac_set_threads, ac_set_log_level and
  *   ac_set_progress are process-wide: set them before starting threads.
  *   ac_set_local_threads applies to the calling thread.
  *

@@ -53,6 +53,7 @@ static ac_status take_options(const ac_model *m, const ac_asr_options *user, ac_
 
 ac_status ac_asr_check_options(const ac_model *m, const ac_asr_options *opt)
 {
+    ac_error_clear();
     ac_asr_options o;
     return take_options(m, opt, &o, "ac_asr_check_options");
 }
@@ -247,6 +248,7 @@ static ac_status run(ac_model *m, const ac_audio_input *in, const ac_asr_options
 
 ac_status ac_asr_transcribe(ac_model *m, const ac_audio_input *in, const ac_asr_options *opt, ac_asr_result **out)
 {
+    ac_error_clear();
     *out = NULL;
     return ac_input_error(in, run(m, in, opt, out));
 }

@@ -31,6 +31,7 @@ static ac_status convert(ac_audio_reader *r, const char *out)
 
 ac_status ac_audio_convert_input(const ac_audio_input *in, int rate, const char *out, ac_audio_info *info)
 {
+    ac_error_clear();
     if (!out) return ac_error(AC_ERR_ARG, "ac_audio_convert: no output path given");
     ac_audio_input i = {0};
     if (in) AC_TRY(ac_struct_take(&i, sizeof i, in, "ac_audio_input"));
@@ -48,12 +49,14 @@ ac_status ac_audio_convert_input(const ac_audio_input *in, int rate, const char 
 
 ac_status ac_audio_convert(const char *file, int rate, const char *out, ac_audio_info *info)
 {
+    ac_error_clear();
     ac_audio_input in = ac_input_file(file);
     return ac_audio_convert_input(&in, rate, out, info);
 }
 
 ac_status ac_audio_save(const char *path, const float *pcm, int64_t frames, int channels, int rate, int pcm16)
 {
+    ac_error_clear();
     if (!path || (!pcm && frames > 0) || frames < 0 || channels < 1 || rate < 1)
         return ac_error(AC_ERR_ARG, "ac_audio_save: bad arguments");
     ac_audio_writer *w;
@@ -65,6 +68,7 @@ ac_status ac_audio_save(const char *path, const float *pcm, int64_t frames, int 
 
 ac_status ac_audio_decode(const ac_audio_input *in, int rate, float **pcm, int64_t *frames, ac_audio_info *info)
 {
+    ac_error_clear();
     if (!pcm || !frames || rate < 0) return ac_error(AC_ERR_ARG, "ac_audio_decode: bad arguments");
     return ac_input_error(in, ac_input_read_all(in, rate, 0, pcm, frames, info));
 }
@@ -72,6 +76,7 @@ ac_status ac_audio_decode(const ac_audio_input *in, int rate, float **pcm, int64
 ac_status ac_audio_encode(const char *format, const float *pcm, int64_t frames, int channels, int rate, int pcm16,
                           void **data, size_t *size)
 {
+    ac_error_clear();
     if (data) *data = NULL;
     if (size) *size = 0;
     if (!format || !data || !size || (!pcm && frames > 0) || frames < 0 || channels < 1 || rate < 1)

@@ -87,6 +87,7 @@ static ac_status probe(const char *path, const ac_family **out)
 
 ac_status ac_model_probe(const char *path, const char **family, ac_task *task)
 {
+    ac_error_clear();
     const ac_family *f;
     AC_TRY(probe(path, &f));
     if (family) *family = f->name;
@@ -102,11 +103,13 @@ void ac_load_options_init(ac_load_options *o, size_t size)
 
 ac_status ac_model_load(const char *path, const char *family, ac_model **out)
 {
+    ac_error_clear();
     return ac_model_load_with(path, family, NULL, out);
 }
 
 ac_status ac_model_load_with(const char *path, const char *family, const ac_load_options *opt, ac_model **out)
 {
+    ac_error_clear();
     *out = NULL;
     ac_load_options o;
     ac_load_options_default(&o);

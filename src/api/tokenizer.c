@@ -19,6 +19,7 @@ static int is_dir(const char *path)
 
 ac_status ac_tokenizer_load(const char *path, ac_tokenizer **out)
 {
+    ac_error_clear();
     if (!out) return ac_error(AC_ERR_ARG, "ac_tokenizer_load: no output pointer");
     *out = NULL;
     if (!path) return ac_error(AC_ERR_ARG, "ac_tokenizer_load: no path");
@@ -42,11 +43,13 @@ int ac_tokenizer_size(const ac_tokenizer *tok) { return ac_bpe_size((const ac_bp
 
 ac_status ac_tokenize(const ac_tokenizer *tok, const char *text, size_t len, int **ids, size_t *n)
 {
+    ac_error_clear();
     return ac_bpe_encode((const ac_bpe *)tok, text, len, ids, n);
 }
 
 ac_status ac_detokenize(const ac_tokenizer *tok, const int *ids, size_t n, int keep_special, char **text, size_t *len)
 {
+    ac_error_clear();
     return ac_bpe_decode((const ac_bpe *)tok, ids, n, keep_special, text, len);
 }
 

@@ -155,6 +155,7 @@ static ac_status run(ac_model *v, const ac_audio_input *in, const ac_vad_options
 
 ac_status ac_vad_run(ac_model *v, const ac_audio_input *in, const ac_vad_options *opt, ac_vad_result **out)
 {
+    ac_error_clear();
     *out = NULL;
     return ac_input_error(in, run(v, in, opt, out));
 }

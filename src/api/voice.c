@@ -142,12 +142,14 @@ static ac_status run(ac_model *m, const ac_audio_input *source, const char *text
 ac_status ac_voice_convert(ac_model *m, const ac_audio_input *source, const ac_voice_options *opt,
                            ac_voice_result **out)
 {
+    ac_error_clear();
     *out = NULL;
     return run(m, source, NULL, opt, out);
 }
 
 ac_status ac_voice_speak(ac_model *m, const char *text, const ac_voice_options *opt, ac_voice_result **out)
 {
+    ac_error_clear();
     *out = NULL;
     if (!text) return ac_error(AC_ERR_ARG, "ac_voice_speak: no text");
     return run(m, NULL, text, opt, out);

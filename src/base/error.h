@@ -17,6 +17,8 @@ ac_status ac_error(ac_status status, const char *fmt, ...) AC_PRINTF(2, 3);
  * the message already starts with it. */
 ac_status ac_error_prefix(ac_status status, const char *fmt, ...) AC_PRINTF(2, 3);
 
+/* Each public call that returns an ac_status begins with this, so that
+ * ac_last_error() speaks of that call and never of an earlier failure. */
 void ac_error_clear(void);
 
 #define AC_TRY(expr)                       \

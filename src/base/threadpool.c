@@ -174,6 +174,7 @@ static ac_status check_count(int n)
 
 ac_status ac_set_threads(int n)
 {
+    ac_error_clear();
     AC_TRY(check_count(n));
     pthread_mutex_lock(&global.run_mu);
     stop_workers(&global);
@@ -195,6 +196,7 @@ static void free_local(void)
 
 ac_status ac_set_local_threads(int n)
 {
+    ac_error_clear();
     if (n == 0) {
         free_local();
         return AC_OK;

@@ -69,6 +69,10 @@ static void test_probe(void)
     CHECK(ac_model_load(silero_file, "marblenet_vad", &m) != AC_OK && !m, "--family overrides the probe");
     CHECK(ac_model_load(silero_file, "whisper", &m) == AC_ERR_ARG && error_has("unknown family 'whisper'"),
           "unknown family: %s", ac_last_error());
+    /* a success after a failure leaves no stale message behind */
+    CHECK(ac_model_probe(silero_file, NULL, NULL) == AC_OK && ac_last_error()[0] == 0,
+          "the last error after a success: '%s'", ac_last_error());
+    CHECK(ac_set_threads(1) == AC_OK && ac_last_error()[0] == 0, "after ac_set_threads");
     const char *const *vads = ac_families(AC_TASK_VAD), *const *all = ac_families(AC_TASK_ANY);
     const char *const *voice = ac_families(AC_TASK_VOICE);
     CHECK(vads[0] && vads[1] && !vads[2] && all[0] && all[1] && all[2] && all[3] && !all[4], "family lists");

@@ -74,6 +74,17 @@ static void compare(const char *name, const float *got, size_t n, double tol)
     free(want);
 }
 
+/* The encoder's traced stages against the goldens: "subsampling.npy",
+ * "layer_I.npy", "encoder_proj.npy". */
+static void compare_stage(void *user, const char *name, int layer, const void *data, size_t bytes)
+{
+    char file[64];
+    if (layer >= 0) snprintf(file, sizeof file, "%s_%d.npy", name, layer);
+    else snprintf(file, sizeof file, "%s.npy", name);
+    compare(file, data, bytes / sizeof(float), 1e-4);
+    ++*(int *)user;
+}
+
 /* Greedy ids recomputing every step from the prompt (no cache reuse). */
 static int greedy_recompute(const hviske_model *m, const hviske_encoded *e, const int *prompt, int np, int max_new,
                             int *ids, ac_arena *a)
@@ -132,17 +143,11 @@ int main(int argc, char **argv)
     compare("features.npy", feat, (size_t)(T * m->cfg.n_mels), 1e-4);
 
     hviske_encoded e;
-    char name[64];
-    for (int l = 0; l <= m->cfg.n_layers; l++) {
-        CHECK(hviske_encode(m, feat, T, Tv, l, l == 0, &a, &e) == AC_OK, "encode: %s", ac_last_error());
-        if (l == 0) {
-            compare("subsampling.npy", e.sub, (size_t)(e.T * m->cfg.d_model), 1e-4);
-            continue;
-        }
-        snprintf(name, sizeof name, "layer_%d.npy", l - 1);
-        compare(name, e.x, (size_t)(e.T * m->cfg.d_model), 1e-4);
-    }
-    compare("encoder_proj.npy", e.proj, (size_t)(e.T * m->cfg.dec_dim), 1e-4);
+    int traced = 0;
+    ac_trace trace = {.fn = compare_stage, .user = &traced};
+    CHECK(hviske_encode(m, feat, T, Tv, &trace, &a, &e) == AC_OK, "encode: %s", ac_last_error());
+    CHECK(traced == m->cfg.n_layers + 2, "%d encoder stages traced (subsampling, %d layers, projection)", traced,
+          m->cfg.n_layers);
 
     int prompt[16], np;
     CHECK(hviske_prompt(m, "da", 1, 1, prompt, &np) == AC_OK, "prompt");

@@ -369,7 +369,9 @@ static int toy_run(toy *t, const ac_decode_options *o, ac_decode_result *r)
 {
     float *first = malloc(TOY_V * sizeof *first);
     int tok = 1;
-    ac_decode_model m = {t, TOY_V, 0, toy_step, toy_reorder};
+    static const int stop = 0;
+    ac_decode_model m = {.ctx = t, .vocab = TOY_V, .stop = &stop, .n_stop = 1, .logprobs = 1, .step = toy_step,
+                         .reorder = toy_reorder};
     ac_status s = first ? toy_step(t, &tok, 1, 0, first) : AC_ERR_NOMEM;
     if (!s) s = ac_decode(&m, o, first, 1, r);
     free(first);

@@ -43,8 +43,9 @@ typedef struct {
     int counts[64], n;
 } tracer;
 
-static void on_trace(void *user, const char *name, const void *data, size_t bytes)
+static void on_trace(void *user, const char *name, int layer, const void *data, size_t bytes)
 {
+    (void)layer;
     tracer *t = user;
     int i = 0;
     while (i < t->n && strcmp(t->names[i], name)) i++;
@@ -219,8 +220,7 @@ int main(int argc, char **argv)
         else return fprintf(stderr, "unknown key %s\n", k), 2;
     }
     tracer tr = {.dir = argv[3]};
-    o.trace = on_trace;
-    o.trace_user = &tr;
+    o.trace = (ac_trace){.fn = on_trace, .user = &tr};
     vevo2_model *m;
     int rc = 0;
     if (vevo2_load(argv[1], NULL, &m)) {

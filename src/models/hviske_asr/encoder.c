@@ -202,7 +202,7 @@ static void conformer_layer(const hviske_config *c, const hviske_enc_layer *L, f
 }
 
 ac_status hviske_encode(const hviske_model *m, const float *feat, int64_t n_frames, int64_t n_valid,
-                        int layers, int keep_sub, ac_arena *a, hviske_encoded *out)
+                        const ac_trace *trace, ac_arena *a, hviske_encoded *out)
 {
     const hviske_config *c = &m->cfg;
     memset(out, 0, sizeof *out);
@@ -213,21 +213,20 @@ ac_status hviske_encode(const hviske_model *m, const float *feat, int64_t n_fram
         return ac_error(AC_ERR_UNSUPPORTED, "audio chunk of %lld encoder frames exceeds pos_emb_max_len %d",
                         (long long)T, c->pos_max);
     size_t E = (size_t)c->d_model;
-    if (keep_sub) {
-        out->sub = ac_arena_floats(a, (size_t)T * E);
-        if (!out->sub) return AC_ERR_NOMEM;
-        memcpy(out->sub, x, (size_t)T * E * sizeof *x);
-    }
+    ac_trace_put(trace, "subsampling", -1, x, (size_t)T * E * sizeof *x);
     float *R = ac_arena_floats(a, (size_t)(2 * T - 1) * E);
     layer_scratch s;
     if (!R) return AC_ERR_NOMEM;
     AC_TRY(scratch_alloc(c, T, a, &s));
     rel_positions(R, T, (int)E);
-    int n = layers < 0 || layers > c->n_layers ? c->n_layers : layers;
-    for (int i = 0; i < n; i++) conformer_layer(c, &m->enc[i], x, T, Tv, R, &s);
+    for (int i = 0; i < c->n_layers; i++) {
+        conformer_layer(c, &m->enc[i], x, T, Tv, R, &s);
+        ac_trace_put(trace, "layer", i, x, (size_t)T * E * sizeof *x);
+    }
     out->proj = ac_arena_floats(a, (size_t)T * c->dec_dim);
     if (!out->proj) return AC_ERR_NOMEM;
     ac_matmul(x, &m->proj_w, m->proj_b, out->proj, (size_t)T);
+    ac_trace_put(trace, "encoder_proj", -1, out->proj, (size_t)T * c->dec_dim * sizeof *out->proj);
     out->x = x;
     out->T = T;
     out->T_valid = Tv;

@@ -77,7 +77,7 @@ static ac_status step(void *ctx, const int *tokens, int n, int pos, float *logpr
 static void reorder(void *ctx, const int *parent, int n, int len)
 {
     search_ctx *s = ctx;
-    int full[64];
+    int full[AC_MAX_BEAM_SIZE];
     for (int i = 0; i < s->beams; i++) full[i] = i < n ? parent[i] : i;
     hviske_decoder_reorder(s->dec, full, len);
 }
@@ -108,7 +108,7 @@ ac_status hviske_transcribe_chunk(const hviske_model *m, const float *x, int64_t
     AC_TRY(hviske_features(m, x, n, a, &feat, &T, &Tv));
     double t1 = ac_now();
     hviske_encoded enc;
-    AC_TRY(hviske_encode(m, feat, T, Tv, -1, 0, a, &enc));
+    AC_TRY(hviske_encode(m, feat, T, Tv, &o->trace, a, &enc));
     double t2 = ac_now();
 
     hviske_decoder *dec;
@@ -121,7 +121,8 @@ ac_status hviske_transcribe_chunk(const hviske_model *m, const float *x, int64_t
     double t3 = ac_now();
 
     search_ctx sc = {dec, beam_idx, pos_idx, beams};
-    ac_decode_model dm = {&sc, c->vocab, c->eos, step, reorder};
+    ac_decode_model dm = {.ctx = &sc, .vocab = c->vocab, .stop = &c->eos, .n_stop = 1, .logprobs = 1,
+                          .step = step, .reorder = reorder};
     ac_decode_result r;
     AC_TRY(ac_decode(&dm, &dopt, first, np, &r));
     ac_status s = o->word_timestamps ? hviske_align_words(m, &enc, prompt, np, r.tokens, r.n_tokens, a, &out->words,
@@ -135,6 +136,7 @@ ac_status hviske_transcribe_chunk(const hviske_model *m, const float *x, int64_t
         return s;
     }
     out->tokens = r.tokens;
+    free(r.logprobs);
     out->n_tokens = r.n_tokens;
     out->logprob = r.logprob;
     out->steps = r.steps;

@@ -4,6 +4,7 @@
 #define AC_MODELS_HVISKE_TRANSCRIBE_H
 
 #include "base/arena.h"
+#include "base/trace.h"
 #include "models/hviske_asr/align.h"
 #include "models/hviske_asr/model.h"
 #include "nn/decode.h"
@@ -14,6 +15,7 @@ typedef struct hviske_options {
     int dummy_prefix;       /* lead the prompt with the "▁" piece (10 ids) */
     int word_timestamps;    /* align the words (align.h) */
     ac_decode_options decode;
+    ac_trace trace;         /* the encoder's stages (frontend.h), for tests */
 } hviske_options;
 
 typedef struct hviske_chunk_result {

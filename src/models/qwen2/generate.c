@@ -1,6 +1,6 @@
 /* Generation as Hugging Face generate does it for one sequence: the prompt
- * in one pass, then per new token nn/sampler's processors and draw on the
- * last position's logits, and one cached step. */
+ * in one pass, then nn/decode's loop (per new token nn/sampler's processors
+ * and draw on the last position's logits, and one cached step). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +8,7 @@
 #include "base/timing.h"
 #include "base/mem.h"
 #include "models/qwen2/qwen2.h"
+#include "nn/decode.h"
 
 qwen2_gen_options qwen2_gen_defaults(const qwen2_model *m, int prompt_len)
 {
@@ -24,13 +25,6 @@ qwen2_gen_options qwen2_gen_defaults(const qwen2_model *m, int prompt_len)
     o.max_new_tokens = g->max_new_tokens >= 0 ? g->max_new_tokens : g->max_length - prompt_len;
     if (o.max_new_tokens < 0) o.max_new_tokens = 0;
     return o;
-}
-
-static int is_stop(const qwen2_gen_options *o, int id)
-{
-    for (int i = 0; i < o->n_stop; i++)
-        if (o->stop[i] == id) return 1;
-    return 0;
 }
 
 static ac_status check_options(const qwen2_model *m, const int *prompt, int n_prompt, const qwen2_gen_options *o)
@@ -55,43 +49,57 @@ static ac_status check_options(const qwen2_model *m, const int *prompt, int n_pr
     return ac_sampler_check(&o->sampler, c->vocab);
 }
 
-static ac_status run(const qwen2_model *m, const int *prompt, int n_prompt, const qwen2_gen_options *o,
-                     ac_arena *a, ac_sampler *smp, qwen2_gen_result *out)
+static ac_status step(void *ctx, const int *tokens, int n, int pos, float *logits)
 {
-    int V = m->cfg.vocab, max_new = o->max_new_tokens, cap = n_prompt + (max_new > 0 ? max_new - 1 : 0);
+    return qwen2_forward(ctx, tokens, n, pos, 1, logits);
+}
+
+/* The prompt in one pass, then nn/decode's loop; the result keeps the stop
+ * id that ended the run, as HF's output does. */
+static ac_status run(const qwen2_model *m, const int *prompt, int n_prompt, const qwen2_gen_options *o,
+                     ac_arena *a, qwen2_gen_result *out)
+{
+    int max_new = o->max_new_tokens, cap = n_prompt + (max_new > 0 ? max_new - 1 : 0);
     qwen2_session *s;
     AC_TRY(qwen2_session_new(m, cap, n_prompt, a, &s));
-    int *history = ac_arena_alloc(a, (size_t)(n_prompt + max_new) * sizeof *history);
-    float *logits = ac_arena_floats(a, (size_t)V);
-    out->ids = ac_malloc((size_t)(max_new > 0 ? max_new : 1) * sizeof *out->ids);
-    out->logprobs = ac_malloc((size_t)(max_new > 0 ? max_new : 1) * sizeof *out->logprobs);
-    if (!history || !logits || !out->ids || !out->logprobs) return AC_ERR_NOMEM;
-    memcpy(history, prompt, (size_t)n_prompt * sizeof *history);
-    if (max_new == 0) return AC_OK;
-    /* every stop id is barred before min_new_tokens (HF's processor takes
-     * the list), so the sampler's single end token is not used */
-    ac_sampler_options so = o->sampler;
-    so.eos = -1;
+    float *logits = ac_arena_floats(a, (size_t)m->cfg.vocab);
+    if (!logits) return AC_ERR_NOMEM;
+    if (max_new == 0) { /* nothing to generate: empty arrays, as for any result */
+        out->ids = ac_malloc(sizeof *out->ids);
+        out->logprobs = ac_malloc(sizeof *out->logprobs);
+        return out->ids && out->logprobs ? AC_OK : AC_ERR_NOMEM;
+    }
     double t0 = ac_now();
     AC_TRY(qwen2_forward(s, prompt, n_prompt, 0, 1, logits));
     double t1 = ac_now();
     out->prefill_s = t1 - t0;
-    for (int step = 0; step < max_new; step++) {
-        for (int i = 0; i < o->n_stop; i++) ac_bar_eos(logits, o->stop[i], step, o->sampler.min_new_tokens);
-        int id;
-        float lp;
-        AC_TRY(ac_sample(smp, &so, logits, history, n_prompt + step, step, &id, &lp));
-        history[n_prompt + step] = out->ids[step] = id;
-        out->logprobs[step] = lp;
-        out->n = step + 1;
-        if (o->progress && o->progress(o->progress_user, step + 1, max_new)) return AC_ERR_CANCELLED;
-        if (is_stop(o, id)) {
-            out->stopped = 1;
-            break;
-        }
-        if (step + 1 < max_new) AC_TRY(qwen2_forward(s, &id, 1, n_prompt + step, 1, logits));
-    }
+    const ac_sampler_options *so = &o->sampler;
+    ac_decode_model dm = {.ctx = s, .vocab = m->cfg.vocab, .stop = o->stop, .n_stop = o->n_stop, .step = step};
+    ac_decode_options d = {
+        .max_new_tokens = max_new,
+        /* HF bars the stop ids for min_new_tokens steps, however many are allowed */
+        .min_new_tokens = so->min_new_tokens < max_new ? so->min_new_tokens : max_new,
+        .beam_size = 1,
+        .temperature = so->temperature,
+        .top_k = so->top_k,
+        .top_p = so->top_p,
+        .repetition_penalty = so->repetition_penalty,
+        .prompt = prompt,
+        .n_prompt = n_prompt,
+        .seed = o->seed,
+        .uniform = o->uniform,
+        .uniform_ctx = o->uniform_ctx,
+        .progress = o->progress,
+        .progress_user = o->progress_user,
+    };
+    ac_decode_result r;
+    AC_TRY(ac_decode(&dm, &d, logits, n_prompt, &r));
     out->decode_s = ac_now() - t1;
+    out->stopped = r.stop >= 0;
+    if (out->stopped) r.tokens[r.n_tokens] = r.stop;
+    out->ids = r.tokens;
+    out->logprobs = r.logprobs;
+    out->n = r.n_tokens + out->stopped;
     return AC_OK;
 }
 
@@ -100,12 +108,7 @@ ac_status qwen2_generate(const qwen2_model *m, const int *prompt, int n_prompt, 
 {
     memset(out, 0, sizeof *out);
     AC_TRY(check_options(m, prompt, n_prompt, o));
-    ac_sampler smp;
-    AC_TRY(ac_sampler_init(&smp, m->cfg.vocab, o->seed));
-    smp.uniform = o->uniform;
-    smp.uniform_ctx = o->uniform_ctx;
-    ac_status st = run(m, prompt, n_prompt, o, a, &smp, out);
-    ac_sampler_free(&smp);
+    ac_status st = run(m, prompt, n_prompt, o, a, out);
     if (st) qwen2_gen_result_free(out);
     return st;
 }

@@ -225,7 +225,7 @@ ac_status vevo2_pace(const vevo2_options *o, float **wav, int64_t *n)
 
 static void trace_ids(const vevo2_options *o, const char *name, const int32_t *ids, int n)
 {
-    if (o->trace) o->trace(o->trace_user, name, ids, (size_t)n * sizeof *ids);
+    ac_trace_put(&o->trace, name, -1, ids, (size_t)n * sizeof *ids);
 }
 
 /* Path S. Results that outlive a stage come from A, each stage's scratch

@@ -24,7 +24,7 @@ typedef struct {
 
 static void trace(const vevo2_options *o, const char *name, const void *data, size_t bytes)
 {
-    if (o->trace) o->trace(o->trace_user, name, data, bytes);
+    ac_trace_put(&o->trace, name, -1, data, bytes);
 }
 
 static ac_status shift_of(vevo2_model *m, const vevo2_clip *x, const vevo2_clip *timbre, const vevo2_options *o,

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "audio/resample_sinc.h"
+#include "base/trace.h"
 #include "models/vevo2/coco.h"
 #include "models/vevo2/fm.h"
 #include "models/vevo2/package.h"
@@ -72,11 +73,6 @@ typedef enum { VEVO2_PITCH_ESTIMATE, VEVO2_PITCH_FIXED } vevo2_pitch_mode;
 typedef int (*vevo2_progress_fn)(void *user, const char *stage, int done, int total);
 /* A nonzero return stops the request (AC_ERR_CANCELLED). */
 typedef int (*vevo2_audio_fn)(void *user, const float *wav, int64_t n, int chunk, int n_chunks);
-/* Intermediate results by name, for tests: "prosody_ids", "style_ids",
- * "timbre_ids", "source_ids" (int32), "prompt" (text), "prompt_ids",
- * "generated_ids", "ids" (int32), "logprobs" (float32: each generated id's
- * log-softmax under the raw logits), per text chunk. */
-typedef void (*vevo2_trace_fn)(void *user, const char *name, const void *data, size_t bytes);
 
 typedef struct vevo2_options {
     const vevo2_route *route;
@@ -101,8 +97,11 @@ typedef struct vevo2_options {
     void *progress_user;
     vevo2_audio_fn on_audio;       /* each chunk's audio as it is made */
     void *audio_user;
-    vevo2_trace_fn trace;
-    void *trace_user;
+    /* Intermediate results by name, for tests (layer -1): "prosody_ids",
+     * "style_ids", "timbre_ids", "source_ids" (int32), "prompt" (text),
+     * "prompt_ids", "generated_ids", "ids" (int32), "logprobs" (float32:
+     * each generated id's log-softmax under the raw logits), per text chunk. */
+    ac_trace trace;
 } vevo2_options;
 
 /* The defaults of route R: upstream's AR sampling (top-k 25, top-p 0.8,
