@@ -66,7 +66,7 @@ static ac_status check(const void *m, const ac_asr_options *o)
     return hviske_prompt(m, o->language, o->punctuation, o->prompt_prefix, ids, &n);
 }
 
-static const ac_asr_ops asr = {transcribe, check};
+static const ac_asr_ops asr = {.transcribe = transcribe, .check = check};
 
 const ac_family ac_family_hviske_asr = {
     .name = "hviske_asr", .task = AC_TASK_ASR,

@@ -28,7 +28,8 @@ static ac_status speech(const void *m, const float *probs, size_t n_probs, int64
     return ac_marblenet_segments(m, probs, n_probs, n_samples, o->threshold, out, n_out);
 }
 
-static const ac_vad_ops vad = {stream_new, feed, finish, stream_free, speech, NULL, hop};
+static const ac_vad_ops vad = {.stream_new = stream_new, .feed = feed, .finish = finish, .stream_free = stream_free,
+                               .speech = speech, .hop = hop};
 
 const ac_family ac_family_marblenet_vad = {
     .name = "marblenet_vad", .task = AC_TASK_VAD,

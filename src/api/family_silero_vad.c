@@ -26,7 +26,8 @@ static ac_status speech(const void *m, const float *probs, size_t n_probs, int64
     return ac_silero_speech(probs, n_probs, n_samples, o, out, n_out);
 }
 
-static const ac_vad_ops vad = {stream_new, feed, finish, stream_free, speech, ac_silero_pad, hop};
+static const ac_vad_ops vad = {.stream_new = stream_new, .feed = feed, .finish = finish, .stream_free = stream_free,
+                               .speech = speech, .pad = ac_silero_pad, .hop = hop};
 
 const ac_family ac_family_silero_vad = {
     .name = "silero_vad", .task = AC_TASK_VAD,

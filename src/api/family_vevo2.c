@@ -91,7 +91,7 @@ static ac_status run(void *m, const ac_voice_clips *c, const ac_voice_options *o
     return s;
 }
 
-static const ac_voice_ops voice = {run, vevo2_route_names};
+static const ac_voice_ops voice = {.run = run, .routes = vevo2_route_names};
 const ac_family ac_family_vevo2 = {
     .name = "vevo2", .task = AC_TASK_VOICE,
     .probe = probe, .load = load, .free = free_model, .rate = rate,

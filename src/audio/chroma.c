@@ -34,7 +34,8 @@ ac_status ac_chroma_init(ac_chroma *c, int rate, int n_fft, int hop, int n_chrom
     c->window = ac_malloc((size_t)n_fft * sizeof *c->window);
     if (!c->window) return AC_ERR_NOMEM;
     ac_hann(n_fft, 1, c->window);
-    ac_stft_params p = {n_fft, hop, n_fft, c->window, AC_STFT_CENTER, AC_PAD_ZERO};
+    ac_stft_params p = {.n_fft = n_fft, .hop = hop, .win = n_fft, .window = c->window, .layout = AC_STFT_CENTER,
+                        .pad = AC_PAD_ZERO};
     ac_status st = ac_stft_init(&c->stft, &p);
     if (st) ac_chroma_free(c);
     return st;

@@ -36,7 +36,7 @@ void ac_cosine_vq_search(const float *codebook, int size, int dim, const float *
 ac_status ac_fvq_load(ac_weights *w, const char *prefix, int in_dim, int dim, int size, ac_fvq *out)
 {
     float *W, *cb;
-    *out = (ac_fvq){in_dim, dim, size, {0}, NULL, NULL};
+    *out = (ac_fvq){.in_dim = in_dim, .dim = dim, .size = size};
     AC_TRY(ac_weights_weight_norm(w, AC_SHAPE(dim, in_dim, 1), &W, "%s.in_project", prefix));
     out->in_w = ac_mat_f32(W, (size_t)dim, (size_t)in_dim);
     AC_TRY(ac_weights_vec(w, dim, &out->in_b, "%s.in_project.bias", prefix));

@@ -19,8 +19,8 @@ double hviske_chunk_bytes(const hviske_config *c, int64_t n, int beams, int cap)
     int64_t F1 = hviske_sub_len(c->n_mels), F2 = hviske_sub_len(F1);
     double t = (double)hviske_sub_len(T2), F3 = (double)hviske_sub_len(F2);
     double keys = cap > t ? cap : t, rows = beams > 16 ? beams : 16;   /* the prompt (<= 16) or the beams */
-    ac_attn_opts enc = {c->n_heads, c->n_heads, c->d_model / c->n_heads, 0, 0};
-    ac_attn_opts dec = {c->dec_heads, c->dec_heads, c->dec_dim / c->dec_heads, 0, 0};
+    ac_attn_opts enc = {.heads = c->n_heads, .kv_heads = c->n_heads, .head_dim = c->d_model / c->n_heads};
+    ac_attn_opts dec = {.heads = c->dec_heads, .kv_heads = c->dec_heads, .head_dim = c->dec_dim / c->dec_heads};
     double front = (double)n + 1 + (double)T0 * c->n_mels;
     double sub = (double)T1 * F1 * (9 + C) + 2.0 * T2 * F2 * C + 2 * t * F3 * C + t * E;
     double encoder = 4 * t * E + 11 * t * E + t * c->ff_dim + H * t * t + 2 * t * t +

@@ -34,7 +34,8 @@ ac_status hviske_features(const hviske_model *m, const float *x, int64_t n, ac_a
     for (int64_t i = n - 1; i > 0; i--) y[i] -= PREEMPH * y[i - 1];
 
     ac_logmel lm;
-    ac_stft_params sp = {c->n_fft, c->hop, c->win, m->window, AC_STFT_CENTER, AC_PAD_ZERO};
+    ac_stft_params sp = {.n_fft = c->n_fft, .hop = c->hop, .win = c->win, .window = m->window,
+                         .layout = AC_STFT_CENTER, .pad = AC_PAD_ZERO};
     AC_TRY(ac_logmel_init(&lm, &sp, &m->mel, AC_LOG_ADD, LOG_GUARD));
     ac_status st = AC_OK;
     for (int64_t t = 0; t < T && !st; t++) st = ac_logmel_frame(&lm, y, 0, n, n, t, feat + t * M);

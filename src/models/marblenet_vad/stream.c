@@ -39,7 +39,8 @@ ac_status ac_marblenet_stream_new(const ac_marblenet *m, ac_marblenet_stream **o
     ac_marblenet_stream *s = ac_calloc(1, sizeof *s);
     if (!s) return AC_ERR_NOMEM;
     s->m = m;
-    ac_stft_params sp = {m->n_fft, m->hop, m->win, m->window, AC_STFT_CENTER, AC_PAD_ZERO};
+    ac_stft_params sp = {.n_fft = m->n_fft, .hop = m->hop, .win = m->win, .window = m->window,
+                         .layout = AC_STFT_CENTER, .pad = AC_PAD_ZERO};
     ac_status st = ac_logmel_init(&s->logmel, &sp, &m->mel, AC_LOG_ADD, LOG_GUARD);
     if (st) {
         free(s);

@@ -27,7 +27,8 @@ static ac_ffn mlp(const qwen2_layer *L)
 
 static ac_attn_weights attn_weights(const qwen2_layer *L)
 {
-    return (ac_attn_weights){&L->wq, &L->wk, &L->wv, &L->wo, L->bq, L->bk, L->bv, NULL};
+    return (ac_attn_weights){.wq = &L->wq, .wk = &L->wk, .wv = &L->wv, .wo = &L->wo, .bq = L->bq, .bk = L->bk,
+                             .bv = L->bv};
 }
 
 ac_status qwen2_session_new(const qwen2_model *m, int cap, int max_rows, ac_arena *a, qwen2_session **out)

@@ -68,7 +68,8 @@ ac_status vevo2_timbre_mel_compute(const vevo2_timbre_mel *m, const float *wav, 
         return ac_error(AC_ERR_ARG, "timbre mel: %lld samples; more than %d are needed (the reflect padding)",
                         (long long)n, pad > c->hop - 1 ? pad : c->hop - 1);
     ac_stft s;
-    ac_stft_params p = {c->n_fft, c->hop, c->win, m->window, AC_STFT_SAME, AC_PAD_REFLECT};
+    ac_stft_params p = {.n_fft = c->n_fft, .hop = c->hop, .win = c->win, .window = m->window,
+                        .layout = AC_STFT_SAME, .pad = AC_PAD_REFLECT};
     AC_TRY(ac_stft_init(&s, &p));
     float *power = ac_malloc((size_t)bins * sizeof *power);
     if (!power) {

@@ -90,7 +90,8 @@ ac_status vevo2_vocoder_forward(const vevo2_vocoder *v, const float *mel, size_t
         }
     }
     ac_stft istft;
-    ac_stft_params p = {c->n_fft, c->hop, c->n_fft, v->window, AC_STFT_SAME, AC_PAD_ZERO};
+    ac_stft_params p = {.n_fft = c->n_fft, .hop = c->hop, .win = c->n_fft, .window = v->window,
+                        .layout = AC_STFT_SAME, .pad = AC_PAD_ZERO};
     AC_TRY(ac_stft_init(&istft, &p));
     ac_status s = ac_istft(&istft, spec, (int64_t)F, (int64_t)(F * (size_t)c->hop), wav);
     ac_stft_free(&istft);

@@ -24,7 +24,7 @@ ac_status whisper_encode(const whisper_encoder *m, const float *mel, ac_arena *a
     size_t F = whisper_mel_frames(c), T = (size_t)c->n_ctx, D = (size_t)c->d;
     ac_conv1d_shape s1 = {.cin = c->n_mels, .cout = c->d, .kernel = 3, .stride = 1, .pad = 1, .dilation = 1};
     ac_conv1d_shape s2 = {.cin = c->d, .cout = c->d, .kernel = 3, .stride = 2, .pad = 1, .dilation = 1};
-    ac_attn_opts o = {c->heads, c->heads, c->d / c->heads, 0, 0};
+    ac_attn_opts o = {.heads = c->heads, .kv_heads = c->heads, .head_dim = c->d / c->heads};
     ac_ffn f = mlp(&m->block[0]);
     size_t scratch = max2(max2(ac_conv1d_scratch(&s1, 1, F), ac_conv1d_scratch(&s2, 1, F)),
                           max2(ac_attn_layer_scratch(&o, T, T), ac_ffn_scratch(&f, T)));
@@ -39,7 +39,8 @@ ac_status whisper_encode(const whisper_encoder *m, const float *mel, ac_arena *a
     ac_axpy(x, m->pos, 1.0f, T * D);
     for (int l = 0; l < c->layers; l++) {
         const whisper_block *B = &m->block[l];
-        ac_attn_weights w = {.wq = &B->wq, .wk = &B->wk, .wv = &B->wv, .wo = &B->wo, .bq = B->bq, .bv = B->bv, .bo = B->bo};
+        ac_attn_weights w = {.wq = &B->wq, .wk = &B->wk, .wv = &B->wv, .wo = &B->wo, .bq = B->bq, .bv = B->bv,
+                             .bo = B->bo};
         ac_layernorm(x, n, T, D, B->attn_ln_w, B->attn_ln_b, LN_EPS);
         ac_attn_self(&o, &w, n, T, NULL, NULL, y, sc);
         ac_axpy(x, y, 1.0f, T * D);

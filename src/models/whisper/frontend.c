@@ -19,7 +19,8 @@ ac_status whisper_logmel(const whisper_encoder *m, const float *x, size_t n, flo
     if (!win) return ac_error(AC_ERR_NOMEM, "whisper: no memory for the %zu-sample window", N);
     memcpy(win, x, (n < N ? n : N) * sizeof *win);
     ac_logmel lm;
-    ac_stft_params p = {WHISPER_N_FFT, WHISPER_HOP, WHISPER_N_FFT, m->window, AC_STFT_CENTER, AC_PAD_REFLECT};
+    ac_stft_params p = {.n_fft = WHISPER_N_FFT, .hop = WHISPER_HOP, .win = WHISPER_N_FFT, .window = m->window,
+                        .layout = AC_STFT_CENTER, .pad = AC_PAD_REFLECT};
     ac_status s = ac_logmel_init(&lm, &p, &m->mel, AC_LOG10_CLAMP, 1e-10f);
     if (s) {
         free(win);
