@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""The layer rules of docs/architecture.md hold in the code: every
+"""The layer rules of docs/architecture.md hold in the code, and the doc
+stands on its own (no path outside the repository): every
 `#include "..."` of src/ and tools/ points down the layer table the doc
 draws (read from the doc itself, so the two cannot drift apart), a family
 includes no other family (only the model modules the doc names), and the
@@ -75,6 +76,9 @@ def main():
     check([n for n, _ in layers] == ["tools", "api", "models", "nn", "text", "audio", "io", "tensor", "base"],
           f"the diagram's layers, top first: {[n for n, _ in layers]}")
     check("Every layer may also include `include/audioc.h`" in doc, "the doc lets every layer use audioc.h")
+    # the doc stands on its own: no paths out of the checkout, no founding document it does not carry
+    outside = re.findall(r"\.\./\S+|DESIGN\.md|specs/\S+", doc)
+    check(not outside, f"the doc refers to files outside the repository: {outside}")
     for module in MODULES:
         check(f"`{module}/`" in doc, f"the doc names the model module {module}/")
     sources = []
