@@ -12,7 +12,7 @@ packages=(
   # FFmpeg's demuxers and decoders: M4A/MP4, WebM, AAC (src/audio/ffmpeg.c)
   libavformat-dev libavcodec-dev libavutil-dev
   # tests: independent PyTorch references, tokenizer and resampler oracles, speech to test with
-  python3 python3-torch python3-numpy python3-scipy python3-torchaudio python3-sentencepiece espeak-ng sox
+  python3 python3-pytest python3-torch python3-numpy python3-scipy python3-torchaudio python3-sentencepiece espeak-ng sox
   # tests: the ffmpeg tool makes M4A, WebM and AAC files to decode
   ffmpeg
   # tests: Praat's pitch tracker, the F0 estimator Vevo2's upstream uses (compared in test_vevo2_pitch)

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Bad input through audioc vad: broken or lying model files, broken
 configs, non-audio bytes, empty audio, and a 3-hour silent file that must
 stream in bounded memory. Each ends in a clear error or a correct result,
@@ -8,14 +7,15 @@ import os
 import shutil
 import struct
 import subprocess
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import (AUDIOC, CLIP, MARBLE_DIR, SAMPLES, SANITIZED, SILERO, SKIP, Checker,  # noqa: E402
-                    audioc, clean_failure, have_data, read_st, write_st)
+import pytest
 
-WORK = os.path.join(os.environ["TEST_WORK"], "bad_input")
-check = Checker()
+import testenv
+from common import CLIP, MARBLE_DIR, SAMPLES, SILERO, audioc, clean_failure, read_st, write_st
+from testenv import AUDIOC, SANITIZED
+
+WORK = testenv.work("bad_input")
+pytestmark = pytest.mark.usefixtures("vad_data")
 
 
 def rebuild(header, data, change):
@@ -46,27 +46,27 @@ def test_model_files():
 
     open(p("truncated.safetensors"), "wb").write(blob[:len(blob) // 2])
     rc, _, err = vad(p("truncated.safetensors"))
-    clean_failure(check, "truncated file", rc, err, "data_offsets")
+    clean_failure("truncated file", rc, err, "data_offsets")
     open(p("header_only.safetensors"), "wb").write(blob[:100])
     rc, _, err = vad(p("header_only.safetensors"))
-    clean_failure(check, "truncated header", rc, err, "truncated")
+    clean_failure("truncated header", rc, err, "truncated")
     open(p("empty.safetensors"), "wb").write(b"")
     rc, _, err = vad(p("empty.safetensors"))
-    clean_failure(check, "empty model file", rc, err, "too short")
+    clean_failure("empty model file", rc, err, "too short")
 
     lying = dict(header)
     lying["conv1.bias"] = dict(header["conv1.bias"], data_offsets=[0, 10 ** 12])
     rc, _, err = vad(write_st(p("offsets.safetensors"), lying, data))
-    clean_failure(check, "offset past the end", rc, err, "outside")
+    clean_failure("offset past the end", rc, err, "outside")
     lying = dict(header)
     lying["conv1.bias"] = dict(header["conv1.bias"], shape=[1000])
     rc, _, err = vad(write_st(p("size.safetensors"), lying, data))
-    clean_failure(check, "size that lies", rc, err, "needs 4000 bytes")
+    clean_failure("size that lies", rc, err, "needs 4000 bytes")
     lying = dict(header)
     b0 = header["conv1.bias"]["data_offsets"][0]
     lying["conv2.bias"] = dict(header["conv2.bias"], data_offsets=[b0, b0 + 256])
     rc, _, err = vad(write_st(p("overlap.safetensors"), lying, data))
-    clean_failure(check, "overlapping tensors", rc, err, "overlap")
+    clean_failure("overlapping tensors", rc, err, "overlap")
     # a name given twice (JSON allows it; json.dumps does not write it), with its offsets repeated
     raw = json.dumps(header).encode()
     entry = b'"conv1.bias": ' + json.dumps(header["conv1.bias"]).encode()
@@ -75,15 +75,15 @@ def test_model_files():
     raw += b" " * (-len(raw) % 8)
     open(p("duplicate.safetensors"), "wb").write(struct.pack("<Q", len(raw)) + raw + data)
     rc, _, err = vad(p("duplicate.safetensors"))
-    clean_failure(check, "duplicate tensor name", rc, err, "duplicate tensor 'conv1.bias'")
+    clean_failure("duplicate tensor name", rc, err, "duplicate tensor 'conv1.bias'")
     huge = struct.pack("<Q", 1 << 40) + blob[8:]
     open(p("huge_header.safetensors"), "wb").write(huge)
     rc, _, err = vad(p("huge_header.safetensors"))
-    clean_failure(check, "header length of 1 TB", rc, err, "100 MB")
+    clean_failure("header length of 1 TB", rc, err, "100 MB")
 
     h, d = rebuild(header, data, lambda n, i, b: None if n == "lstm_cell.bias_hh" else (i, b))
     rc, _, err = vad(write_st(p("missing.safetensors"), h, d), CLIP, "--family", "silero_vad")
-    clean_failure(check, "missing tensor", rc, err, "missing tensor 'lstm_cell.bias_hh'")
+    clean_failure("missing tensor", rc, err, "missing tensor 'lstm_cell.bias_hh'")
 
     def transpose(n, i, b):
         if n == "conv1.weight":
@@ -91,7 +91,7 @@ def test_model_files():
         return i, b
     h, d = rebuild(header, data, transpose)
     rc, _, err = vad(write_st(p("shape.safetensors"), h, d))
-    clean_failure(check, "wrong shape", rc, err, "'conv1.weight' has shape [129, 128, 3], expected [128, 129, 3]")
+    clean_failure("wrong shape", rc, err, "'conv1.weight' has shape [129, 128, 3], expected [128, 129, 3]")
 
     def to_i64(n, i, b):
         if n == "final_conv.bias":
@@ -100,7 +100,7 @@ def test_model_files():
         return i, b
     h, d = rebuild(header, data, to_i64)
     rc, _, err = vad(write_st(p("dtype.safetensors"), h, d))
-    clean_failure(check, "wrong dtype", rc, err, "dtype I64")
+    clean_failure("wrong dtype", rc, err, "dtype I64")
 
     def to_u8(n, i, b):
         if n == "final_conv.bias":
@@ -109,13 +109,13 @@ def test_model_files():
         return i, b
     h, d = rebuild(header, data, to_u8)
     rc, _, err = vad(write_st(p("u8.safetensors"), h, d))
-    clean_failure(check, "unsupported dtype", rc, err, "dtype 'U8' is not supported")
+    clean_failure("unsupported dtype", rc, err, "dtype 'U8' is not supported")
 
     open(p("notjson.safetensors"), "wb").write(struct.pack("<Q", 16) + b"this is not json" + b"\0" * 8)
     rc, _, err = vad(p("notjson.safetensors"))
-    clean_failure(check, "header not JSON", rc, err, "not valid JSON")
+    clean_failure("header not JSON", rc, err, "not valid JSON")
     rc, _, err = vad(p("does_not_exist.safetensors"))
-    clean_failure(check, "missing model file", rc, err, "no such file")
+    clean_failure("missing model file", rc, err, "no such file")
 
 
 def test_half_precision():
@@ -137,12 +137,11 @@ def test_half_precision():
         h, d = rebuild(header, data, conv)
         path = write_st(os.path.join(WORK, f"silero_{dtype}.safetensors"), h, d)
         rc, out, err = vad(path, CLIP, "--format", "json", "--probs")
-        if not check(rc == 0, f"{dtype} weights load: {err.strip()}"):
-            continue
+        assert rc == 0, f"{dtype} weights load: {err.strip()}"
         got = json.loads(out)
         diff = max(abs(a - b) for a, b in zip(got["probs"], ref["probs"]))
-        check(diff < tol, f"{dtype} weights: max prob diff {diff:.3g} >= {tol}")
-        check(got["segments"] == ref["segments"], f"{dtype} weights: same segments")
+        assert diff < tol, f"{dtype} weights: max prob diff {diff:.3g} >= {tol}"
+        assert got["segments"] == ref["segments"], f"{dtype} weights: same segments"
 
 
 def test_configs():
@@ -160,24 +159,23 @@ def test_configs():
     cfg = dict(base)
     del cfg["n_mels"]
     rc, _, err = vad(model_with("cfg_missing", json.dumps(cfg)))
-    clean_failure(check, "config without n_mels", rc, err, "missing key 'n_mels'")
+    clean_failure("config without n_mels", rc, err, "missing key 'n_mels'")
     rc, _, err = vad(model_with("cfg_broken", json.dumps(base)[:-20]))
-    clean_failure(check, "config not JSON", rc, err, "not valid JSON")
+    clean_failure("config not JSON", rc, err, "not valid JSON")
     cfg = dict(base, n_fft="512")
     rc, _, err = vad(model_with("cfg_type", json.dumps(cfg)))
-    clean_failure(check, "config n_fft as string", rc, err, "'n_fft' must be an integer")
+    clean_failure("config n_fft as string", rc, err, "'n_fft' must be an integer")
     cfg = dict(base, n_mels=64)
     rc, _, err = vad(model_with("cfg_shape", json.dumps(cfg)))
-    clean_failure(check, "config disagreeing with weights", rc, err, "expected [1, 64, 257]")
+    clean_failure("config disagreeing with weights", rc, err, "expected [1, 64, 257]")
     cfg = dict(base, window="hamming")
     rc, _, err = vad(model_with("cfg_window", json.dumps(cfg)))
-    clean_failure(check, "unsupported window", rc, err, "window 'hamming' is not supported")
+    clean_failure("unsupported window", rc, err, "window 'hamming' is not supported")
     cfg = dict(base, some_future_key=1)
     rc, out, err = vad(model_with("cfg_unknown", json.dumps(cfg)))
-    check(rc == 0 and out and "ignoring unknown key 'some_future_key'" in err,
-          f"unknown config key: warning, still runs ({err.strip()})")
+    assert rc == 0 and out and "ignoring unknown key 'some_future_key'" in err, f"unknown config key: warning, still runs ({err.strip()})"
     rc, out, err = vad(model_with("cfg_unknown", json.dumps(cfg)), CLIP, "-q")
-    check(rc == 0 and err == "", f"-q silences warnings: {err!r}")
+    assert rc == 0 and err == "", f"-q silences warnings: {err!r}"
 
 
 def test_audio_inputs():
@@ -186,38 +184,38 @@ def test_audio_inputs():
         f.write("this is not audio at all\n" * 100)
     for model in (SILERO, MARBLE_DIR):
         rc, _, err = vad(model, p("text.wav"))
-        clean_failure(check, "non-audio bytes", rc, err, "text.wav: not a readable audio file")
+        clean_failure("non-audio bytes", rc, err, "text.wav: not a readable audio file")
         open(p("zero_bytes.wav"), "wb").close()
         rc, _, err = vad(model, p("zero_bytes.wav"))
-        clean_failure(check, "0-byte file", rc, err, "zero_bytes.wav")
+        clean_failure("0-byte file", rc, err, "zero_bytes.wav")
         rc, _, err = vad(model, p("missing.wav"))
-        clean_failure(check, "missing audio file", rc, err, "missing.wav: cannot open")
+        clean_failure("missing audio file", rc, err, "missing.wav: cannot open")
         # an MP3 that is only a header: an ID3 tag, or one MPEG frame header, and no frames
         for name, head in (("id3_only.mp3", b"ID3\x04\x00\x00\x00\x00\x00\x00"),
                            ("id3_frame_header.mp3", b"ID3\x04\x00\x00\x00\x00\x00\x00\xff\xfb\x90\x64"),
                            ("frame_header.mp3", b"\xff\xfb\x90\x64")):
             open(p(name), "wb").write(head)
             rc, _, err = vad(model, p(name))
-            clean_failure(check, f"header-only MP3 {name}", rc, err, f"{name}: not a readable audio file (an MP3 "
+            clean_failure(f"header-only MP3 {name}", rc, err, f"{name}: not a readable audio file (an MP3 "
                           "header with no decodable audio frames")
         # a valid WAV with no samples: no speech, no error
         subprocess.run(["sox", "-n", "-r", "16000", "-c", "1", "-b", "16", p("empty.wav"), "trim", "0", "0"],
                        check=True)
         rc, out, err = vad(model, p("empty.wav"), "--format", "json")
         ok = rc == 0 and json.loads(out)["segments"] == [] and json.loads(out)["samples"] == 0
-        check(ok, f"0-sample WAV: empty result ({rc}, {out.strip()}, {err.strip()})")
+        assert ok, f"0-sample WAV: empty result ({rc}, {out.strip()}, {err.strip()})"
         # a truncated WAV (header promises more data than there is) still decodes what is there
         blob = open(CLIP, "rb").read()
         open(p("cut.wav"), "wb").write(blob[:len(blob) // 2])
         rc, out, err = vad(model, p("cut.wav"), "--format", "json")
-        check(rc == 0 and json.loads(out)["samples"] > 0, f"truncated WAV: decodes the part present ({err})")
+        assert rc == 0 and json.loads(out)["samples"] > 0, f"truncated WAV: decodes the part present ({err})"
         # float WAVs of NaN or infinity (one bad sample in a stereo file is enough) are refused
         for name, bad in (("nan.wav", float("nan")), ("inf.wav", float("inf")), ("neginf.wav", float("-inf"))):
             write_float_wav(p(name), 16000, 2, [0.1] * 4001 + [bad] + [0.0] * 3998)
             for what, argv in (("vad", vad(model, p(name))),
                                ("transcribe", audioc("transcribe", p(name)))):
                 rc, _, err = argv
-                clean_failure(check, f"{what} of a float WAV with {bad}", rc, err,
+                clean_failure(f"{what} of a float WAV with {bad}", rc, err,
                               f"{name}: sample 2000 is not a finite number")
 
 
@@ -241,10 +239,9 @@ def test_three_hour_silence():
         p = subprocess.run([AUDIOC, "vad", "-m", model, "--format", "json", "--timings", path],
                            capture_output=True, text=True)
         j = json.loads(p.stdout) if p.returncode == 0 else {}
-        check(p.returncode == 0 and j.get("segments") == [] and j.get("samples") == 10800 * 16000,
-              f"3 h of silence with {model}: {p.returncode} {p.stderr.strip()[:200]}")
+        assert p.returncode == 0 and j.get("segments") == [] and j.get("samples") == 10800 * 16000, f"3 h of silence with {model}: {p.returncode} {p.stderr.strip()[:200]}"
         rss = [float(ln.split()[-2]) for ln in p.stderr.splitlines() if "peak RSS" in ln]
-        check(rss and rss[0] < limit_mb, f"3 h of silence: peak RSS {rss} MB, limit {limit_mb}")
+        assert rss and rss[0] < limit_mb, f"3 h of silence: peak RSS {rss} MB, limit {limit_mb}"
         print(f"3 h silence, {os.path.basename(model)}: peak RSS {rss} MB")
 
 
@@ -261,14 +258,13 @@ def test_long_m4a():
         p = subprocess.run([AUDIOC, "vad", "-m", SILERO, "--format", "json", "--timings", path],
                            capture_output=True, text=True)
         j = json.loads(p.stdout) if p.returncode == 0 else {}
-        check(p.returncode == 0 and j.get("segments") == [] and abs(j.get("samples", 0) - seconds * 16000) < 16000,
-              f"{name} of silence in M4A: {p.returncode} {p.stderr.strip()[:200]} {j.get('samples')}")
+        assert p.returncode == 0 and j.get("segments") == [] and abs(j.get("samples", 0) - seconds * 16000) < 16000, f"{name} of silence in M4A: {p.returncode} {p.stderr.strip()[:200]} {j.get('samples')}"
         rss = [float(ln.split()[-2]) for ln in p.stderr.splitlines() if "peak RSS" in ln]
         if rss:
             peaks[name] = rss[0]
     print(f"M4A silence peak RSS: {peaks} MB")
     if not SANITIZED and len(peaks) == 2:
-        check(peaks["1h"] < peaks["1min"] + 8, f"an hour of M4A peaks within 8 MB of a minute: {peaks} MB")
+        assert peaks["1h"] < peaks["1min"] + 8, f"an hour of M4A peaks within 8 MB of a minute: {peaks} MB"
 
 
 def test_long_transcription_memory():
@@ -300,34 +296,16 @@ def test_long_transcription_memory():
                 continue
             rc, out, err = audioc("transcribe", "--timings", "-t", "2", *([mode] if mode != "vad" else []), path)
             rss = [float(ln.split()[-4]) for ln in err.splitlines() if "peak RSS" in ln]
-            check(rc == 0 and out.strip() != "" and rss, f"transcribe {mode} {name}: exit {rc}, {err.strip()[-300:]}")
+            assert rc == 0 and out.strip() != "" and rss, f"transcribe {mode} {name}: exit {rc}, {err.strip()[-300:]}"
             if rss:
                 peaks[mode][name] = rss[0]
     print(f"transcription peak RSS by length: {peaks} MB")
     chunked, vad = peaks["--no-vad"], peaks["vad"]
     if len(chunked) >= 2:
         lo, hi = min(chunked.values()), max(chunked.values())
-        check(hi <= 1.10 * lo, f"--no-vad: transcription peak RSS within 10 % across lengths: {chunked} MB")
-    check(all(vad[k] <= chunked[k] for k in vad if k in chunked), f"with the VAD, peaks at most --no-vad's: {peaks}")
+        assert hi <= 1.10 * lo, f"--no-vad: transcription peak RSS within 10 % across lengths: {chunked} MB"
+    assert all(vad[k] <= chunked[k] for k in vad if k in chunked), f"with the VAD, peaks at most --no-vad's: {peaks}"
     if not SANITIZED and len(vad) == 2:
         per_hour = (vad["3h"] - vad["1min"]) / (hours["3h"] - hours["1min"])
-        check(per_hour <= 2.0, f"with the VAD, peak RSS grows {per_hour:.2f} MB per hour of audio (at most 2): {vad}")
+        assert per_hour <= 2.0, f"with the VAD, peak RSS grows {per_hour:.2f} MB per hour of audio (at most 2): {vad}"
 
-
-def main():
-    if not have_data():
-        print("skipped: real VAD weights not found")
-        return SKIP
-    os.makedirs(WORK, exist_ok=True)
-    test_model_files()
-    test_half_precision()
-    test_configs()
-    test_audio_inputs()
-    test_three_hour_silence()
-    test_long_m4a()
-    test_long_transcription_memory()
-    return check.finish()
-
-
-if __name__ == "__main__":
-    sys.exit(main())

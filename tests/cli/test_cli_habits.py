@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """The command line as whisper.cpp and GNU tools have taught people to use it:
 options anywhere (and --opt=value, --), - for standard input, one output
 file per input and format (--output-dir, --output-format, -osrt), several
@@ -10,13 +9,13 @@ import re
 import warnings
 import shutil
 import subprocess
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import BUNDLED_MODEL, SILERO, SKIP, Checker, audioc  # noqa: E402
+import numpy as np
+import pytest
+from scipy.io import wavfile
 
-import numpy as np  # noqa: E402
-from scipy.io import wavfile  # noqa: E402
+import testenv
+from common import BUNDLED_MODEL, SILERO, audioc
 
 warnings.filterwarnings("ignore", category=wavfile.WavFileWarning)
 
@@ -27,9 +26,8 @@ def samples(path):
     return [rate, x.dtype.str] + np.asarray(x).reshape(-1).tolist()
 
 
-WORK = os.path.join(os.environ["TEST_WORK"], "cli_habits")
+WORK = os.path.join(testenv.WORK, "cli_habits")
 M = BUNDLED_MODEL
-check = Checker()
 
 
 def sh(*cmd):
@@ -40,7 +38,11 @@ def path(name):
     return os.path.join(WORK, name)
 
 
-def setup():
+@pytest.fixture(scope="module", autouse=True)
+def clips():
+    """Three espeak-ng clips, their concatenation, and awkward file names under WORK."""
+    if not os.path.isdir(M):
+        pytest.skip("the bundled model was not found")
     if os.path.exists(WORK):
         shutil.rmtree(WORK)
     os.makedirs(os.path.join(WORK, "b"))
@@ -61,31 +63,31 @@ def run(*args, **kw):
 
 def test_permutation():
     want = run("transcribe", "-m", M, "--format", "srt", path("long.wav"))
-    check(want[0] == 0 and want[1].startswith("1\n"), f"srt of one file ({want[2].strip()})")
+    assert want[0] == 0 and want[1].startswith("1\n"), f"srt of one file ({want[2].strip()})"
     for args in (("transcribe", path("long.wav"), "--format", "srt", "-m", M),
                  ("transcribe", path("long.wav"), "--format=srt", "--model=" + M),
                  ("transcribe", "-f", "srt", path("long.wav"), "-m", M, "-t", "1")):
-        check(run(*args)[:2] == want[:2], f"options after the file: {' '.join(args[1:])}")
+        assert run(*args)[:2] == want[:2], f"options after the file: {' '.join(args[1:])}"
     rc, out, err = run("transcribe", "-m", M, "--", path("-dash.wav"))
     rc2, out2, _ = run("transcribe", "-m", M, path("s0.wav"))
-    check(rc == 0 and out == out2, f"-- ends the options: a file named -dash.wav ({err.strip()})")
+    assert rc == 0 and out == out2, f"-- ends the options: a file named -dash.wav ({err.strip()})"
     rc, _, err = run("transcribe", path("s0.wav"), "-m", M, "--bogus")
-    check(rc == 2 and "unknown option '--bogus'" in err, f"an unknown option after the files: usage error ({err})")
+    assert rc == 2 and "unknown option '--bogus'" in err, f"an unknown option after the files: usage error ({err})"
     rc, _, err = run("transcribe", path("s0.wav"), "-m")
-    check(rc == 2 and "-m needs a value" in err, f"a missing value: usage error ({err.strip()})")
+    assert rc == 2 and "-m needs a value" in err, f"a missing value: usage error ({err.strip()})"
     rc, _, err = run("transcribe", "-m", M, "--tokens=1", path("s0.wav"))
-    check(rc == 2 and "--tokens takes no value" in err, f"a value for a switch: usage error ({err.strip()})")
+    assert rc == 2 and "--tokens takes no value" in err, f"a value for a switch: usage error ({err.strip()})"
     if os.path.exists(SILERO):
         a = run("vad", "--model", SILERO, "--format", "json", path("long.wav"))
         b = run("vad", path("long.wav"), "--format=json", "--model", SILERO)
-        check(a[0] == 0 and a[:2] == b[:2], "vad: options after the file")
+        assert a[0] == 0 and a[:2] == b[:2], "vad: options after the file"
     conv = path("conv.wav")
     rc, _, err = run("convert", path("s2.m4a"), conv, "--rate", "8000")
     rc2, out, _ = run("vad", "--model", SILERO, "--format", "json", conv) if os.path.exists(SILERO) else (0, "", "")
-    check(rc == 0 and os.path.getsize(conv) > 1000, f"convert: --rate after the files ({err.strip()})")
+    assert rc == 0 and os.path.getsize(conv) > 1000, f"convert: --rate after the files ({err.strip()})"
     for cmd in ("transcribe", "vad", "convert", "vc", "tokenize"):
         rc, out, _ = run(cmd, "--help")
-        check(rc == 0 and "usage: audioc " + cmd.split()[0] in out, f"{cmd} --help")
+        assert rc == 0 and "usage: audioc " + cmd.split()[0] in out, f"{cmd} --help"
 
 
 def test_stdin():
@@ -93,24 +95,24 @@ def test_stdin():
         want = run("transcribe", "-m", M, "--format", "json", path(name))
         got = run("transcribe", "-", "-m", M, "--format", "json", stdin=open(path(name), "rb"))
         jw, jg = json.loads(want[1]), json.loads(got[1]) if got[0] == 0 else {}
-        check(got[0] == 0 and jg.get("text") == jw["text"] and jg.get("segments") == jw["segments"]
-              and jg.get("file") == "stdin", f"transcribe - < {name}: the file's answer ({got[2].strip()})")
+        assert (got[0] == 0 and jg.get("text") == jw["text"] and jg.get("segments") == jw["segments"]
+                and jg.get("file") == "stdin"), f"transcribe - < {name}: the file's answer ({got[2].strip()})"
     if os.path.exists(SILERO):
         want = json.loads(run("vad", "--model", SILERO, "--format", "json", path("long.wav"))[1])
         rc, out, err = run("vad", "--model", SILERO, "--format", "json", "-", stdin=open(path("long.wav"), "rb"))
         got = json.loads(out) if rc == 0 else {}
-        check(got.get("segments") == want["segments"] and got.get("file") == "stdin", f"vad - ({err.strip()})")
+        assert got.get("segments") == want["segments"] and got.get("file") == "stdin", f"vad - ({err.strip()})"
     a, b = path("from_file.wav"), path("from_stdin.wav")
     run("convert", path("s2.m4a"), a)
     rc, _, err = run("convert", "-", b, stdin=open(path("s2.m4a"), "rb"))
     # the samples, not the bytes: libsndfile's PEAK chunk carries the time of writing
-    check(rc == 0 and samples(a) == samples(b), f"convert - OUT: the same samples ({err.strip()})")
+    assert rc == 0 and samples(a) == samples(b), f"convert - OUT: the same samples ({err.strip()})"
     rc, _, err = run("convert", path("s0.wav"), "-")
-    check(rc == 2 and "standard output" in err, f"convert IN -: usage error ({err.strip()})")
+    assert rc == 2 and "standard output" in err, f"convert IN -: usage error ({err.strip()})"
     rc, _, err = run("transcribe", "-m", M, "-", "-", stdin=open(path("s0.wav"), "rb"))
-    check(rc == 2 and "read once" in err, f"- twice: usage error ({err.strip()})")
+    assert rc == 2 and "read once" in err, f"- twice: usage error ({err.strip()})"
     rc, out, err = run("transcribe", "-m", M, "-", stdin=subprocess.DEVNULL)
-    check(rc == 1 and "stdin: not a readable audio file" in err, f"empty stdin: a clear error ({err.strip()})")
+    assert rc == 1 and "stdin: not a readable audio file" in err, f"empty stdin: a clear error ({err.strip()})"
 
 
 def read(p):
@@ -123,39 +125,38 @@ def test_output_files():
     single = {fmt: [run("transcribe", "-m", M, "--format", fmt, f)[1] for f in files]
               for fmt in ("text", "json", "srt", "vtt")}
     rc, out, err = run("transcribe", "-m", M, "--format", "srt", *files)
-    check(rc == 2 and out == "" and "--output-dir" in err, f"srt of several files on stdout: usage error ({err})")
+    assert rc == 2 and out == "" and "--output-dir" in err, f"srt of several files on stdout: usage error ({err})"
     rc, out, err = run("transcribe", "-m", M, "--format", "vtt", *files)
-    check(rc == 2 and out == "", "vtt of several files on stdout: usage error")
+    assert rc == 2 and out == "", "vtt of several files on stdout: usage error"
     d = path("out")
     rc, out, err = run("transcribe", *files, "-m", M, "--output-dir", d, "--output-format", "txt,srt,vtt,json")
-    check(rc == 0 and out == "", f"--output-dir with four formats: nothing on stdout ({err.strip()})")
+    assert rc == 0 and out == "", f"--output-dir with four formats: nothing on stdout ({err.strip()})"
     for i, stem in enumerate(("s0", "long", "s2")):
         for fmt, ext in (("text", "txt"), ("json", "json"), ("srt", "srt"), ("vtt", "vtt")):
             p = os.path.join(d, f"{stem}.{ext}")
             ok = os.path.exists(p) and read(p) == single[fmt][i]
-            check(ok, f"{p}: what --format {fmt} prints for that input alone")
+            assert ok, f"{p}: what --format {fmt} prints for that input alone"
     srt = read(os.path.join(d, "long.srt"))
-    check(re.match(r"1\n00:00:00,\d{3} --> ", srt) is not None, f"long.srt: cues numbered from 1 ({srt[:40]!r})")
-    check(read(os.path.join(d, "long.vtt")).count("WEBVTT") == 1, "long.vtt: one header")
+    assert re.match(r"1\n00:00:00,\d{3} --> ", srt) is not None, f"long.srt: cues numbered from 1 ({srt[:40]!r})"
+    assert read(os.path.join(d, "long.vtt")).count("WEBVTT") == 1, "long.vtt: one header"
     # beside each input, whisper.cpp's -osrt style
     rc, out, err = run("transcribe", "-m", M, "-osrt", "-oj", path("s2.m4a"))
-    check(rc == 0 and read(path("s2.srt")) == single["srt"][2] and read(path("s2.json")) == single["json"][2],
-          f"-osrt -oj: s2.srt and s2.json beside the input ({err.strip()})")
+    assert rc == 0 and read(path("s2.srt")) == single["srt"][2] and read(path("s2.json")) == single["json"][2], f"-osrt -oj: s2.srt and s2.json beside the input ({err.strip()})"
     rc, out, err = run("transcribe", "-m", M, "--output-dir", path("only_dir"), "-f", "vtt", path("s0.wav"))
-    check(rc == 0 and read(path("only_dir/s0.vtt")) == single["vtt"][0], f"--output-dir with -f vtt ({err.strip()})")
+    assert rc == 0 and read(path("only_dir/s0.vtt")) == single["vtt"][0], f"--output-dir with -f vtt ({err.strip()})"
     rc, out, err = run("transcribe", "-m", M, "--output-dir", d, "--output-format", "txt", "-",
                        stdin=open(path("s0.wav"), "rb"))
-    check(rc == 0 and read(os.path.join(d, "stdin.txt")) == single["text"][0], f"- writes stdin.txt ({err.strip()})")
+    assert rc == 0 and read(os.path.join(d, "stdin.txt")) == single["text"][0], f"- writes stdin.txt ({err.strip()})"
     rc, out, err = run("transcribe", "-m", M, "--output-dir", d, path("s0.wav"), path("b/s0.flac.wav"))
-    check(rc == 0, f"b/s0.flac.wav and s0.wav write different names ({err.strip()})")
+    assert rc == 0, f"b/s0.flac.wav and s0.wav write different names ({err.strip()})"
     shutil.copy(path("s0.wav"), path("b/s0.wav"))
     rc, out, err = run("transcribe", "-m", M, "--output-dir", d, path("s0.wav"), path("b/s0.wav"))
-    check(rc == 2 and "would write the same files" in err, f"two inputs, one output name: usage error ({err})")
+    assert rc == 2 and "would write the same files" in err, f"two inputs, one output name: usage error ({err})"
     rc, _, err = run("transcribe", "-m", M, "--output-format", "srt,doc", path("s0.wav"))
-    check(rc == 2 and "'doc' is not one of" in err, f"an unknown output format ({err.strip()})")
+    assert rc == 2 and "'doc' is not one of" in err, f"an unknown output format ({err.strip()})"
     open(path("blocker"), "w").write("a file, not a folder")
     rc, _, err = run("transcribe", "-m", M, "--output-dir", path("blocker/sub"), path("s0.wav"))
-    check(rc == 1 and "cannot create" in err, f"an --output-dir that cannot be made ({err.strip()})")
+    assert rc == 1 and "cannot create" in err, f"an --output-dir that cannot be made ({err.strip()})"
 
 
 def test_parallel():
@@ -164,60 +165,39 @@ def test_parallel():
     one = run("transcribe", "-m", M, "--format", "json", "-t", "1", *files)
     for n in ("2", "4"):
         many = run("transcribe", "-m", M, "--format", "json", "--parallel", n, "-t", "2", *files)
-        check(many[0] == 1 and many[1] == one[1] and one[1].count("\n") == 5,
-              f"--parallel {n}: the same answers in input order, the missing file failing ({many[2].strip()})")
-        check(many[2].count("missing.wav: cannot open") == 1, f"--parallel {n}: the missing file named once")
+        assert many[0] == 1 and many[1] == one[1] and one[1].count("\n") == 5, f"--parallel {n}: the same answers in input order, the missing file failing ({many[2].strip()})"
+        assert many[2].count("missing.wav: cannot open") == 1, f"--parallel {n}: the missing file named once"
     d1, d4 = path("par1"), path("par4")
     run("transcribe", "-m", M, "--output-dir", d1, "--output-format", "all", "-t", "1", *files[:2])
     run("transcribe", "-m", M, "--output-dir", d4, "--output-format", "all", "-p", "4", "-t", "2", *files[:2])
     same = sorted(os.listdir(d1)) == sorted(os.listdir(d4)) and len(os.listdir(d1)) == 8 and \
         all(read(os.path.join(d1, f)) == read(os.path.join(d4, f)) for f in os.listdir(d1))
-    check(same, "--parallel 4 writes the same files")
+    assert same, "--parallel 4 writes the same files"
     # progress of files decoded at once: one line counting finished files, no per-file bars
     rc, _, err = run("transcribe", "-m", M, "--progress", "-p", "2", *files)
-    check("transcribed 6 of 6 files" in err and "%" not in err,
-          f"--parallel with --progress: one count of files, no bars ({err[-300:]!r})")
+    assert "transcribed 6 of 6 files" in err and "%" not in err, f"--parallel with --progress: one count of files, no bars ({err[-300:]!r})"
     rc, _, err = run("transcribe", "-m", M, "--parallel", "0", path("s0.wav"))
-    check(rc == 2 and "--parallel" in err, "--parallel 0: usage error")
+    assert rc == 2 and "--parallel" in err, "--parallel 0: usage error"
 
 
 def test_language():
     rc, out, err = run("transcribe", "-m", M, "-l", "auto", path("s0.wav"), path("s1.wav"))
-    check(rc == 2 and out == "" and "language 'auto' is not supported by this model (da)" in err,
-          f"-l auto: usage error naming the model's languages ({rc}, {err.strip()})")
+    assert rc == 2 and out == "" and "language 'auto' is not supported by this model (da)" in err, f"-l auto: usage error naming the model's languages ({rc}, {err.strip()})"
     rc, out, err = run("transcribe", "-m", M, path("s0.wav"), "--language", "xx")
-    check(rc == 2 and "language 'xx'" in err and err.count("\n") == 1, f"--language xx: one usage error ({err})")
+    assert rc == 2 and "language 'xx'" in err and err.count("\n") == 1, f"--language xx: one usage error ({err})"
 
 
 def test_convert_targets():
     target = path("x22k.opus")
     rc, _, err = run("convert", path("raw0.wav"), target)   # espeak-ng speaks at 22.05 kHz
-    check(rc == 1 and "Opus holds 8000, 12000, 16000, 24000 or 48000 Hz only, not 22050 Hz" in err,
-          f"Opus at 22.05 kHz: refused, naming the rates ({err.strip()})")
-    check(not os.path.exists(target), "... and no file made")
+    assert rc == 1 and "Opus holds 8000, 12000, 16000, 24000 or 48000 Hz only, not 22050 Hz" in err, f"Opus at 22.05 kHz: refused, naming the rates ({err.strip()})"
+    assert not os.path.exists(target), "... and no file made"
     rc, _, err = run("convert", "--rate", "96000", path("s0.wav"), path("x.mp3"))
-    check(rc == 1 and "MP3 holds" in err and not os.path.exists(path("x.mp3")), f"MP3 at 96 kHz ({err.strip()})")
+    assert rc == 1 and "MP3 holds" in err and not os.path.exists(path("x.mp3")), f"MP3 at 96 kHz ({err.strip()})"
     rc, _, err = run("convert", "--rate", "24000", path("raw0.wav"), target)
-    check(rc == 0 and os.path.getsize(target) > 0, f"Opus at 24 kHz ({err.strip()})")
+    assert rc == 0 and os.path.getsize(target) > 0, f"Opus at 24 kHz ({err.strip()})"
     cut = path("cut.m4a")
     open(cut, "wb").write(open(path("s2.m4a"), "rb").read()[:300])
     rc, _, err = run("convert", cut, path("cut.wav"))
-    check(rc == 1 and not os.path.exists(path("cut.wav")), f"a broken input leaves no output ({err.strip()})")
+    assert rc == 1 and not os.path.exists(path("cut.wav")), f"a broken input leaves no output ({err.strip()})"
 
-
-def main():
-    if not os.path.isdir(M):
-        print("skipped: the bundled model was not found")
-        return SKIP
-    setup()
-    test_permutation()
-    test_stdin()
-    test_output_files()
-    test_parallel()
-    test_language()
-    test_convert_targets()
-    return check.finish()
-
-
-if __name__ == "__main__":
-    sys.exit(main())

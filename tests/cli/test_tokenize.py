@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """audioc tokenize against Hugging Face tokenizers (the Rust library through
 its Node binding, tests/node/bpe_oracle.js): the same ids for a varied set
 of texts (and 1000 random ones from the characters that matter to the
@@ -15,8 +14,10 @@ import subprocess
 import sys
 import unicodedata
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import AUDIOC, DATA, SKIP, Checker, audioc  # noqa: E402
+import pytest
+
+import testenv
+from common import DATA, audioc
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ref", "vevo2"))
 from ar_ref import tokenizer_json  # noqa: E402
@@ -25,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 NODE_DIR = os.path.join(HERE, "..", "node")
 ORACLE = os.path.join(NODE_DIR, "bpe_oracle.js")
 QWEN = os.path.join(DATA, "qwen2.5_tokenizer")
-WORK = os.path.join(os.environ.get("TEST_WORK", "/tmp"), "tokenize")
+WORK = os.path.join(testenv.WORK, "tokenize")
 N_CONTENT_STYLE, N_PROSODY = 16384, 512
 
 TEXTS = [
@@ -130,7 +131,7 @@ def ours_decode(model, seqs, skip):
     return [json.loads(line) for line in out.split("\n") if line]
 
 
-def compare(check, name, model, oracle_json, texts, size, roundtrip=True):
+def compare(name, model, oracle_json, texts, size, roundtrip=True):
     got = ours(model, texts)
     rng = random.Random(7)
     # the texts' own ids, and random ids: byte tokens cut mid-character,
@@ -140,20 +141,20 @@ def compare(check, name, model, oracle_json, texts, size, roundtrip=True):
     decode = [{"ids": s, "skip": skip} for skip in (False, True) for s in seqs]
     ref = oracle(oracle_json, texts, decode)
     same = sum(a == b for a, b in zip(got, ref["ids"]))
-    check(len(got) == len(texts), f"{name}: {len(got)} results for {len(texts)} texts")
+    assert len(got) == len(texts), f"{name}: {len(got)} results for {len(texts)} texts"
     for text, a, b in zip(texts, got, ref["ids"]):
-        check(a == b, f"{name}: {text[:40]!r}: ids {a[:20]} != oracle {b[:20]}")
+        assert a == b, f"{name}: {text[:40]!r}: ids {a[:20]} != oracle {b[:20]}"
     back = ours_decode(model, seqs, False) + ours_decode(model, seqs, True)
     dsame = sum(a == b for a, b in zip(back, ref["decoded"]))
-    check(len(back) == len(decode), f"{name}: {len(back)} decoded for {len(decode)}")
+    assert len(back) == len(decode), f"{name}: {len(back)} decoded for {len(decode)}"
     for d, a, b in zip(decode, back, ref["decoded"]):
-        check(a == b, f"{name}: decode {d['ids'][:12]} skip={d['skip']}: {a[:40]!r} != oracle {b[:40]!r}")
+        assert a == b, f"{name}: decode {d['ids'][:12]} skip={d['skip']}: {a[:40]!r} != oracle {b[:40]!r}"
     for text, a in zip(texts, back if roundtrip else []):
-        check(a == unicodedata.normalize("NFC", text), f"{name}: decode(encode({text[:40]!r})) = {a[:40]!r}")
+        assert a == unicodedata.normalize("NFC", text), f"{name}: decode(encode({text[:40]!r})) = {a[:40]!r}"
     print(f"{name}: {same}/{len(texts)} texts, {dsame}/{len(decode)} decodes as the oracle", file=sys.stderr)
 
 
-def compare_long(check, name, model, oracle_json):
+def compare_long(name, model, oracle_json):
     """A long text through stdin: the texts shuffled together (~200 KB, the
     word cache at work), and one 20 000-letter word (the merge heap)."""
     rng = random.Random(11)
@@ -164,34 +165,60 @@ def compare_long(check, name, model, oracle_json):
     for text, want in zip(texts, ref["ids"]):
         rc, out, err = audioc("tokenize", "--model", model, input=text)
         got = json.loads(out) if rc == 0 else None
-        check(got == want, f"{name}: {len(text.encode())} bytes from stdin: {len(got or [])} ids, oracle {len(want)}")
+        assert got == want, f"{name}: {len(text.encode())} bytes from stdin: {len(got or [])} ids, oracle {len(want)}"
 
 
-def main():
-    check = Checker()
+
+@pytest.fixture(scope="module")
+def tok():
+    """The tokenizers compared: (qwen tokenizer.json, normalized, vevo2 package, its tokenizer.json, its size)."""
     if not os.path.isfile(os.path.join(QWEN, "vocab.json")):
-        print(f"skip: no Qwen2.5 tokenizer in {QWEN}", file=sys.stderr)
-        return SKIP
+        pytest.skip(f"no Qwen2.5 tokenizer in {QWEN}")
     have_oracle = shutil.which("node") and os.path.isdir(os.path.join(NODE_DIR, "node_modules", "@anush008", "tokenizers"))
     if not have_oracle:
         msg = "Hugging Face tokenizers is not installed (node and tests/node/node_modules/@anush008/tokenizers: " \
               "run scripts/setup.sh)"
         if os.environ.get("CI"):
-            print("FAIL " + msg, file=sys.stderr)
-            return 1
-        print("skip: " + msg, file=sys.stderr)
-        return SKIP
+            pytest.fail(msg)
+        pytest.skip(msg)
     os.makedirs(WORK, exist_ok=True)
-    qwen_json, norm_json, package, vevo_json, vevo_size = make_tokenizers()
-    compare(check, "qwen2.5 (vocab.json + merges.txt)", QWEN, qwen_json, TEXTS, 151665)
-    compare(check, "qwen2.5 (tokenizer.json)", qwen_json, qwen_json, TEXTS[:12] + random_texts(1000), 151665)
-    compare(check, "normalized added tokens", norm_json, norm_json,
+    return make_tokenizers()
+
+
+def test_qwen_vocab_merges(tok):
+    """vocab.json + merges.txt give the oracle's ids."""
+    qwen_json, norm_json, package, vevo_json, vevo_size = tok
+    compare("qwen2.5 (vocab.json + merges.txt)", QWEN, qwen_json, TEXTS, 151665)
+
+
+def test_qwen_tokenizer_json(tok):
+    """tokenizer.json gives the oracle's ids, on 1000 random texts too."""
+    qwen_json, norm_json, package, vevo_json, vevo_size = tok
+    compare("qwen2.5 (tokenizer.json)", qwen_json, qwen_json, TEXTS[:12] + random_texts(1000), 151665)
+
+
+def test_normalized_added_tokens(tok):
+    """Added tokens with normalized content match as the oracle's do."""
+    qwen_json, norm_json, package, vevo_json, vevo_size = tok
+    compare("normalized added tokens", norm_json, norm_json,
             ["a<|\u00e9|>b", "a<|e\u0301|>b", "<|raw\u0301|> <|ra\u1e83|>", "x<|raw\u0301|>y"], 151667,
             roundtrip=False)  # the tokens decode to their own (not NFC) content, in HF too
-    compare(check, "vevo2 package", package, vevo_json, VEVO_TEXTS + TEXTS, vevo_size)
-    compare_long(check, "vevo2 package", package, vevo_json)
 
-    # errors name the file and the problem
+
+def test_vevo2_package(tok):
+    """A Vevo2-style package with content-style and prosody tokens."""
+    qwen_json, norm_json, package, vevo_json, vevo_size = tok
+    compare("vevo2 package", package, vevo_json, VEVO_TEXTS + TEXTS, vevo_size)
+
+
+def test_vevo2_package_long(tok):
+    """Long texts from standard input."""
+    qwen_json, norm_json, package, vevo_json, vevo_size = tok
+    compare_long("vevo2 package", package, vevo_json)
+
+
+def test_errors(tok):
+    """Errors name the file and the problem."""
     bad = os.path.join(WORK, "bad")
     os.makedirs(bad, exist_ok=True)
     cases = [("[1, 2]", "not a tokenizer.json"), ('{"added_tokens": []}', "no \"model\""),
@@ -202,17 +229,12 @@ def main():
         with open(path, "w") as f:
             f.write(body)
         rc, out, err = audioc("tokenize", "--model", path, "x")
-        check(rc == 1 and path in err and needle in err, f"bad tokenizer {body[:30]!r}: rc {rc}, {err.strip()!r}")
+        assert rc == 1 and path in err and needle in err, f"bad tokenizer {body[:30]!r}: rc {rc}, {err.strip()!r}"
     rc, out, err = audioc("tokenize", "--model", QWEN, "--", "ok", "\udcff")
-    check(rc == 1 and out.startswith("[") and "not valid UTF-8" in err, f"invalid UTF-8: rc {rc}, {err.strip()!r}")
+    assert rc == 1 and out.startswith("[") and "not valid UTF-8" in err, f"invalid UTF-8: rc {rc}, {err.strip()!r}"
     rc, out, err = audioc("tokenize", "--model", QWEN, "--decode", "9707", "999999")
-    check(rc == 1 and "999999" in err, f"unknown id: rc {rc}, {err.strip()!r}")
+    assert rc == 1 and "999999" in err, f"unknown id: rc {rc}, {err.strip()!r}"
     rc, out, err = audioc("tokenize", "--help")
-    check(rc == 0 and "--decode" in out, "--help")
+    assert rc == 0 and "--decode" in out, "--help"
     rc, out, err = audioc("tokenize", "x")
-    check(rc == 2 and "--model" in err, f"no model: rc {rc}")
-    return check.finish()
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    assert rc == 2 and "--model" in err, f"no model: rc {rc}"

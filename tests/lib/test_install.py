@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """cmake --install as a packager runs it (into a DESTDIR under the build
 folder): the CLI, the server, both libraries, the header, audioc.pc and the
 bundled model land where they belong; a small program builds against the
@@ -7,17 +6,15 @@ installed CLI transcribes with the installed model."""
 import os
 import shutil
 import subprocess
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
-from common import AUDIOC, ROOT, Checker  # noqa: E402
+import pytest
 
-BUILD = os.environ["AUDIOC_BUILD"]
+from testenv import AUDIOC, BUILD, ROOT
+
 CC = os.environ.get("CC_FOR_TEST", "cc")
 SAN_FLAGS = os.environ.get("SANITIZE_FLAGS", "").split()
 DEST = os.path.join(BUILD, "testdata", "install")
 PREFIX = "/opt/audioc"
-check = Checker()
 
 
 def run(cmd, env=None):
@@ -42,60 +39,71 @@ int main(int argc, char **argv)
 """
 
 
-def main():
+@pytest.fixture(scope="module")
+def installed():
+    """cmake --install into DEST; the install root and its library folder."""
     if os.path.exists(DEST):
         shutil.rmtree(DEST)
     env = dict(os.environ, DESTDIR=DEST)
     rc, out, err = run(["cmake", "--install", BUILD, "--prefix", PREFIX], env=env)
-    if not check(rc == 0, f"cmake --install: {err.strip()[-500:]}"):
-        return check.finish()
+    assert rc == 0, f"cmake --install: {err.strip()[-500:]}"
     root = DEST + PREFIX
     found = {os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs}
+    return root, found
+
+
+def test_installed_files(installed):
+    """The CLI, the server, both libraries, the header, audioc.pc and the bundled model are installed."""
+    root, found = installed
     libdir = next((os.path.dirname(f) for f in found if f.endswith("libaudioc.a")), None)
-    check(libdir is not None, f"libaudioc.a installed ({sorted(found)})")
+    assert libdir is not None, f"libaudioc.a installed ({sorted(found)})"
     libdir = libdir or "lib"
     for f in ("bin/audioc", "bin/audioc-server", "include/audioc.h", f"{libdir}/libaudioc.so",
               f"{libdir}/pkgconfig/audioc.pc", "share/audioc/models/hviske-tiny-da/model.safetensors",
               "share/audioc/models/hviske-tiny-da/tokenizer.model"):
-        check(f in found, f"{f} installed")
-    check(any(f.startswith(f"{libdir}/libaudioc.so.") for f in found), "a versioned libaudioc.so.N")
+        assert f in found, f"{f} installed"
+    assert any(f.startswith(f"{libdir}/libaudioc.so.") for f in found), "a versioned libaudioc.so.N"
 
+
+def test_program_builds_against_audioc_pc(installed):
+    """A small program builds against the installed audioc.pc alone and runs on the installed library."""
+    root, found = installed
+    libdir = next((os.path.dirname(f) for f in found if f.endswith("libaudioc.a")), None) or "lib"
     pc_env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(root, libdir, "pkgconfig"))
     rc, flags, err = run(["pkg-config", "--cflags", "--libs", "audioc"], env=pc_env)
     inc = [os.path.normpath(t[2:]) for t in flags.split() if t.startswith("-I")]
-    check(rc == 0 and "-laudioc" in flags.split() and inc[:1] == [os.path.join(root, "include")],
-          f"pkg-config --cflags --libs audioc: the installed folders ({flags.strip()} {err.strip()})")
+    assert rc == 0 and "-laudioc" in flags.split() and inc[:1] == [os.path.join(root, "include")], (
+        f"pkg-config --cflags --libs audioc: the installed folders ({flags.strip()} {err.strip()})")
     rc, version, _ = run(["pkg-config", "--modversion", "audioc"], env=pc_env)
-    check(rc == 0 and version.strip() == "0.1.0", f"pkg-config --modversion: {version.strip()}")
+    assert rc == 0 and version.strip() == "0.1.0", f"pkg-config --modversion: {version.strip()}"
 
     src = os.path.join(DEST, "probe.c")
     exe = os.path.join(DEST, "probe")
     with open(src, "w") as f:
         f.write(PROGRAM)
     rc, _, err = run([CC, *SAN_FLAGS, src, "-o", exe, *flags.split()])
-    if check(rc == 0, f"a program builds against the installed audioc.pc ({err.strip()[-800:]})"):
-        model = os.path.join(root, "share/audioc/models/hviske-tiny-da")
-        run_env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(root, libdir))
-        rc, out, err = run([exe, model], env=run_env)
-        check(rc == 0 and out.strip() == "0.1.0 hviske_asr transcription", f"it runs on the installed library: {out} {err}")
-        rc, out, _ = run(["ldd", exe], env=run_env)
-        check(os.path.join(root, libdir, "libaudioc.so") in out, f"... the installed one ({out.strip()[:300]})")
+    assert rc == 0, f"a program builds against the installed audioc.pc ({err.strip()[-800:]})"
+    model = os.path.join(root, "share/audioc/models/hviske-tiny-da")
+    run_env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(root, libdir))
+    rc, out, err = run([exe, model], env=run_env)
+    assert rc == 0 and out.strip() == "0.1.0 hviske_asr transcription", f"it runs on the installed library: {out} {err}"
+    rc, out, _ = run(["ldd", exe], env=run_env)
+    assert os.path.join(root, libdir, "libaudioc.so") in out, f"... the installed one ({out.strip()[:300]})"
 
+
+def test_installed_cli(installed):
+    """The installed CLI transcribes with the installed model, found by itself; the server answers --help."""
+    root, found = installed
     audioc = os.path.join(root, "bin/audioc")
     rc, out, _ = run([audioc, "--version"])
-    check(rc == 0 and out.strip() == "audioc 0.1.0", f"installed audioc --version: {out.strip()}")
+    assert rc == 0 and out.strip() == "audioc 0.1.0", f"installed audioc --version: {out.strip()}"
     sample = os.path.join(ROOT, "samples", "da_01_time.flac")
     want = run([AUDIOC, "transcribe", sample])
     got = run([audioc, "transcribe", "--model", os.path.join(root, "share/audioc/models/hviske-tiny-da"), sample])
-    check(got[0] == 0 and got[1] == want[1] and want[1].strip(), f"installed audioc transcribes ({got[2].strip()})")
+    assert got[0] == 0 and got[1] == want[1] and want[1].strip(), f"installed audioc transcribes ({got[2].strip()})"
     env = {k: v for k, v in os.environ.items() if k != "AUDIOC_ASR_MODEL"}
     got = run([audioc, "transcribe", "--timings", sample], env=env)
-    check(got[0] == 0 and got[1] == want[1] and f"load {root}/share/audioc/models/hviske-tiny-da" in got[2],
-          f"installed audioc finds its installed model by itself ({got[2].strip()[:300]})")
+    assert got[0] == 0 and got[1] == want[1] and f"load {root}/share/audioc/models/hviske-tiny-da" in got[2], (
+        f"installed audioc finds its installed model by itself ({got[2].strip()[:300]})")
     rc, out, _ = run([os.path.join(root, "bin/audioc-server"), "--help"])
-    check(rc == 0 and "--model" in out, "installed audioc-server --help")
-    return check.finish()
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    assert rc == 0 and "--model" in out, "installed audioc-server --help"

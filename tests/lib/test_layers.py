@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """The layer rules of docs/architecture.md hold in the code, and the doc
 stands on its own (no path outside the repository): every
 `#include "..."` of src/ and tools/ points down the layer table the doc
@@ -8,28 +7,16 @@ tools see only include/audioc.h (which every layer may include for the
 public types) and the tools' own headers."""
 import os
 import re
-import sys
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "../.."))
 DOC = os.path.join(ROOT, "docs/architecture.md")
 # the model modules that families may include (the doc's departures name them)
 MODULES = {"qwen2", "whisper"}
 
-failed = checks = 0
-
-
-def check(ok, msg):
-    global failed, checks
-    if not ok:
-        print("FAIL " + msg, file=sys.stderr)
-    failed += not ok
-    checks += 1
-
-
 def doc_layers(doc):
     """[(layer, allowed set)] from the diagram under '## Layers', top first."""
     block = re.search(r"## Layers[^\n]*\n+```\n(.*?)```", doc, re.S)
-    check(block is not None, "docs/architecture.md has the layer diagram")
+    assert block is not None, "docs/architecture.md has the layer diagram"
     rows = []
     for line in block.group(1).splitlines():
         m = re.match(r"(\S+)\s.*?->\s*(.+)$", line)
@@ -69,23 +56,30 @@ def resolve(src, inc):
     return None
 
 
-def main():
+def test_doc_layers():
+    """The doc draws the layers the rules below read, top first, and names the model modules."""
     doc = open(DOC).read()
     layers = doc_layers(doc)
-    allowed = dict(layers)
-    check([n for n, _ in layers] == ["tools", "api", "models", "nn", "text", "audio", "io", "tensor", "base"],
-          f"the diagram's layers, top first: {[n for n, _ in layers]}")
-    check("Every layer may also include `include/audioc.h`" in doc, "the doc lets every layer use audioc.h")
-    # the doc stands on its own: no paths out of the checkout, no founding document it does not carry
-    outside = re.findall(r"\.\./\S+|DESIGN\.md|specs/\S+", doc)
-    check(not outside, f"the doc refers to files outside the repository: {outside}")
+    assert [n for n, _ in layers] == ["tools", "api", "models", "nn", "text", "audio", "io", "tensor", "base"], f"the diagram's layers, top first: {[n for n, _ in layers]}"
+    assert "Every layer may also include `include/audioc.h`" in doc, "the doc lets every layer use audioc.h"
     for module in MODULES:
-        check(f"`{module}/`" in doc, f"the doc names the model module {module}/")
+        assert f"`{module}/`" in doc, f"the doc names the model module {module}/"
+
+
+def test_doc_stands_alone():
+    """No path out of the checkout, no founding document the repository does not carry."""
+    outside = re.findall(r"\.\./\S+|DESIGN\.md|specs/\S+", open(DOC).read())
+    assert not outside, f"the doc refers to files outside the repository: {outside}"
+
+
+def test_includes_follow_the_layers():
+    """Every #include of src/ and tools/ goes down the doc's layer table."""
+    allowed = dict(doc_layers(open(DOC).read()))
     sources = []
     for top in ("src", "tools"):
         for d, _, files in os.walk(os.path.join(ROOT, top)):
             sources += [os.path.join(d, f) for f in files if f.endswith((".c", ".h"))]
-    check(len(sources) > 100, f"{len(sources)} source files read")
+    assert len(sources) > 100, f"{len(sources)} source files read"
     edges = 0
     for src in sorted(sources):
         rel = os.path.relpath(src, ROOT)
@@ -96,7 +90,7 @@ def main():
                 continue
             target = resolve(src, m.group(1))
             where = f"{rel}:{n} includes \"{m.group(1)}\""
-            check(target is not None, f"{where}: no such file")
+            assert target is not None, f"{where}: no such file"
             if target is None:
                 continue
             edges += 1
@@ -106,18 +100,11 @@ def main():
             if to == layer:
                 if layer == "models":  # a family includes no other family, only the modules
                     own, other = rel.split("/")[2], os.path.relpath(target, ROOT).split("/")[2]
-                    check(other == own or (other in MODULES and own not in MODULES),
-                          f"{where}: models/{own} may not include models/{other}")
+                    assert other == own or (other in MODULES and own not in MODULES), f"{where}: models/{own} may not include models/{other}"
                 if layer == "tools":  # a program's own headers and tools/common
                     own, other = rel.split("/")[1], os.path.relpath(target, ROOT).split("/")[1]
-                    check(other in (own, "common"), f"{where}: tools/{own} may not include tools/{other}")
+                    assert other in (own, "common"), f"{where}: tools/{own} may not include tools/{other}"
                 continue
-            check(to in allowed[layer], f"{where}: {layer} -> {to} is not in the doc's layer rules "
-                                        f"({layer} -> {', '.join(sorted(allowed[layer]))})")
-    check(edges > 500, f"{edges} includes checked")
-    print(f"{checks - failed} passed, {failed} failed")
-    return 1 if failed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+            assert to in allowed[layer], (f"{where}: {layer} -> {to} is not in the doc's layer rules "
+                                          f"({layer} -> {', '.join(sorted(allowed[layer]))})")
+    assert edges > 500, f"{edges} includes checked"

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """The bundled Danish model (models/hviske-tiny-da) really recognizes speech:
 20 held-out utterances (voices, speeds and sentences never trained on), made
 by the training pipeline's synthesizer, transcribed by the C engine with WER
@@ -19,26 +18,24 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
+import testenv
+from testenv import AUDIOC, BUNDLED_MODEL, ROOT
+
 sys.path.insert(0, os.path.join(ROOT, "train"))
-sys.path.insert(0, os.path.join(ROOT, "tests", "cli"))
 import export as X  # noqa: E402
 import sentencepiece as spm  # noqa: E402
-from common import BUNDLED_MODEL, Checker  # noqa: E402
 from evaluate import by_category, normalize, rates, score  # noqa: E402
 from train import EOS, PROMPT_TEXT, read_wav  # noqa: E402
 
-AUDIOC = os.environ["AUDIOC"]
 MODEL = os.environ.get("TINY_DA_MODEL", BUNDLED_MODEL)
-WORK = os.path.join(os.environ["TEST_WORK"], "tiny_da")
+WORK = testenv.work("tiny_da")
 N, SEED, MAX_WER = 20, 777, 15.0
 N_GEN, GEN_MAX_WER, GEN_MAX_CATEGORY_WER, GEN_MAX_HALLUCINATION = 8, 4.0, 37.5, 1.7   # per category; %
 MIN_REPORTED = 6   # of the six reported utterances, heard exactly
 TIE = 1e-3   # log-prob gap under which PyTorch's own choice is a coin toss (as in test_hviske_parity)
-check = Checker()
 
 
 def tie_gap(net, pcm, prompt, c_ids, t_ids):
@@ -56,7 +53,7 @@ def transcribe(files):
     """-> {file: (text, token ids)} from the C engine, greedy."""
     p = subprocess.run([AUDIOC, "transcribe", "--model", MODEL, "--format", "json", "--tokens", "--no-progress"]
                        + files, capture_output=True, text=True)
-    check(p.returncode == 0, f"audioc transcribe exits 0 ({p.returncode}: {p.stderr[-500:]})")
+    assert p.returncode == 0, f"audioc transcribe exits 0 ({p.returncode}: {p.stderr[-500:]})"
     out = {}
     for line in p.stdout.splitlines():
         j = json.loads(line)
@@ -74,7 +71,7 @@ def synthesized(split, n):
     return [os.path.join(data, r["audio"]) for r in rows], rows
 
 
-def generalization():
+def test_generalization(audioc):
     """Unseen phrasings, short clips and the reported utterances."""
     files, rows = synthesized("gen", N_GEN)
     refs, cats = [r["text"] for r in rows], [r["category"] for r in rows]
@@ -84,23 +81,28 @@ def generalization():
     print(f"unseen phrasings, {len(files)} clips: WER {s['wer']:.1f} %, hallucinated {s['hallucination']:.1f} %")
     for c, x in table.items():
         print(f"  {c:16s} {x['clips']:3d} clips  WER {x['wer']:6.2f} %  hallucinated {x['hallucination']:5.1f} %")
-        check(x["wer"] <= GEN_MAX_CATEGORY_WER, f"{c}: WER {x['wer']:.1f} % <= {GEN_MAX_CATEGORY_WER} %")
+        assert x["wer"] <= GEN_MAX_CATEGORY_WER, f"{c}: WER {x['wer']:.1f} % <= {GEN_MAX_CATEGORY_WER} %"
     for r, h, c in zip(refs, hyps, cats):
         if normalize(r) != normalize(h):
             print(f"  [{c}] ref: {r}\n  {' ' * (len(c) + 3)}hyp: {h}")
     right = sum(normalize(r) == normalize(h) for r, h, c in zip(refs, hyps, cats) if c == "reported")
-    check(right >= MIN_REPORTED, f"{right} of the reported utterances heard exactly (want >= {MIN_REPORTED})")
-    check(s["wer"] <= GEN_MAX_WER, f"unseen phrasings: WER {s['wer']:.1f} % <= {GEN_MAX_WER} %")
-    check(s["hallucination"] <= GEN_MAX_HALLUCINATION,
-          f"unseen phrasings: {s['hallucination']:.1f} % hallucinated <= {GEN_MAX_HALLUCINATION} %")
+    assert right >= MIN_REPORTED, f"{right} of the reported utterances heard exactly (want >= {MIN_REPORTED})"
+    assert s["wer"] <= GEN_MAX_WER, f"unseen phrasings: WER {s['wer']:.1f} % <= {GEN_MAX_WER} %"
+    assert s["hallucination"] <= GEN_MAX_HALLUCINATION, (
+            f"unseen phrasings: {s['hallucination']:.1f} % hallucinated <= {GEN_MAX_HALLUCINATION} %")
 
 
-def main():
-    generalization()
+@pytest.fixture(scope="module")
+def held_out(audioc):
+    """The held-out clips, their manifest rows and the C engine's greedy transcripts."""
     files, rows = synthesized("eval", N)
-    refs = [r["text"] for r in rows]
+    return files, rows, transcribe(files)
 
-    out = transcribe(files)
+
+def test_wer(held_out):
+    """The C engine's WER on the held-out clips is at most MAX_WER."""
+    files, rows, out = held_out
+    refs = [r["text"] for r in rows]
     hyps = [out.get(f, ("", []))[0] for f in files]
     s = score(refs, hyps)
     print(f"C engine, greedy, {len(files)} held-out clips: WER {s['wer']:.1f} %, CER {s['cer']:.1f} % "
@@ -108,8 +110,13 @@ def main():
     for r, h in zip(refs, hyps):
         if normalize(r) != normalize(h):
             print(f"  ref: {r}\n  hyp: {h}")
-    check(s["wer"] <= MAX_WER, f"WER {s['wer']:.1f} % <= {MAX_WER} %")
+    assert s["wer"] <= MAX_WER, f"WER {s['wer']:.1f} % <= {MAX_WER} %"
 
+
+
+def test_pytorch_equals_c(held_out):
+    """The C engine's greedy transcripts equal the PyTorch training model's, but at proven near-ties."""
+    files, rows, out = held_out
     torch.set_num_threads(2)
     net = X.load_package(MODEL)
     sp = spm.SentencePieceProcessor(model_file=os.path.join(MODEL, "tokenizer.model"))
@@ -126,10 +133,7 @@ def main():
             if gap < TIE:
                 print(f"note: {os.path.basename(f)}: PyTorch and C part at a near-tie (gap {gap:.1e})")
                 continue
-        same += check(text == c_text, f"{os.path.basename(f)}: PyTorch '{text}' == C '{c_text}'")
+        assert text == c_text, f"{os.path.basename(f)}: PyTorch '{text}' == C '{c_text}'"
+        same += 1
     print(f"PyTorch and C greedy transcripts equal on {same}/{len(files)} clips")
-    return check.finish()
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -28,7 +28,9 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "cli"))
 import export as X  # noqa: E402
 import sentencepiece as spm  # noqa: E402
 from align_ref import align, clamp_words, medfilt_width  # noqa: E402
-from common import BUNDLED_MODEL, Checker  # noqa: E402
+from checker import Checker  # noqa: E402
+
+BUNDLED_MODEL = os.path.join(ROOT, "models", "hviske-tiny-da")
 from train import PROMPT_TEXT, read_wav  # noqa: E402
 
 AUDIOC = os.environ["AUDIOC"]

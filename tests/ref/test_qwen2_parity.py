@@ -30,8 +30,7 @@ import make_checkpoints  # noqa: E402
 import qwen2_ref  # noqa: E402
 import sampler_ref  # noqa: E402
 import st_io  # noqa: E402
-sys.path.insert(0, os.path.join(HERE, "..", "cli"))
-from common import Checker  # noqa: E402
+from checker import Checker  # noqa: E402
 
 STAGES = os.environ["QWEN2_STAGES"]
 WORK = os.path.join(os.environ["TEST_WORK"], "qwen2_parity")

@@ -33,8 +33,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "vevo2"))
 import chroma_ref  # noqa: E402
 import make_speech  # noqa: E402
-sys.path.insert(0, os.path.join(HERE, "..", "cli"))
-from common import Checker  # noqa: E402
+from checker import Checker  # noqa: E402
 
 DRIVER = os.environ["VEVO2_DSP"]
 WORK = os.path.join(os.environ["TEST_WORK"], "vevo2_dsp")

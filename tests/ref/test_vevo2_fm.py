@@ -24,8 +24,7 @@ sys.path.insert(0, os.path.join(HERE, "vevo2"))
 sys.path.insert(0, os.path.join(HERE, "cohere_asr"))
 import fm_ref  # noqa: E402
 import st_io  # noqa: E402
-sys.path.insert(0, os.path.join(HERE, "..", "cli"))
-from common import Checker  # noqa: E402
+from checker import Checker  # noqa: E402
 
 DRIVER = os.environ["VEVO2_FM"]
 WORK = os.path.join(os.environ["TEST_WORK"], "vevo2_fm")

@@ -25,10 +25,9 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "vevo2"))
-sys.path.insert(0, os.path.join(HERE, "..", "cli"))
 import f0_ref  # noqa: E402
 import pitch_ref  # noqa: E402
-from common import Checker  # noqa: E402
+from checker import Checker  # noqa: E402
 
 DRIVER = os.environ["VEVO2_PITCH"]
 WORK = os.path.join(os.environ["TEST_WORK"], "vevo2_pitch")

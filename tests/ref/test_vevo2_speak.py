@@ -35,14 +35,13 @@ from scipy.io import wavfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "vevo2"))
-sys.path.insert(0, os.path.join(HERE, "..", "cli"))
 import ar_ref  # noqa: E402
 import f0_ref  # noqa: E402
 import make_package  # noqa: E402
 import pitch_ref  # noqa: E402
 import route_test  # noqa: E402
 import speak_ref  # noqa: E402
-from common import Checker  # noqa: E402
+from checker import Checker  # noqa: E402
 from route_test import AUDIOC, RATE, TOL_WAV, load24, raw, rel, run  # noqa: E402
 
 DRIVER = os.environ["VEVO2_SPEAK"]

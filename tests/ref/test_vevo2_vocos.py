@@ -37,8 +37,7 @@ import make_speech  # noqa: E402
 import st_io  # noqa: E402
 import timbre_mel_ref  # noqa: E402
 import vocoder_ref  # noqa: E402
-sys.path.insert(0, os.path.join(HERE, "..", "cli"))
-from common import Checker  # noqa: E402
+from checker import Checker  # noqa: E402
 
 DRIVER = os.environ["VEVO2_VOCOS"]
 WORK = os.path.join(os.environ["TEST_WORK"], "vevo2_vocos")

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """audioc-server's memory does not grow with malformed uploads: 2000 uploads
 of each kind of broken file (a WAV header cut short, a FLAC cut in its
 metadata, an Ogg Vorbis stream cut after its first header, an MP3 with an ID3
@@ -9,15 +8,13 @@ LeakSanitizer's report at exit is the check. Python stdlib only."""
 import http.client
 import os
 import subprocess
-import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import test_server as ts  # noqa: E402
-from test_server import SAMPLES, SKIP, Server, check  # noqa: E402
+import pytest
 
-ts.WORK = os.path.join(os.environ["TEST_WORK"], "server_growth")
+import serverlib as ts
+from serverlib import SAMPLES
+
 WARMUP, TOTAL = (20, 200) if ts.SANITIZED else (100, 2000)
 
 
@@ -53,15 +50,12 @@ def post(conn, name, blob):
         return 0
 
 
-def main():
+def test_malformed_uploads_do_not_grow_memory(start_server):
+    """Every malformed upload is refused with 400 and RSS stays within 5 % of its warm figure."""
     if not SAMPLES:
-        print("skipped: no sample clips")
-        return SKIP
-    os.makedirs(ts.WORK, exist_ok=True)
+        pytest.skip("no sample clips")
     files = malformed_files()
-    srv = Server("growth", ["--workers", "1", "--threads", "1"])
-    if not srv.ok:
-        return check.finish()
+    srv = start_server("growth", ["--workers", "1", "--threads", "1"])
     conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=ts.HTTP_TIMEOUT)
     statuses = {k: {} for k in files}
     rss = {}
@@ -76,17 +70,13 @@ def main():
     took = time.time() - t0
     conn.close()
     for kind, counts in statuses.items():
-        check(counts == {400: TOTAL}, f"[growth] {TOTAL} malformed {kind} uploads each answered 400: {counts}")
+        assert counts == {400: TOTAL}, f"[growth] {TOTAL} malformed {kind} uploads each answered 400: {counts}"
     per_request = (rss["end"] - rss["warm"]) * 1024 / ((TOTAL - WARMUP) * len(files))
     print(f"{TOTAL} x {len(files)} malformed uploads in {took:.1f} s: RSS after {WARMUP} of each "
           f"{rss['warm'] / 1024:.1f} MB, after {TOTAL} {rss['end'] / 1024:.1f} MB ({per_request:.0f} B per request)")
     if not ts.SANITIZED:
-        check(rss["end"] <= rss["warm"] * 1.05,
-              f"[growth] RSS after {TOTAL} of each ({rss['end']} kB) within 5 % of after {WARMUP} ({rss['warm']} kB)")
+        assert rss["end"] <= rss["warm"] * 1.05, (
+                f"[growth] RSS after {TOTAL} of each ({rss['end']} kB) within 5 % of after {WARMUP} ({rss['warm']} kB)")
     srv.survived(f"{TOTAL * len(files)} malformed uploads")
     srv.stop()   # LeakSanitizer reports at exit under the sanitizers
-    return check.finish()
 
-
-if __name__ == "__main__":
-    sys.exit(main())

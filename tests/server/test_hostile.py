@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """audioc-server against hostile clients (loopback only, bounded in time):
 hundreds of idle, slow-header and slow-body connections from several
 addresses while a normal client keeps getting its answers in its usual time;
@@ -11,12 +10,10 @@ import sys
 import threading
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import test_server as ts  # noqa: E402
-from test_server import SKIP, Assets, Server, check, request, transcribe  # noqa: E402
+import testenv
+import serverlib as ts
+from serverlib import request, transcribe
 
-ts.WORK = os.path.join(os.environ["TEST_WORK"], "server_hostile")
 SLOW = ts.SLOW
 
 
@@ -129,10 +126,8 @@ def normal_client(a, port, seconds):
     return statuses, worst
 
 
-def test_slow_clients(a, name, args, per_kind, addrs, header_timeout):
-    srv = Server(name, ["--model", f"tiny={a.tiny}", "--threads", "2", *args])
-    if not srv.ok:
-        return
+def slow_clients(a, start_server, name, args, per_kind, addrs, header_timeout):
+    srv = start_server(name, ["--model", f"tiny={a.tiny}", "--threads", "2", *args])
     _, base = normal_client(a, srv.port, 2)                       # the usual time, unloaded
     attack = Attack(srv.port, per_kind, addrs)
     attack.start()
@@ -140,28 +135,27 @@ def test_slow_clients(a, name, args, per_kind, addrs, header_timeout):
     statuses, worst = normal_client(a, srv.port, header_timeout + 5)
     attack.stop()
     bad = [s for s in statuses if s[1] != 200]
-    check(not bad and len(statuses) >= 4,
-          f"[{name}] {3 * per_kind} slow/idle connections: every normal request answered 200 "
-          f"({len(statuses)} requests, not 200: {bad[:5]})")
+    assert not bad and len(statuses) >= 4, (
+            f"[{name}] {3 * per_kind} slow/idle connections: every normal request answered 200 "
+            f"({len(statuses)} requests, not 200: {bad[:5]})")
     for kind in ("health", "transcribe"):
         limit = max(2.0 * SLOW, 3 * base[kind] + 1.0 * SLOW)   # unprotected, they took 30-120 s
-        check(worst[kind] <= limit, f"[{name}] under attack, the slowest {kind} took {worst[kind]:.2f} s "
-                                    f"(usual {base[kind]:.2f} s, limit {limit:.2f} s)")
+        assert worst[kind] <= limit, (f"[{name}] under attack, the slowest {kind} took {worst[kind]:.2f} s "
+                                      f"(usual {base[kind]:.2f} s, limit {limit:.2f} s)")
     for kind in ("idle", "slow_head", "slow_body"):
         lives = attack.lives[kind]
-        check(len(lives) >= per_kind // 2, f"[{name}] {kind} connections are dropped ({len(lives)} of {per_kind})")
+        assert len(lives) >= per_kind // 2, f"[{name}] {kind} connections are dropped ({len(lives)} of {per_kind})"
         # dropped at the deadline (or earlier, to make room), never much later
         late = [t for t in lives if t > header_timeout + 2.0 * SLOW]
-        check(not late, f"[{name}] {kind} connections live at most ~{header_timeout} s: {sorted(late)[-3:]}")
+        assert not late, f"[{name}] {kind} connections live at most ~{header_timeout} s: {sorted(late)[-3:]}"
     srv.survived(f"{3 * per_kind} slow and idle connections")
     srv.stop()
 
 
-def test_per_client_limit(a):
-    srv = Server("per_client", ["--model", f"tiny={a.tiny}", "--max-connections-per-client", "8",
+def test_per_client_limit(assets, start_server):
+    a = assets
+    srv = start_server("per_client", ["--model", f"tiny={a.tiny}", "--max-connections-per-client", "8",
                                 "--header-timeout", "30"])
-    if not srv.ok:
-        return
     socks = []
     for _ in range(20):
         s = socket.socket()
@@ -178,19 +172,18 @@ def test_per_client_limit(a):
             pass
         except OSError:
             closed += 1
-    check(closed == 12, f"[per_client] 20 connections from one address, limit 8: {closed} closed at once (want 12)")
+    assert closed == 12, f"[per_client] 20 connections from one address, limit 8: {closed} closed at once (want 12)"
     r = request(srv.port, "GET", "/health")   # another address (127.0.0.1) is not affected
-    check(r.status == 200, f"[per_client] other addresses are served meanwhile ({r!r})")
+    assert r.status == 200, f"[per_client] other addresses are served meanwhile ({r!r})"
     for s in socks:
         s.close()
     srv.stop()
 
 
-def test_early_answers(a):
+def test_early_answers(assets, start_server):
     """Refusals known from the head are answered at once, with the body unread."""
-    srv = Server("early", ["--model", f"tiny={a.tiny}", "--api-key", "k", "--max-upload-mb", "1"])
-    if not srv.ok:
-        return
+    a = assets
+    srv = start_server("early", ["--model", f"tiny={a.tiny}", "--api-key", "k", "--max-upload-mb", "1"])
     heads = {
         "404 unknown path": (b"POST /v1/nope HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000000\r\n\r\n", 404),
         "401 no API key": (b"POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000000\r\n"
@@ -215,64 +208,62 @@ def test_early_answers(a):
             got = b""
         took = time.time() - t
         line = got.split(b"\r\n", 1)[0].decode("latin-1")
-        check(line.startswith(f"HTTP/1.1 {status}") and took < 1.0 * SLOW,
-              f"[early] {what}: answered at once ({line!r} after {took:.2f} s)")
-        check(b"connection: close" in got.lower(), f"[early] {what}: with Connection: close ({got[:300]!r})")
+        assert line.startswith(f"HTTP/1.1 {status}") and took < 1.0 * SLOW, (
+                f"[early] {what}: answered at once ({line!r} after {took:.2f} s)")
+        assert b"connection: close" in got.lower(), f"[early] {what}: with Connection: close ({got[:300]!r})"
         s.close()
     srv.survived("refusals before the body")
     srv.stop()
 
 
-def test_log_and_key(a):
+def test_log_and_key(assets, start_server):
     """Request paths cannot forge log lines; the API key's scheme is case-insensitive."""
-    srv = Server("hygiene", ["--model", f"tiny={a.tiny}", "--api-key", "s3cret"])
-    if not srv.ok:
-        return
+    a = assets
+    srv = start_server("hygiene", ["--model", f"tiny={a.tiny}", "--api-key", "s3cret"])
     forged = "GET /v1/admin 200 1.000 s"
     r = request(srv.port, "GET", "/health%0A" + forged.replace(" ", "%20"))
-    check(r.status == 404, f"[hygiene] a path with an encoded newline: 404 ({r!r})")
+    assert r.status == 404, f"[hygiene] a path with an encoded newline: 404 ({r!r})"
     raw = socket.create_connection(("127.0.0.1", srv.port))
     raw.sendall(b"GET /health\x1b[2J\x07 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
     raw.recv(4096)
     raw.close()
     time.sleep(0.2)
     log = srv.stderr().splitlines()
-    check(forged not in log and not any(line.startswith("GET /v1/admin") for line in log),
-          f"[hygiene] no forged log line: {log[-4:]}")
-    check(not any("\x1b" in line or "\x07" in line for line in log),
-          f"[hygiene] control bytes are escaped in the log: {[l for l in log if 'health' in l]}")
+    assert forged not in log and not any(line.startswith("GET /v1/admin") for line in log), (
+            f"[hygiene] no forged log line: {log[-4:]}")
+    assert not any("\x1b" in line or "\x07" in line for line in log), (
+            f"[hygiene] control bytes are escaped in the log: {[l for l in log if 'health' in l]}")
     for scheme, key, status in (("Bearer", "s3cret", 200), ("bearer", "s3cret", 200), ("BEARER", "s3cret", 200),
                                 ("Bearer", "s3cre", 401), ("Bearer", "s3cret0", 401), ("Bearer", "", 401),
                                 ("Basic", "s3cret", 401)):
         r = request(srv.port, "GET", "/v1/models", headers={"Authorization": f"{scheme} {key}"})
-        check(r.status == status, f"[hygiene] Authorization: {scheme} {key!r}: {r.status} (want {status})")
+        assert r.status == status, f"[hygiene] Authorization: {scheme} {key!r}: {r.status} (want {status})"
     srv.stop()
 
 
-def test_non_finite(a):
+def test_non_finite(assets, start_server):
     """Uploads of NaN or infinite samples are refused with 400, not answered with invented text."""
-    sys.path.insert(0, os.path.join(HERE, "../cli"))
+    a = assets
+    sys.path.insert(0, os.path.join(testenv.ROOT, "tests", "cli"))
     from test_bad_input import write_float_wav
-    srv = Server("non_finite", ["--model", f"tiny={a.tiny}"])
-    if not srv.ok:
-        return
+    srv = start_server("non_finite", ["--model", f"tiny={a.tiny}"])
     for bad in (float("nan"), float("inf")):
         write_float_wav(a.path("bad.wav"), 16000, 1, [0.1] * 8000 + [bad] + [0.0] * 7999)
         r = transcribe(srv.port, a.bytes("bad.wav"), filename="bad.wav")
         msg = ((r.json() or {}).get("error") or {}).get("message", "")
-        check(r.status == 400 and "not a finite number" in msg,
-              f"[non_finite] a float WAV with {bad}: 400 naming the problem ({r!r})")
+        assert r.status == 400 and "not a finite number" in msg, (
+                f"[non_finite] a float WAV with {bad}: 400 naming the problem ({r!r})")
     srv.survived("non-finite uploads")
     srv.stop()
 
 
-def test_shutdown_deadline(a):
+def test_shutdown_deadline(assets, start_server):
     """SIGTERM with a client uploading at 1 byte per second: new clients are
+    a = assets
     refused at once, and the server exits 0 at --shutdown-timeout."""
-    srv = Server("shutdown", ["--model", f"tiny={a.tiny}", "--shutdown-timeout", "2", "--min-upload-rate", "0",
+    a = assets
+    srv = start_server("shutdown", ["--model", f"tiny={a.tiny}", "--shutdown-timeout", "2", "--min-upload-rate", "0",
                               "--header-timeout", "60"])
-    if not srv.ok:
-        return
     slow = socket.create_connection(("127.0.0.1", srv.port))
     slow.sendall(b"POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n"
                  b"Content-Type: multipart/form-data; boundary=bnd\r\n\r\n--bnd\r\n")
@@ -298,15 +289,15 @@ def test_shutdown_deadline(a):
         refused = False
     except OSError:
         refused = True
-    check(refused, "[shutdown] after SIGTERM new connections are refused, not left in the backlog")
+    assert refused, "[shutdown] after SIGTERM new connections are refused, not left in the backlog"
     try:
         srv.proc.wait(10 * SLOW)
     except Exception:
         pass
     took = time.time() - t0
-    check(srv.proc.returncode == 0 and took < 2 + 2.0 * SLOW,
-          f"[shutdown] exits 0 at the 2 s deadline despite the slow upload (exit {srv.proc.returncode} "
-          f"after {took:.1f} s)")
+    assert srv.proc.returncode == 0 and took < 2 + 2.0 * SLOW, (
+            f"[shutdown] exits 0 at the 2 s deadline despite the slow upload (exit {srv.proc.returncode} "
+            f"after {took:.1f} s)")
     stop.set()
     slow.close()
     srv.stop()
@@ -328,22 +319,22 @@ def first_line(s):
         return repr(e)
 
 
-def test_upload_budget(a):
+def test_upload_budget(assets, start_server):
     """Uploads reserve their Content-Length from --max-buffer-mb before their
+    a = assets
     body is read; beyond it they get 503 at once."""
-    srv = Server("budget", ["--model", f"tiny={a.tiny}", "--max-upload-mb", "4", "--max-buffer-mb", "9"])
-    if not srv.ok:
-        return
+    a = assets
+    srv = start_server("budget", ["--model", f"tiny={a.tiny}", "--max-upload-mb", "4", "--max-buffer-mb", "9"])
     held = [open_upload(srv.port, 4 << 20) for _ in range(2)]     # 8 MB of 9 reserved
     time.sleep(0.3)
     t = time.time()
     third = open_upload(srv.port, 4 << 20)
     line = first_line(third)
-    check(line.startswith("HTTP/1.1 503") and time.time() - t < 1.0 * SLOW,
-          f"[budget] a third 4 MB upload with 8 of 9 MB reserved: 503 at once ({line!r})")
+    assert line.startswith("HTTP/1.1 503") and time.time() - t < 1.0 * SLOW, (
+            f"[budget] a third 4 MB upload with 8 of 9 MB reserved: 503 at once ({line!r})")
     third.close()
     small = transcribe(srv.port, a.bytes("clip.wav"))              # 70 KB still fit
-    check(small.status == 200, f"[budget] a small upload still fits beside them ({small!r})")
+    assert small.status == 200, f"[budget] a small upload still fits beside them ({small!r})"
     for h in held:
         h.close()
     time.sleep(0.5)
@@ -353,20 +344,20 @@ def test_upload_budget(a):
         got = again.recv(4096)
     except socket.timeout:
         got = b""                                                   # admitted: waits for its body
-    check(not got.startswith(b"HTTP/1.1 503"), f"[budget] the budget is given back when uploads end ({got[:60]!r})")
+    assert not got.startswith(b"HTTP/1.1 503"), f"[budget] the budget is given back when uploads end ({got[:60]!r})"
     again.close()
     srv.survived("a full upload budget")
     srv.stop()
 
 
-def test_concurrent_large_uploads(a):
+def test_concurrent_large_uploads(assets, start_server):
     """60 concurrent uploads of 24 MB: each is admitted or refused from its
+    a = assets
     head, and the server's peak memory stays under the budget (256 MB) plus
     what it held before."""
     # all 60 come from one address: the per-address limit (32) is raised to let them in together
-    srv = Server("large_uploads", ["--model", f"tiny={a.tiny}", "--threads", "2", "--max-connections-per-client", "64"])
-    if not srv.ok:
-        return
+    a = assets
+    srv = start_server("large_uploads", ["--model", f"tiny={a.tiny}", "--threads", "2", "--max-connections-per-client", "64"])
     transcribe(srv.port, a.bytes("clip.wav"))
     base_kb = ts.proc_status_kb(srv.pid, "VmRSS")
     blob = os.urandom(24 << 20)                                      # not audio: answered 400 once read
@@ -383,37 +374,19 @@ def test_concurrent_large_uploads(a):
     ts.wait_all(threads)
     peak_kb = ts.proc_status_kb(srv.pid, "VmHWM")
     counts = {st: statuses.count(st) for st in set(statuses)}
-    check(set(statuses) <= {400, 503} and counts.get(400, 0) >= 1,
-          f"[large_uploads] each upload read and refused as not audio (400) or refused at once (503): {counts} "
-          f"{errors[:3]}")
+    assert set(statuses) <= {400, 503} and counts.get(400, 0) >= 1, (
+            f"[large_uploads] each upload read and refused as not audio (400) or refused at once (503): {counts} "
+            f"{errors[:3]}")
     limit_mb = base_kb / 1024 + 256 + 64
     print(f"60 x 24 MB uploads: {counts}; RSS before {base_kb / 1024:.0f} MB, peak {peak_kb / 1024:.0f} MB")
     if not ts.SANITIZED:   # the sanitizers keep freed memory in quarantine
-        check(peak_kb / 1024 <= limit_mb, f"[large_uploads] peak RSS {peak_kb / 1024:.0f} MB <= "
-                                           f"{limit_mb:.0f} MB (before {base_kb / 1024:.0f} MB + budget 256 + 64)")
+        assert peak_kb / 1024 <= limit_mb, (f"[large_uploads] peak RSS {peak_kb / 1024:.0f} MB <= "
+                                             f"{limit_mb:.0f} MB (before {base_kb / 1024:.0f} MB + budget 256 + 64)")
     srv.survived("60 concurrent 24 MB uploads")
     srv.stop()
 
 
-def main():
-    if not os.path.exists(ts.TOKENIZER):
-        print("skipped: data not found")
-        return SKIP
-    os.makedirs(ts.WORK, exist_ok=True)
-    a = Assets()
-    a.build()
-    # the defaults: 300 attackers from 10 addresses (30 each, within the per-address limit of 32)
-    # against 256 connections in all and a 10 s header timeout
-    test_slow_clients(a, "defaults", [], 100, 10, 10)
-    test_per_client_limit(a)
-    test_early_answers(a)
-    test_log_and_key(a)
-    test_non_finite(a)
-    test_shutdown_deadline(a)
-    test_upload_budget(a)
-    test_concurrent_large_uploads(a)
-    return check.finish()
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def test_slow_clients(assets, start_server):
+    """The defaults: 300 attackers from 10 addresses (30 each, within the per-address limit of 32)
+    against 256 connections in all and a 10 s header timeout; a normal client keeps its answers."""
+    slow_clients(assets, start_server, "defaults", [], 100, 10, 10)

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """audioc-server's memory does not grow with the length of what it
 transcribes: a 1 min and a 20 min upload (the sample clips repeated, Ogg
 Vorbis so the 20 min fit the upload limit) are both transcribed, and the
@@ -12,15 +11,13 @@ sanitizers (ten times slower, freed memory quarantined) 5 min stand in for
 import json
 import os
 import subprocess
-import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import test_server as ts  # noqa: E402
-from test_server import SAMPLES, SKIP, Server, check  # noqa: E402
+import pytest
 
-ts.WORK = os.path.join(os.environ["TEST_WORK"], "server_long")
+import serverlib as ts
+from serverlib import SAMPLES
+
 LONG_MIN = 5 if ts.SANITIZED else 20
 
 
@@ -52,24 +49,21 @@ def transcribe(port, path):
                       timeout=600 * ts.SLOW)
 
 
-def main():
+def test_long_uploads_in_bounded_memory(start_server):
+    """Long uploads are transcribed; the server's peak RSS does not grow with their length."""
     if not SAMPLES:
-        print("skipped: no sample clips")
-        return SKIP
-    os.makedirs(ts.WORK, exist_ok=True)
+        pytest.skip("no sample clips")
     clips = make_clips()
     peaks = {}
     for tag, args in (("no_vad", ["--no-vad"]), ("vad", [])):
-        srv = Server("long_" + tag, ["--workers", "1", "--threads", "2", *args])
-        if not srv.ok:
-            return check.finish()
+        srv = start_server("long_" + tag, ["--workers", "1", "--threads", "2", *args])
         peaks[tag] = {}
         for minutes, path in clips.items():
             t0 = time.time()
             r = transcribe(srv.port, path)
             text = json.loads(r.body).get("text", "") if r.status == 200 else ""
-            check(r.status == 200 and len(text) > 10 * minutes,
-                  f"[long {tag}] {minutes} min upload ({os.path.getsize(path) >> 20} MB): {r}")
+            assert r.status == 200 and len(text) > 10 * minutes, (
+                    f"[long {tag}] {minutes} min upload ({os.path.getsize(path) >> 20} MB): {r}")
             peaks[tag][minutes] = ts.proc_status_kb(srv.pid, "VmHWM") / 1024
             print(f"{tag}: {minutes} min: {time.time() - t0:.1f} s, {len(text)} characters, server peak RSS "
                   f"{peaks[tag][minutes]:.1f} MB")
@@ -77,12 +71,8 @@ def main():
         srv.stop()
     p, v = peaks["no_vad"], peaks["vad"]
     if not ts.SANITIZED and len(p) == 2 and len(v) == 2:
-        check(p[LONG_MIN] <= 1.10 * p[1],
-              f"[long] --no-vad: server peak RSS after {LONG_MIN} min within 10 % of after 1 min: {p} MB")
-        check(v[LONG_MIN] <= p[LONG_MIN], f"[long] with the VAD, the peak RSS after {LONG_MIN} min is at most "
-                                          f"the --no-vad one: {v[LONG_MIN]:.1f} vs {p[LONG_MIN]:.1f} MB")
-    return check.finish()
+        assert p[LONG_MIN] <= 1.10 * p[1], (
+                f"[long] --no-vad: server peak RSS after {LONG_MIN} min within 10 % of after 1 min: {p} MB")
+        assert v[LONG_MIN] <= p[LONG_MIN], (f"[long] with the VAD, the peak RSS after {LONG_MIN} min is at most "
+                                            f"the --no-vad one: {v[LONG_MIN]:.1f} vs {p[LONG_MIN]:.1f} MB")
 
-
-if __name__ == "__main__":
-    sys.exit(main())

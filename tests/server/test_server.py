@@ -1,10 +1,9 @@
-#!/usr/bin/python3
 """audioc-server as users and OpenAI-style clients use it: start-up flags and
 environment, /health, /v1/models, /v1/audio/transcriptions (every response
 format, options, VAD, streaming), /v1/audio/vad, CORS, API keys, every kind of
 bad request (each a JSON error with the right status, and the server lives
 on), upload limits, the bounded queue, clients that hang up, a few requests
-with the curl tool, and a load test (load_test.py).
+with the curl tool (the load test is test_load.py).
 
 Expected texts and segments come from the audioc CLI on the same files: a
 tiny random-weight Hviske package (tests/ref/cohere_asr/make_tiny.py with the
@@ -12,431 +11,88 @@ real tokenizer) gives arbitrary but deterministic text. Python stdlib only."""
 import http.client
 import json
 import os
-import select
 import shutil
-import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "../cli"))
-from common import BUNDLED_MODEL, SAMPLES, SANITIZED, SILERO, SKIP, Checker, audioc  # noqa: E402
+import pytest
 
-DATA = os.environ.get("AUDIOC_DATA", "")
-TOKENIZER = os.path.join(DATA, "cohere_asr_base/tokenizer.model")
-SERVER = os.environ.get("AUDIOC_SERVER") or os.path.join(os.path.dirname(os.environ["AUDIOC"]), "audioc-server")
-WORK = os.path.join(os.environ["TEST_WORK"], "server")
-SLOW = 10 if SANITIZED else 1          # sanitizers make everything slower
-HTTP_TIMEOUT = 120 * SLOW
-START_TIMEOUT = 60 * (3 if SANITIZED else 1)
-SERVER_ENV = ("AUDIOC_HOST", "AUDIOC_PORT", "AUDIOC_MODELS", "AUDIOC_THREADS", "AUDIOC_WORKERS",
-              "AUDIOC_MAX_UPLOAD_MB", "AUDIOC_MAX_QUEUE", "AUDIOC_API_KEY", "AUDIOC_CORS",
-              "AUDIOC_ASR_MODEL")
+import serverlib
+import testenv
+from serverlib import (ASR_VAD, HTTP_TIMEOUT, SAMPLES, SLOW, START_TIMEOUT, Resp, auth_headers, base_env, check_error, check_stream,
+                       check_text, check_verbose, module_server, multipart, raw_exchange, request, transcribe, vad,
+                       wait_all)
+from testenv import SILERO, audioc
+
 FLAGS = ("--host", "--port", "--model", "--threads", "--workers", "--max-upload-mb", "--max-queue",
          "--api-key", "--cors", "--help")
 ORIGIN = "https://example.com"
-check = Checker()
+
+srv = module_server("main", lambda a: ["--model", f"silero={SILERO}", "--model", f"tiny={a.tiny}",
+                                       "--model", f"tiny2={a.tiny2}", "--workers", "2", "--threads", "1",
+                                       "--cors", ORIGIN])
+srv.__doc__ = "The main server: Silero and two tiny Hviske models, two workers, CORS for ORIGIN."
 
 
-# ---------------------------------------------------------------- assets
-
-class Assets:
-    """Model packages and audio clips under WORK, and the CLI's answers for them."""
-
-    def __init__(self):
-        self.tiny = os.path.join(WORK, "tiny")
-        self.tiny2 = os.path.join(WORK, "tiny2")
-        self.gguf = os.path.join(WORK, "tiny.gguf")
-        self._cache = {}
-        self._lock = threading.Lock()
-
-    def path(self, name):
-        return os.path.join(WORK, name)
-
-    def build(self):
-        for d, seed in ((self.tiny, "0"), (self.tiny2, "1")):
-            if os.path.exists(d):
-                shutil.rmtree(d)
-            sh("/usr/bin/python3", os.path.join(HERE, "../ref/cohere_asr/make_tiny.py"), d,
-               "--tokenizer", TOKENIZER, "--seed", seed)
-        sh("/usr/bin/python3", os.path.join(HERE, "../../tools/gguf_pack.py"), self.tiny, self.gguf,
-           "--type", "q8_0")
-        p = self.path
-        sh("espeak-ng", "-v", "da", "-w", p("raw1.wav"), "Hej med dig, hvordan går det i dag?")
-        sh("espeak-ng", "-v", "da", "-w", p("raw2.wav"), "Vejret er godt, og solen skinner over byen.")
-        sh("sox", "-D", p("raw1.wav"), "-r", "16000", "-b", "16", p("clip.wav"))      # ~2 s
-        sh("sox", "-D", p("raw2.wav"), "-r", "16000", "-b", "16", p("clip2.wav"))     # ~3 s
-        sh("sox", "-n", "-r", "16000", "-c", "1", "-b", "16", p("sil6.wav"), "trim", "0", "6")
-        # speech, 6 s of silence, speech: the VAD drops the middle
-        sh("sox", "-D", p("clip.wav"), p("sil6.wav"), p("clip2.wav"), p("gap.wav"))
-        sh("sox", "-D", *[p("clip.wav")] * 8, p("mid.wav"))                          # ~16 s, 0.5 MB
-        sh("sox", "-D", *[p("clip.wav")] * 32, p("big.wav"))                         # ~65 s, 2.1 MB
-        sh("sox", "-D", *[p("mid.wav")] * 8, p("long.wav"))                          # ~130 s, 4.2 MB
-        sh("sox", "-D", p("gap.wav"), "-r", "44100", "-c", "2", p("stereo44k.wav"))
-        sh("sox", "-n", "-r", "16000", "-c", "1", "-b", "16", p("empty.wav"), "trim", "0", "0")
-        for ext in ("flac", "mp3"):
-            rc, _, err = audioc("convert", p("gap.wav"), p("gap." + ext))
-            if rc != 0:
-                raise RuntimeError(f"audioc convert to .{ext}: {err}")
-        # what phones and browsers upload (FFmpeg decodes them)
-        for name, codec in (("gap.m4a", "aac"), ("gap.webm", "libopus"), ("gap.aac", "aac")):
-            sh("ffmpeg", "-loglevel", "error", "-y", "-i", p("gap.wav"), "-c:a", codec, p(name))
-        with open(p("text.wav"), "w") as f:
-            f.write("not audio\n" * 50)
-        with open(p("clip.wav"), "rb") as f:
-            clip = f.read()
-        with open(p("trunc.wav"), "wb") as f:      # a WAV header cut short: no data chunk
-            f.write(clip[:30])
-
-    def bytes(self, name):
-        with open(self.path(name), "rb") as f:
-            return f.read()
-
-    def asr(self, name, *args, model=None):
-        """The CLI's JSON (with tokens) for audio NAME: what the server must say."""
-        model = model or self.tiny
-        key = ("asr", model, name, args)
-        with self._lock:
-            if key not in self._cache:
-                rc, out, err = audioc("transcribe", "-m", model, "--format", "json", "--tokens", *args,
-                                      self.path(name))
-                self._cache[key] = json.loads(out) if rc == 0 else {"rc": rc, "err": err}
-            return self._cache[key]
-
-    def asr_text(self, name, *args, model=None):
-        j = self.asr(name, *args, model=model)
-        return j.get("text", f"<CLI failed: {j.get('err', '').strip()}>")
-
-    def asr_format(self, name, fmt, *args):
-        key = ("fmt", name, fmt, args)
-        with self._lock:
-            if key not in self._cache:
-                rc, out, err = audioc("transcribe", "-m", self.tiny, "--format", fmt, *args, self.path(name))
-                self._cache[key] = out if rc == 0 else f"<CLI failed: {err.strip()}>"
-            return self._cache[key]
-
-    def vad(self, name, *args):
-        key = ("vad", name, args)
-        with self._lock:
-            if key not in self._cache:
-                rc, out, err = audioc("vad", "--model", SILERO, "--format", "json", *args, self.path(name))
-                self._cache[key] = json.loads(out) if rc == 0 else {"rc": rc, "err": err}
-            return self._cache[key]
+@pytest.fixture(autouse=True)
+def main_server_lives(request):
+    """After each test on the main server, the server is still running."""
+    yield
+    if "srv" in request.fixturenames:
+        s = request.getfixturevalue("srv")
+        assert s.alive(), f"[main] the server died during {request.node.name}; stderr: {s.stderr()[-1500:]!r}"
 
 
-# the VAD settings of a transcription (ac_asr_vad_options_default) for audioc vad
-ASR_VAD = ("--speech-pad-ms", "400", "--min-silence-ms", "500", "--max-speech-s", "30")
-
-
-def sh(*cmd):
-    subprocess.run(cmd, check=True, capture_output=True)
-
-
-# ---------------------------------------------------------------- HTTP client
-
-class Resp:
-    def __init__(self, status, headers, body, error=None):
-        self.status, self.headers, self.body, self.error = status, headers, body, error
-
-    @property
-    def text(self):
-        return self.body.decode("utf-8", "replace")
-
-    def json(self):
-        try:
-            return json.loads(self.body)
-        except (ValueError, UnicodeDecodeError):
-            return None
-
-    def header(self, name):
-        return self.headers.get(name.lower(), "")
-
-    def __repr__(self):
-        if self.error:
-            return f"<no response: {self.error}>"
-        return f"<{self.status} {self.text[:300]!r}>"
-
-
-def request(port, method, path, body=None, headers=None, timeout=HTTP_TIMEOUT, conn=None):
-    """One HTTP request; a connection failure gives status 0 (never raises)."""
-    c = conn or http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        c.request(method, path, body=body, headers=headers or {})
-        r = c.getresponse()
-        data = r.read()
-        return Resp(r.status, {k.lower(): v for k, v in r.getheaders()}, data)
-    except (OSError, http.client.HTTPException) as e:
-        return Resp(0, {}, b"", error=repr(e))
-    finally:
-        if conn is None:
-            c.close()
-
-
-def multipart(fields=(), files=(), boundary=None):
-    """OpenAI-style multipart/form-data: FIELDS are (name, value) pairs (repeats
-    allowed), FILES (name, filename, bytes). Returns (body, content type)."""
-    b = boundary or "audioc-test-" + os.urandom(8).hex()
-    parts = []
-    for name, value in fields:
-        parts.append(f'--{b}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'.encode()
-                     + str(value).encode() + b"\r\n")
-    for name, filename, data in files:
-        ctype = "audio/wav" if filename.endswith(".wav") else "application/octet-stream"
-        parts.append(f'--{b}\r\nContent-Disposition: form-data; name="{name}"; filename="{filename}"\r\n'
-                     f'Content-Type: {ctype}\r\n\r\n'.encode() + data + b"\r\n")
-    return b"".join(parts) + f"--{b}--\r\n".encode(), f"multipart/form-data; boundary={b}"
-
-
-def auth_headers(key):
-    return {"Authorization": f"Bearer {key}"} if key else {}
-
-
-def post_audio(port, endpoint, data, filename="audio.wav", key=None, conn=None, extra_headers=None,
-               **fields):
-    files = [("file", filename, data)] if data is not None else []
-    flist = []
-    for k, v in fields.items():
-        if isinstance(v, (list, tuple)):
-            flist += [(k.replace("__", "[]"), x) for x in v]
-        else:
-            flist.append((k, v))
-    body, ctype = multipart(flist, files)
-    headers = {"Content-Type": ctype, **auth_headers(key), **(extra_headers or {})}
-    return request(port, "POST", endpoint, body, headers, conn=conn)
-
-
-def transcribe(port, data, **kw):
-    return post_audio(port, "/v1/audio/transcriptions", data, **kw)
-
-
-def vad(port, data, **kw):
-    return post_audio(port, "/v1/audio/vad", data, **kw)
-
-
-def raw_exchange(port, head, body=b"", chunked=False, timeout=HTTP_TIMEOUT):
-    """Sends HEAD and BODY over a raw socket, stopping the upload as soon as the
-    server answers (as a 413 may come early); returns (status, response bytes)."""
-    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
-    data = b""
-    try:
-        s.sendall(head)
-        for i in range(0, len(body), 65536):
-            if select.select([s], [], [], 0)[0]:
-                break
-            piece = body[i:i + 65536]
-            s.sendall(b"%x\r\n" % len(piece) + piece + b"\r\n" if chunked else piece)
-        else:
-            if chunked:
-                s.sendall(b"0\r\n\r\n")
-    except (BrokenPipeError, ConnectionResetError):
-        pass
-    try:
-        while True:
-            b = s.recv(65536)
-            if not b:
-                break
-            data += b
-            hdr_end = data.find(b"\r\n\r\n")
-            if hdr_end >= 0:
-                for line in data[:hdr_end].split(b"\r\n")[1:]:
-                    k, _, v = line.partition(b":")
-                    if k.strip().lower() == b"content-length" and len(data) >= hdr_end + 4 + int(v):
-                        raise StopIteration
-    except StopIteration:
-        pass
-    except (ConnectionResetError, socket.timeout, OSError):
-        pass
-    finally:
-        s.close()
-    try:
-        status = int(data.split(b" ", 2)[1]) if data.startswith(b"HTTP/") else 0
-    except (IndexError, ValueError):
-        status = 0
-    return status, data
-
-
-def proc_status_kb(pid, key):
-    """A kB figure of /proc/PID/status (VmRSS, VmHWM, ...); 0 when gone."""
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith(key + ":"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
-def vmrss_kb(pid):
-    return proc_status_kb(pid, "VmRSS")
-
-
-# ---------------------------------------------------------------- server process
-
-def base_env():
-    env = {k: v for k, v in os.environ.items() if k not in SERVER_ENV}
-    return env
-
-
-class Server:
-    """An audioc-server process on a free port; stderr goes to WORK/NAME.log."""
-
-    def __init__(self, name, args, env=None, listen=True):
-        self.name = name
-        self.log_path = os.path.join(WORK, name + ".log")
-        self.log = open(self.log_path, "w")
-        self.args = list(args) + (["--host", "127.0.0.1", "--port", "0"] if listen else [])
-        self.proc = subprocess.Popen([SERVER, *self.args], stdout=subprocess.PIPE, stderr=self.log,
-                                     env=env if env is not None else base_env())
-        self.lines = []
-        self.signalled = False
-        self.ready = threading.Event()
-        threading.Thread(target=self._read_stdout, daemon=True).start()
-        self.port = None
-        self.ready.wait(START_TIMEOUT)
-        first = self.lines[0] if self.lines else ""
-        prefix = "audioc-server: listening on http://127.0.0.1:"
-        if first.startswith(prefix) and first[len(prefix):].isdigit():
-            self.port = int(first[len(prefix):])
-        check(self.port is not None and self.port > 0,
-              f"[{name}] prints 'audioc-server: listening on http://127.0.0.1:PORT' (got {first!r}; "
-              f"exit {self.proc.poll()}; stderr: {self.stderr()[-500:]!r})")
-
-    def _read_stdout(self):
-        for line in iter(self.proc.stdout.readline, b""):
-            self.lines.append(line.decode("utf-8", "replace").rstrip("\n"))
-            self.ready.set()
-        self.ready.set()
-
-    @property
-    def ok(self):
-        return self.port is not None
-
-    @property
-    def pid(self):
-        return self.proc.pid
-
-    def stderr(self):
-        self.log.flush()
-        try:
-            with open(self.log_path, encoding="utf-8", errors="replace") as f:
-                return f.read()
-        except OSError:
-            return ""
-
-    def alive(self):
-        return self.proc.poll() is None
-
-    def survived(self, what):
-        """After a bad request: the process lives and /health answers 200."""
-        r = request(self.port, "GET", "/health")
-        check(self.alive() and r.status == 200,
-              f"[{self.name}] server survives {what} (alive {self.alive()}, health {r!r})")
-
-    def terminate(self):
-        if not self.signalled:
-            self.signalled = True
-            self.proc.send_signal(signal.SIGTERM)
-
-    def stop(self):
-        """SIGTERM: exit 0 within a few seconds, no sanitizer report."""
-        if self.proc.poll() is None:
-            self.terminate()
-            try:
-                self.proc.wait(10 * (3 if SANITIZED else 1))
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-                check(False, f"[{self.name}] SIGTERM: still running after the grace period (killed)")
-        rc = self.proc.returncode
-        err = self.stderr()
-        check(rc == 0, f"[{self.name}] SIGTERM: exit status {rc} (want 0); stderr tail: {err[-800:]!r}")
-        check("Sanitizer" not in err and "runtime error" not in err,
-              f"[{self.name}] no sanitizer report in stderr: {err[-1500:]!r}")
-        self.log.close()
-
-
-def wait_all(threads):
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-
-
-# ---------------------------------------------------------------- checks
-
-def check_error(srv, r, status, what, param=None):
-    """A bad request: the right status and an OpenAI error object, and the server lives on."""
-    check(r.status == status, f"[{srv.name}] {what}: status {r.status} (want {status}); {r!r}")
-    j = r.json()
-    e = j.get("error") if isinstance(j, dict) else None
-    check(isinstance(e, dict) and isinstance(e.get("message"), str) and e["message"].strip() != ""
-          and all(k in e for k in ("type", "param", "code")),
-          f"[{srv.name}] {what}: error JSON {{error: {{message, type, param, code}}}}: {r.text[:300]!r}")
-    check(r.header("content-type").startswith("application/json"),
-          f"[{srv.name}] {what}: error Content-Type is application/json ({r.header('content-type')!r})")
-    if param is not None and isinstance(e, dict):
-        check(e.get("param") == param, f"[{srv.name}] {what}: error param {e.get('param')!r} (want {param!r})")
-    srv.survived(what)
-
-
-def check_text(srv, r, want, what):
-    j = r.json()
-    got = j.get("text") if isinstance(j, dict) else None
-    check(r.status == 200 and got == want, f"[{srv.name}] {what}: text {got!r} (want {want!r}); {r!r}")
-
-
-def test_cli(a):
-    p = subprocess.run([SERVER, "--help"], capture_output=True, text=True, timeout=60)
-    check(p.returncode == 0, f"--help exits 0 ({p.returncode})")
+def test_cli(assets):
+    p = subprocess.run([testenv.AUDIOC_SERVER, "--help"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, f"--help exits 0 ({p.returncode})"
     for flag in FLAGS:
-        check(flag in p.stdout, f"--help documents {flag}")
-    p = subprocess.run([SERVER, "--bogus-flag"], capture_output=True, text=True, timeout=60)
-    check(p.returncode == 2 and p.stderr.strip() != "", f"unknown flag: exit 2 with a message ({p.returncode}, "
-                                                       f"{p.stderr.strip()[:200]!r})")
-    broken = os.path.join(WORK, "broken_pkg")
+        assert flag in p.stdout, f"--help documents {flag}"
+    p = subprocess.run([testenv.AUDIOC_SERVER, "--bogus-flag"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and p.stderr.strip() != "", (f"unknown flag: exit 2 with a message ({p.returncode}, "
+                                                         f"{p.stderr.strip()[:200]!r})")
+    broken = os.path.join(serverlib.WORK, "broken_pkg")
     if os.path.exists(broken):
         shutil.rmtree(broken)
-    shutil.copytree(a.tiny, broken)
+    shutil.copytree(assets.tiny, broken)
     os.remove(os.path.join(broken, "model.safetensors"))
-    for what, path in (("nonexistent path", os.path.join(WORK, "no_such_model_dir")),
-                       ("an audio file as a model", a.path("clip.wav")),
+    for what, path in (("nonexistent path", os.path.join(serverlib.WORK, "no_such_model_dir")),
+                       ("an audio file as a model", assets.path("clip.wav")),
                        ("a package without weights", broken)):
         try:
-            p = subprocess.run([SERVER, "--host", "127.0.0.1", "--port", "0", "--model", f"x={path}"],
+            p = subprocess.run([testenv.AUDIOC_SERVER, "--host", "127.0.0.1", "--port", "0", "--model", f"x={path}"],
                                capture_output=True, text=True, timeout=START_TIMEOUT, env=base_env())
             rc, out, err = p.returncode, p.stdout, p.stderr
         except subprocess.TimeoutExpired as e:
             rc, out, err = "timeout (kept running)", e.stdout or "", e.stderr or ""
-        check(rc == 1 and path in err and "listening" not in str(out),
-              f"model that does not load ({what}): exit 1 naming {path} (got {rc}; {str(err).strip()[:300]!r})")
+        assert rc == 1 and path in err and "listening" not in str(out), (
+                f"model that does not load ({what}): exit 1 naming {path} (got {rc}; {str(err).strip()[:300]!r})")
 
 
 def test_basics(srv):
     r = request(srv.port, "GET", "/health")
-    check(r.status == 200 and r.json() == {"status": "ok"}, f"GET /health: {r!r}")
-    check(r.header("content-type").startswith("application/json"), f"/health Content-Type {r.header('content-type')!r}")
+    assert r.status == 200 and r.json() == {"status": "ok"}, f"GET /health: {r!r}"
+    assert r.header("content-type").startswith("application/json"), f"/health Content-Type {r.header('content-type')!r}"
     r = request(srv.port, "GET", "/v1/models")
     j = r.json() or {}
-    check(r.status == 200 and j.get("object") == "list", f"GET /v1/models: {r!r}")
+    assert r.status == 200 and j.get("object") == "list", f"GET /v1/models: {r!r}"
     data = j.get("data") or []
-    check([m.get("id") for m in data] == ["silero", "tiny", "tiny2"], f"models in --model order: {data}")
+    assert [m.get("id") for m in data] == ["silero", "tiny", "tiny2"], f"models in --model order: {data}"
     fam = {"silero": ("silero_vad", "vad"), "tiny": ("hviske_asr", "transcription"),
            "tiny2": ("hviske_asr", "transcription")}
     for m in data:
         want = fam.get(m.get("id"))
-        check(want is not None and m.get("object") == "model" and m.get("created") == 0
-              and m.get("owned_by") == "audio.c" and (m.get("family"), m.get("task")) == want,
-              f"model entry {m}")
+        assert (want is not None and m.get("object") == "model" and m.get("created") == 0
+                and m.get("owned_by") == "audio.c" and (m.get("family"), m.get("task")) == want), (
+                f"model entry {m}")
     # keep-alive: several requests on one connection
     c = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=HTTP_TIMEOUT)
     rs = [request(srv.port, "GET", "/health", conn=c), request(srv.port, "GET", "/v1/models", conn=c),
           request(srv.port, "GET", "/health", conn=c)]
     c.close()
-    check([x.status for x in rs] == [200, 200, 200], f"keep-alive: three requests on one connection {rs}")
+    assert [x.status for x in rs] == [200, 200, 200], f"keep-alive: three requests on one connection {rs}"
     # unknown paths and wrong methods
     for method, path in (("GET", "/nope"), ("GET", "/v1/audio/nope"), ("POST", "/v1/audio/translations"),
                          ("GET", "/v1/models/extra/path")):
@@ -446,196 +102,141 @@ def test_basics(srv):
         check_error(srv, request(srv.port, method, path), 405, f"{method} {path}")
 
 
-def test_cors(srv, a):
+def test_cors(srv, assets):
     hdr = {"Origin": ORIGIN}
     for what, r in (("GET /health", request(srv.port, "GET", "/health", headers=hdr)),
                     ("GET /v1/models", request(srv.port, "GET", "/v1/models", headers=hdr)),
-                    ("POST transcription", transcribe(srv.port, a.bytes("clip.wav"), extra_headers=hdr)),
+                    ("POST transcription", transcribe(srv.port, assets.bytes("clip.wav"), extra_headers=hdr)),
                     ("404 error", request(srv.port, "GET", "/nope", headers=hdr))):
-        check(r.header("access-control-allow-origin") == ORIGIN,
-              f"CORS: {what} carries Access-Control-Allow-Origin: {ORIGIN} ({r.headers})")
+        assert r.header("access-control-allow-origin") == ORIGIN, (
+                f"CORS: {what} carries Access-Control-Allow-Origin: {ORIGIN} ({r.headers})")
     r = request(srv.port, "OPTIONS", "/v1/audio/transcriptions",
                 headers={"Origin": ORIGIN, "Access-Control-Request-Method": "POST",
                          "Access-Control-Request-Headers": "authorization, content-type"})
-    check(r.status == 204, f"CORS preflight: OPTIONS answers 204 ({r!r})")
-    check(r.header("access-control-allow-origin") == ORIGIN, f"CORS preflight: Allow-Origin ({r.headers})")
-    check("POST" in r.header("access-control-allow-methods").upper(),
-          f"CORS preflight: Allow-Methods has POST ({r.header('access-control-allow-methods')!r})")
-    check("authorization" in r.header("access-control-allow-headers").lower(),
-          f"CORS preflight: Allow-Headers has Authorization ({r.header('access-control-allow-headers')!r})")
+    assert r.status == 204, f"CORS preflight: OPTIONS answers 204 ({r!r})"
+    assert r.header("access-control-allow-origin") == ORIGIN, f"CORS preflight: Allow-Origin ({r.headers})"
+    assert "POST" in r.header("access-control-allow-methods").upper(), (
+            f"CORS preflight: Allow-Methods has POST ({r.header('access-control-allow-methods')!r})")
+    assert "authorization" in r.header("access-control-allow-headers").lower(), (
+            f"CORS preflight: Allow-Headers has Authorization ({r.header('access-control-allow-headers')!r})")
     srv.survived("OPTIONS")
 
 
-def test_formats(srv, a):
+def test_formats(srv, assets):
     port = srv.port
-    clip = a.bytes("clip.wav")
-    want = a.asr("clip.wav")
-    check(want.get("text", "").strip() != "", f"CLI transcribes clip.wav: {want}")
+    clip = assets.bytes("clip.wav")
+    want = assets.asr("clip.wav")
+    assert want.get("text", "").strip() != "", f"CLI transcribes clip.wav: {want}"
     r = transcribe(port, clip, model="tiny")
     check_text(srv, r, want.get("text"), "json (model=tiny)")
-    check(r.header("content-type").startswith("application/json"), f"json Content-Type {r.header('content-type')!r}")
-    check(set((r.json() or {}).keys()) == {"text"}, f"json: only the text key ({r!r})")
+    assert r.header("content-type").startswith("application/json"), f"json Content-Type {r.header('content-type')!r}"
+    assert set((r.json() or {}).keys()) == {"text"}, f"json: only the text key ({r!r})"
     check_text(srv, transcribe(port, clip), want.get("text"), "no model field: the first ASR model (tiny)")
     check_text(srv, transcribe(port, clip, response_format="json", language="da", prompt="Hej, et stykke dansk.",
                                temperature="0", timestamp_granularities__=["segment", "word"]),
                want.get("text"), "prompt, temperature 0 and timestamp_granularities[] accepted")
     r = transcribe(port, clip, response_format="text")
-    check(r.status == 200 and r.text == want.get("text") + "\n", f"text: the text and a newline ({r!r})")
-    check(r.header("content-type").replace(" ", "").lower() == "text/plain;charset=utf-8",
-          f"text Content-Type {r.header('content-type')!r}")
+    assert r.status == 200 and r.text == want.get("text") + "\n", f"text: the text and a newline ({r!r})"
+    assert r.header("content-type").replace(" ", "").lower() == "text/plain;charset=utf-8", (
+            f"text Content-Type {r.header('content-type')!r}")
 
     # several chunks: gap.wav is ~11 s, chunked into several segments by the tiny config (no VAD)
-    g = a.bytes("gap.wav")
-    gw = a.asr("gap.wav", "--no-vad")
-    check(len(gw.get("segments", [])) >= 3, f"CLI cuts gap.wav into chunks: {len(gw.get('segments', []))}")
+    g = assets.bytes("gap.wav")
+    gw = assets.asr("gap.wav", "--no-vad")
+    assert len(gw.get("segments", [])) >= 3, f"CLI cuts gap.wav into chunks: {len(gw.get('segments', []))}"
     for fmt in ("srt", "vtt"):
         r = transcribe(port, g, response_format=fmt, vad="false")
-        cli = a.asr_format("gap.wav", fmt, "--no-vad")
-        check(r.status == 200 and r.text.strip() != "" and r.text.strip() == cli.strip(),
-              f"{fmt}: same as audioc transcribe --format {fmt}: got {r.text[:200]!r}, want {cli[:200]!r}")
+        cli = assets.asr_format("gap.wav", fmt, "--no-vad")
+        assert r.status == 200 and r.text.strip() != "" and r.text.strip() == cli.strip(), (
+                f"{fmt}: same as audioc transcribe --format {fmt}: got {r.text[:200]!r}, want {cli[:200]!r}")
     r = transcribe(port, g, response_format="vtt")
-    check(r.text.startswith("WEBVTT"), f"vtt starts with WEBVTT ({r.text[:20]!r})")
+    assert r.text.startswith("WEBVTT"), f"vtt starts with WEBVTT ({r.text[:20]!r})"
     r = transcribe(port, g, response_format="verbose_json", vad="false")
     check_verbose(srv, r, gw, "verbose_json (gap.wav)", 0.0)
     r = transcribe(port, clip, response_format="verbose_json", model="tiny")
     check_verbose(srv, r, want, "verbose_json (clip.wav)", 0.0)
 
     # model selection: tiny2 has other weights, hence another text
-    w2 = a.asr_text("clip.wav", model=a.tiny2)
-    check(w2 != want.get("text"), "tiny2 says something else than tiny on clip.wav (test sanity)")
+    w2 = assets.asr_text("clip.wav", model=assets.tiny2)
+    assert w2 != want.get("text"), "tiny2 says something else than tiny on clip.wav (test sanity)"
     check_text(srv, transcribe(port, clip, model="tiny2"), w2, "model=tiny2")
 
     # decoding options
-    check_text(srv, transcribe(port, g, beam_size="2"), a.asr_text("gap.wav", "--beam-size", "2"), "beam_size=2")
-    check_text(srv, transcribe(port, g, beam_size="3", temperature="0"), a.asr_text("gap.wav", "--beam-size", "3"),
+    check_text(srv, transcribe(port, g, beam_size="2"), assets.asr_text("gap.wav", "--beam-size", "2"), "beam_size=2")
+    check_text(srv, transcribe(port, g, beam_size="3", temperature="0"), assets.asr_text("gap.wav", "--beam-size", "3"),
                "beam_size=3")
-    check_text(srv, transcribe(port, clip, language="en"), a.asr_text("clip.wav", "--language", "en"), "language=en")
-    check_text(srv, transcribe(port, g, temperature="0.7"), a.asr_text("gap.wav", "--temperature", "0.7"),
+    check_text(srv, transcribe(port, clip, language="en"), assets.asr_text("clip.wav", "--language", "en"), "language=en")
+    check_text(srv, transcribe(port, g, temperature="0.7"), assets.asr_text("gap.wav", "--temperature", "0.7"),
                "temperature=0.7 (sampling, default seed)")
     r = transcribe(port, clip, temperature="0.7", response_format="verbose_json")
     segs = (r.json() or {}).get("segments") or [{}]
-    check(r.status == 200 and abs(float(segs[0].get("temperature", -1)) - 0.7) < 1e-6,
-          f"verbose_json reports temperature 0.7 ({r!r})")
+    assert r.status == 200 and abs(float(segs[0].get("temperature", -1)) - 0.7) < 1e-6, (
+            f"verbose_json reports temperature 0.7 ({r!r})")
 
     # audio containers and rates: the same samples give the same text as the CLI
     for name in ("gap.flac", "gap.mp3", "stereo44k.wav", "gap.m4a", "gap.webm", "gap.aac"):
-        check_text(srv, transcribe(port, a.bytes(name), filename=name), a.asr_text(name), f"upload {name}")
+        check_text(srv, transcribe(port, assets.bytes(name), filename=name), assets.asr_text(name), f"upload {name}")
     # a file name that says nothing about the content
-    check_text(srv, transcribe(port, a.bytes("gap.flac"), filename="upload.bin"), a.asr_text("gap.flac"),
+    check_text(srv, transcribe(port, assets.bytes("gap.flac"), filename="upload.bin"), assets.asr_text("gap.flac"),
                "FLAC bytes named upload.bin")
-    check_text(srv, transcribe(port, a.bytes("gap.m4a"), filename="upload.bin"), a.asr_text("gap.m4a"),
+    check_text(srv, transcribe(port, assets.bytes("gap.m4a"), filename="upload.bin"), assets.asr_text("gap.m4a"),
                "M4A bytes named upload.bin")
     # no samples at all: an empty transcript, like the CLI
-    check_text(srv, transcribe(port, a.bytes("empty.wav")), a.asr_text("empty.wav"), "0-sample WAV")
-    r = transcribe(port, a.bytes("empty.wav"), response_format="verbose_json")
-    check(r.status == 200 and (r.json() or {}).get("segments") == [], f"0-sample WAV verbose_json: no segments {r!r}")
+    check_text(srv, transcribe(port, assets.bytes("empty.wav")), assets.asr_text("empty.wav"), "0-sample WAV")
+    r = transcribe(port, assets.bytes("empty.wav"), response_format="verbose_json")
+    assert r.status == 200 and (r.json() or {}).get("segments") == [], f"0-sample WAV verbose_json: no segments {r!r}"
 
 
-def check_verbose(srv, r, want, what, temperature):
-    j = r.json() or {}
-    check(r.status == 200 and j.get("task") == "transcribe" and j.get("language") == "da",
-          f"[{srv.name}] {what}: task/language ({r!r})")
-    check(j.get("text") == want.get("text"), f"[{srv.name}] {what}: text {j.get('text')!r} (want {want.get('text')!r})")
-    check(isinstance(j.get("duration"), (int, float)) and abs(j["duration"] - want.get("duration", -9)) < 2e-3,
-          f"[{srv.name}] {what}: duration {j.get('duration')} (want {want.get('duration')})")
-    segs, wsegs = j.get("segments") or [], want.get("segments") or []
-    check(len(segs) == len(wsegs), f"[{srv.name}] {what}: {len(segs)} segments (want {len(wsegs)})")
-    for i, (s, w) in enumerate(zip(segs, wsegs)):
-        ok = (s.get("id") == i and isinstance(s.get("seek"), int) and s.get("text") == w["text"]
-              and abs(s.get("start", -9) - w["start"]) < 2e-3 and abs(s.get("end", -9) - w["end"]) < 2e-3
-              and s.get("tokens") == w.get("tokens")
-              and abs(s.get("avg_logprob", 9) - w["avg_logprob"]) < 1e-4
-              and abs(s.get("temperature", -9) - temperature) < 1e-6)
-        check(ok, f"[{srv.name}] {what}: segment {i} {s} (want {w}, temperature {temperature})")
-
-
-def sse_events(r):
-    """(events, error) of a text/event-stream body."""
-    events = []
-    body = r.text
-    if not body.endswith("\n\n"):
-        return events, f"body does not end with a blank line: {body[-100:]!r}"
-    for block in body.split("\n\n")[:-1]:
-        lines = [ln for ln in block.split("\n") if ln and not ln.startswith(":")]
-        if len(lines) != 1 or not lines[0].startswith("data: "):
-            return events, f"not a 'data: ' event: {block[:200]!r}"
-        try:
-            events.append(json.loads(lines[0][6:]))
-        except ValueError:
-            return events, f"event data is not JSON: {lines[0][:200]!r}"
-    return events, None
-
-
-def check_stream(srv, r, want, n_segments, what):
-    check(r.status == 200 and r.header("content-type").startswith("text/event-stream"),
-          f"[{srv.name}] {what}: 200 text/event-stream ({r.status}, {r.header('content-type')!r}, {r.text[:200]!r})")
-    events, err = sse_events(r)
-    check(err is None, f"[{srv.name}] {what}: SSE framing: {err}")
-    if not events:
-        check(False, f"[{srv.name}] {what}: no events")
-        return
-    deltas = events[:-1]
-    done = events[-1]
-    check(all(e.get("type") == "transcript.text.delta" and isinstance(e.get("delta"), str) for e in deltas),
-          f"[{srv.name}] {what}: delta events {deltas[:3]}")
-    check(done.get("type") == "transcript.text.done" and done.get("text") == want,
-          f"[{srv.name}] {what}: done event {done} (want text {want!r})")
-    check("".join(e.get("delta", "") for e in deltas) == want,
-          f"[{srv.name}] {what}: deltas join to the text ({[e.get('delta') for e in deltas]})")
-    check(len(deltas) <= n_segments and (n_segments == 0 or len(deltas) >= 1) and (n_segments < 2 or len(deltas) >= 2),
-          f"[{srv.name}] {what}: one delta per finished segment ({len(deltas)} deltas, {n_segments} segments)")
-
-
-def test_stream(srv, a):
-    gw = a.asr("gap.wav")
-    r = transcribe(srv.port, a.bytes("gap.wav"), stream="true")
+def test_stream(srv, assets):
+    gw = assets.asr("gap.wav")
+    r = transcribe(srv.port, assets.bytes("gap.wav"), stream="true")
     check_stream(srv, r, gw.get("text"), len(gw.get("segments", [])), "stream=true (gap.wav)")
-    r = transcribe(srv.port, a.bytes("clip.wav"), stream="true", response_format="json")
-    check_stream(srv, r, a.asr_text("clip.wav"), 1, "stream=true (clip.wav)")
-    check_text(srv, transcribe(srv.port, a.bytes("clip.wav"), stream="false"), a.asr_text("clip.wav"),
+    r = transcribe(srv.port, assets.bytes("clip.wav"), stream="true", response_format="json")
+    check_stream(srv, r, assets.asr_text("clip.wav"), 1, "stream=true (clip.wav)")
+    check_text(srv, transcribe(srv.port, assets.bytes("clip.wav"), stream="false"), assets.asr_text("clip.wav"),
                "stream=false: a plain JSON answer")
     # nothing to say: only the done event, with an empty text
-    r = transcribe(srv.port, a.bytes("empty.wav"), stream="true")
+    r = transcribe(srv.port, assets.bytes("empty.wav"), stream="true")
     check_stream(srv, r, "", 0, "stream=true (0-sample WAV)")
-    cli = a.asr("sil6.wav", "--vad", SILERO)
-    r = transcribe(srv.port, a.bytes("sil6.wav"), stream="true", vad="true")
+    cli = assets.asr("sil6.wav", "--vad", SILERO)
+    r = transcribe(srv.port, assets.bytes("sil6.wav"), stream="true", vad="true")
     check_stream(srv, r, cli.get("text"), len(cli.get("segments", [])), "stream=true, vad=true (only silence)")
     # errors found before any event are plain JSON errors
-    check_error(srv, transcribe(srv.port, a.bytes("clip.wav"), stream="true", language="xx"), 400,
+    check_error(srv, transcribe(srv.port, assets.bytes("clip.wav"), stream="true", language="xx"), 400,
                 "stream=true, language=xx")
-    check_error(srv, transcribe(srv.port, a.bytes("text.wav"), stream="true"), 400, "stream=true, non-audio bytes")
+    check_error(srv, transcribe(srv.port, assets.bytes("text.wav"), stream="true"), 400, "stream=true, non-audio bytes")
 
 
-def test_vad_transcription(srv, a):
-    cli = a.asr("gap.wav", "--vad", SILERO)
-    check("text" in cli, f"audioc transcribe --vad works (needed for the comparison): {cli}")
-    plain = a.asr("gap.wav", "--no-vad")
-    speech = a.vad("gap.wav", *ASR_VAD)
+def test_vad_transcription(srv, assets):
+    cli = assets.asr("gap.wav", "--vad", SILERO)
+    assert "text" in cli, f"audioc transcribe --vad works (needed for the comparison): {cli}"
+    plain = assets.asr("gap.wav", "--no-vad")
+    speech = assets.vad("gap.wav", *ASR_VAD)
     spans = [(s["start"], s["end"]) for s in speech.get("segments", [])]
-    check(len(spans) == 2, f"silero finds the two utterances of gap.wav: {spans}")
-    r = transcribe(srv.port, a.bytes("gap.wav"), vad="true", response_format="verbose_json")
+    assert len(spans) == 2, f"silero finds the two utterances of gap.wav: {spans}"
+    r = transcribe(srv.port, assets.bytes("gap.wav"), vad="true", response_format="verbose_json")
     j = r.json() or {}
-    check(r.status == 200 and j.get("text") == cli.get("text"),
-          f"vad=true: text equals audioc transcribe --vad ({j.get('text')!r} vs {cli.get('text')!r})")
+    assert r.status == 200 and j.get("text") == cli.get("text"), (
+            f"vad=true: text equals audioc transcribe --vad ({j.get('text')!r} vs {cli.get('text')!r})")
     segs = j.get("segments") or []
-    check(segs and [(s.get("start"), s.get("end")) for s in segs]
-          != [(s["start"], s["end"]) for s in plain.get("segments", [])],
-          f"vad=true changes the segmentation: {[(s.get('start'), s.get('end')) for s in segs]}")
+    assert (segs and [(s.get("start"), s.get("end")) for s in segs]
+            != [(s["start"], s["end"]) for s in plain.get("segments", [])]), (
+            f"vad=true changes the segmentation: {[(s.get('start'), s.get('end')) for s in segs]}")
     inside = all(any(a0 - 0.02 <= s.get("start", -1) and s.get("end", 1e9) <= b0 + 0.02 for a0, b0 in spans)
                  for s in segs)
-    check(inside, f"vad=true: every segment lies within speech {spans}: "
-                  f"{[(s.get('start'), s.get('end')) for s in segs]}")
-    check(len(segs) == len(cli.get("segments", [])),
-          f"vad=true: as many segments as the CLI ({len(segs)} vs {len(cli.get('segments', []))})")
-    check_text(srv, transcribe(srv.port, a.bytes("gap.wav"), vad="false"), plain.get("text"), "vad=false")
-    r = transcribe(srv.port, a.bytes("gap.wav"), vad="true", stream="true")
+    assert inside, (f"vad=true: every segment lies within speech {spans}: "
+                    f"{[(s.get('start'), s.get('end')) for s in segs]}")
+    assert len(segs) == len(cli.get("segments", [])), (
+            f"vad=true: as many segments as the CLI ({len(segs)} vs {len(cli.get('segments', []))})")
+    check_text(srv, transcribe(srv.port, assets.bytes("gap.wav"), vad="false"), plain.get("text"), "vad=false")
+    r = transcribe(srv.port, assets.bytes("gap.wav"), vad="true", stream="true")
     check_stream(srv, r, cli.get("text"), len(cli.get("segments", [])), "vad=true, stream=true")
     # the default when a VAD model is served: the VAD's segments, and silence says nothing
-    check_text(srv, transcribe(srv.port, a.bytes("gap.wav")), cli.get("text"), "no vad field: the VAD is used")
-    check_text(srv, transcribe(srv.port, a.bytes("sil6.wav")), "", "no vad field: silence gives an empty text")
+    check_text(srv, transcribe(srv.port, assets.bytes("gap.wav")), cli.get("text"), "no vad field: the VAD is used")
+    check_text(srv, transcribe(srv.port, assets.bytes("sil6.wav")), "", "no vad field: silence gives an empty text")
 
 
-def test_vad_endpoint(srv, a):
+def test_vad_endpoint(srv, assets):
     port = srv.port
     for name, opts, args in (("gap.wav", {}, ()),
                              ("clip.wav", {}, ()),
@@ -645,49 +246,49 @@ def test_vad_endpoint(srv, a):
                               ("--threshold", "0.3", "--min-speech-ms", "100", "--min-silence-ms", "300",
                                "--speech-pad-ms", "100")),
                              ("empty.wav", {}, ())):
-        want = a.vad(name, *args)
-        r = vad(port, a.bytes(name), filename=name, **opts)
+        want = assets.vad(name, *args)
+        r = vad(port, assets.bytes(name), filename=name, **opts)
         j = r.json() or {}
         what = f"vad {name} {opts}"
-        check(r.status == 200 and j.get("model") == "silero" and j.get("family") == "silero_vad",
-              f"{what}: 200, model silero, family silero_vad ({r!r})")
-        check(j.get("sample_rate") == want.get("sample_rate")
-              and abs(j.get("duration", -9) - want.get("duration", -1)) < 2e-3,
-              f"{what}: sample_rate/duration {j.get('sample_rate')}/{j.get('duration')} "
-              f"(want {want.get('sample_rate')}/{want.get('duration')})")
+        assert r.status == 200 and j.get("model") == "silero" and j.get("family") == "silero_vad", (
+                f"{what}: 200, model silero, family silero_vad ({r!r})")
+        assert (j.get("sample_rate") == want.get("sample_rate")
+                and abs(j.get("duration", -9) - want.get("duration", -1)) < 2e-3), (
+                f"{what}: sample_rate/duration {j.get('sample_rate')}/{j.get('duration')} "
+                f"(want {want.get('sample_rate')}/{want.get('duration')})")
         got = [(s.get("start_sample"), s.get("end_sample")) for s in j.get("segments") or []]
         exp = [(s["start_sample"], s["end_sample"]) for s in want.get("segments", [])]
-        check(got == exp, f"{what}: segments {got} (want {exp})")
+        assert got == exp, f"{what}: segments {got} (want {exp})"
         ok = all(abs(s.get("start", -9) - w["start"]) < 2e-3 and abs(s.get("end", -9) - w["end"]) < 2e-3
                  and abs(s.get("confidence", -9) - w["confidence"]) < 1e-3
                  for s, w in zip(j.get("segments") or [], want.get("segments", [])))
-        check(ok, f"{what}: start/end/confidence ({j.get('segments')} vs {want.get('segments')})")
-        check("probs" not in j, f"{what}: no probs unless asked")
-    want = a.vad("gap.wav", "--probs")
-    r = vad(port, a.bytes("gap.wav"), probs="true", model="silero")
+        assert ok, f"{what}: start/end/confidence ({j.get('segments')} vs {want.get('segments')})"
+        assert "probs" not in j, f"{what}: no probs unless asked"
+    want = assets.vad("gap.wav", "--probs")
+    r = vad(port, assets.bytes("gap.wav"), probs="true", model="silero")
     j = r.json() or {}
     probs = j.get("probs") or []
-    check(r.status == 200 and abs(j.get("hop_seconds", -1) - want.get("hop_seconds", -2)) < 1e-9,
-          f"vad probs=true: hop_seconds {j.get('hop_seconds')} (want {want.get('hop_seconds')})")
-    check(len(probs) == len(want.get("probs", [])) and len(probs) > 0
-          and all(abs(p - q) < 1e-5 for p, q in zip(probs, want["probs"])),
-          f"vad probs=true: {len(probs)} probs equal the CLI's ({len(want.get('probs', []))})")
+    assert r.status == 200 and abs(j.get("hop_seconds", -1) - want.get("hop_seconds", -2)) < 1e-9, (
+            f"vad probs=true: hop_seconds {j.get('hop_seconds')} (want {want.get('hop_seconds')})")
+    assert (len(probs) == len(want.get("probs", [])) and len(probs) > 0
+            and all(abs(p - q) < 1e-5 for p, q in zip(probs, want["probs"]))), (
+            f"vad probs=true: {len(probs)} probs equal the CLI's ({len(want.get('probs', []))})")
     # bad VAD requests
-    check_error(srv, vad(port, a.bytes("gap.wav"), model="nope"), 404, "vad: unknown model id", param="model")
-    r = vad(port, a.bytes("gap.wav"), model="tiny")
-    check(r.status in (400, 404), f"vad with an ASR model id: 400 or 404 ({r!r})")
+    check_error(srv, vad(port, assets.bytes("gap.wav"), model="nope"), 404, "vad: unknown model id", param="model")
+    r = vad(port, assets.bytes("gap.wav"), model="tiny")
+    assert r.status in (400, 404), f"vad with an ASR model id: 400 or 404 ({r!r})"
     check_error(srv, r, r.status if r.status in (400, 404) else 400, "vad with an ASR model id")
     for field, value in (("threshold", "abc"), ("threshold", "1.5"), ("min_silence_ms", "many"),
                          ("probs", "maybe")):
-        check_error(srv, vad(port, a.bytes("gap.wav"), **{field: value}), 400, f"vad {field}={value}")
+        check_error(srv, vad(port, assets.bytes("gap.wav"), **{field: value}), 400, f"vad {field}={value}")
     check_error(srv, vad(port, None, threshold="0.5"), 400, "vad without a file")
     check_error(srv, vad(port, b""), 400, "vad with a 0-byte file")
-    check_error(srv, vad(port, a.bytes("text.wav")), 400, "vad with non-audio bytes")
+    check_error(srv, vad(port, assets.bytes("text.wav")), 400, "vad with non-audio bytes")
 
 
-def test_bad_requests(srv, a):
+def test_bad_requests(srv, assets):
     port = srv.port
-    clip = a.bytes("clip.wav")
+    clip = assets.bytes("clip.wav")
     T = "/v1/audio/transcriptions"
     for field, value in (("response_format", "xml"), ("beam_size", "0"), ("beam_size", "-2"),
                          ("beam_size", "two"), ("temperature", "-1"), ("temperature", "hot"),
@@ -699,11 +300,11 @@ def test_bad_requests(srv, a):
     check_error(srv, transcribe(port, clip, model="nope"), 404, "unknown model id", param="model")
     r = transcribe(port, clip, model="silero")
     check_error(srv, r, r.status if r.status in (400, 404) else 400, "transcription with a VAD model id")
-    check(r.status in (400, 404), f"transcription with a VAD model id: 400 or 404 ({r!r})")
+    assert r.status in (400, 404), f"transcription with a VAD model id: 400 or 404 ({r!r})"
     check_error(srv, transcribe(port, None, model="tiny"), 400, "missing file")
     check_error(srv, transcribe(port, b""), 400, "0-byte file")
-    check_error(srv, transcribe(port, a.bytes("text.wav"), filename="text.wav"), 400, "non-audio bytes")
-    check_error(srv, transcribe(port, a.bytes("trunc.wav")), 400, "a WAV header without data")
+    check_error(srv, transcribe(port, assets.bytes("text.wav"), filename="text.wav"), 400, "non-audio bytes")
+    check_error(srv, transcribe(port, assets.bytes("trunc.wav")), 400, "a WAV header without data")
     check_error(srv, transcribe(port, os.urandom(5000), filename="noise.mp3"), 400, "random bytes as .mp3")
     # malformed multipart
     mp = "multipart/form-data; boundary=XyZzy"
@@ -714,27 +315,27 @@ def test_bad_requests(srv, a):
     check_error(srv, request(port, "POST", T, body, {"Content-Type": "multipart/form-data"}), 400,
                 "multipart content type without a boundary")
     check_text(srv, request(port, "POST", T, body, {"Content-Type": 'multipart/form-data; boundary="RealBoundary"'}),
-               a.asr_text("clip.wav"), "a quoted boundary parameter (RFC 2046)")
+               assets.asr_text("clip.wav"), "a quoted boundary parameter (RFC 2046)")
     cut = body[:len(body) // 2]
     check_error(srv, request(port, "POST", T, cut, {"Content-Type": "multipart/form-data; boundary=RealBoundary"}),
                 400, "multipart cut short (no closing boundary)")
     check_error(srv, request(port, "POST", T, b"", {"Content-Type": mp}), 400, "empty multipart body")
     r = request(port, "POST", T, b'{"model": "tiny"}', {"Content-Type": "application/json"})
     check_error(srv, r, r.status if r.status in (400, 415) else 400, "a JSON body instead of multipart")
-    check(r.status in (400, 415), f"a JSON body instead of multipart: 400 or 415 ({r!r})")
+    assert r.status in (400, 415), f"a JSON body instead of multipart: 400 or 415 ({r!r})"
     # a header without a value, odd disposition
     bad = (b"--B\r\nContent-Disposition: form-data\r\n\r\nxx\r\n--B--\r\n")
     check_error(srv, request(port, "POST", T, bad, {"Content-Type": "multipart/form-data; boundary=B"}), 400,
                 "a part without a name (and no file)")
     # still fine afterwards
-    check_text(srv, transcribe(port, clip), a.asr_text("clip.wav"), "a good request after the bad ones")
+    check_text(srv, transcribe(port, clip), assets.asr_text("clip.wav"), "a good request after the bad ones")
 
 
-def test_disconnects(srv, a):
+def test_disconnects(srv, assets):
     """Clients that hang up mid-upload, mid-work and mid-stream."""
     port = srv.port
     T = "/v1/audio/transcriptions"
-    long = a.bytes("long.wav")
+    long = assets.bytes("long.wav")
 
     def head(body_len, ctype):
         return (f"POST {T} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: {ctype}\r\n"
@@ -753,11 +354,11 @@ def test_disconnects(srv, a):
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
             s.close()
         except OSError as e:
-            check(False, f"[{srv.name}] disconnect test could not talk to the server: {e!r}")
+            pytest.fail(f"[{srv.name}] disconnect test could not talk to the server: {e!r}")
 
     # how long one long request takes here: a hung-up job that is not cancelled keeps a worker that long
     t0 = time.time()
-    check_text(srv, transcribe(port, long, beam_size="4"), a.asr_text("long.wav", "--beam-size", "4"),
+    check_text(srv, transcribe(port, long, beam_size="4"), assets.asr_text("long.wav", "--beam-size", "4"),
                "long.wav with beam_size=4")
     t_long = time.time() - t0
     body, ctype = multipart([("beam_size", "4")], [("file", "long.wav", long)])
@@ -779,47 +380,47 @@ def test_disconnects(srv, a):
     hang_up(body8, ctype8, len(body8), wait=0.5 * SLOW)
     hang_up(body8, ctype8, len(body8), wait=0.5 * SLOW, rst=True)
     t0 = time.time()
-    check_text(srv, transcribe(port, a.bytes("clip.wav")), a.asr_text("clip.wav"),
+    check_text(srv, transcribe(port, assets.bytes("clip.wav")), assets.asr_text("clip.wav"),
                "a normal request after clients hung up")
     dt = time.time() - t0
     srv.survived("clients that hang up while their long files are transcribed")
     print(f"  a long request takes {t_long:.2f} s; the request after the hang-ups was answered in {dt:.2f} s")
     # without cancellation the two abandoned jobs would hold both workers for about 2 t_long - 1 s more
-    check(dt < 0.5 * t_long, f"[{srv.name}] the jobs of clients that hung up are cancelled: the next request took "
-                             f"{dt:.2f} s (a long job takes {t_long:.2f} s)")
+    assert dt < 0.5 * t_long, (f"[{srv.name}] the jobs of clients that hung up are cancelled: the next request took "
+                               f"{dt:.2f} s (a long job takes {t_long:.2f} s)")
 
 
-def test_concurrent_mixed(srv, a):
+def test_concurrent_mixed(srv, assets):
     """Transcriptions and VAD at once on one server give the single-request answers."""
     results = []
 
     def asr_client(name, fmt):
         for _ in range(3):
-            r = transcribe(srv.port, a.bytes(name), response_format=fmt)
+            r = transcribe(srv.port, assets.bytes(name), response_format=fmt)
             t = (r.json() or {}).get("text") if fmt != "text" else r.text.rstrip("\n")
-            results.append((f"asr {name} {fmt}", r.status == 200 and t == a.asr_text(name), r))
+            results.append((f"asr {name} {fmt}", r.status == 200 and t == assets.asr_text(name), r))
 
     def vad_client(name):
-        want = [(s["start_sample"], s["end_sample"]) for s in a.vad(name)["segments"]]
+        want = [(s["start_sample"], s["end_sample"]) for s in assets.vad(name)["segments"]]
         for _ in range(3):
-            r = vad(srv.port, a.bytes(name))
+            r = vad(srv.port, assets.bytes(name))
             got = [(s.get("start_sample"), s.get("end_sample")) for s in (r.json() or {}).get("segments") or []]
             results.append((f"vad {name}", r.status == 200 and got == want, r))
 
-    a.asr_text("gap.wav"), a.asr_text("clip2.wav"), a.vad("gap.wav"), a.vad("clip2.wav")
+    assets.asr_text("gap.wav"), assets.asr_text("clip2.wav"), assets.vad("gap.wav"), assets.vad("clip2.wav")
     wait_all([threading.Thread(target=asr_client, args=("gap.wav", "json")),
               threading.Thread(target=asr_client, args=("clip2.wav", "text")),
               threading.Thread(target=vad_client, args=("gap.wav",)),
               threading.Thread(target=vad_client, args=("clip2.wav",)),
               threading.Thread(target=asr_client, args=("gap.wav", "verbose_json"))])
     bad = [(w, r) for w, ok, r in results if not ok]
-    check(len(results) == 15 and not bad, f"[{srv.name}] concurrent mixed requests: {len(bad)} wrong: {bad[:3]}")
+    assert len(results) == 15 and not bad, f"[{srv.name}] concurrent mixed requests: {len(bad)} wrong: {bad[:3]}"
 
 
-def test_curl(srv, a, auth=None, upload=None):
+def curl_checks(srv, assets, auth=None, upload=None):
     """A few requests as users make them, with the curl tool."""
     def curl(*args):
-        out = os.path.join(WORK, "curl.out")
+        out = os.path.join(serverlib.WORK, "curl.out")
         p = subprocess.run(["curl", "-sS", "-o", out, "-w", "%{http_code}", *args], capture_output=True,
                            text=True, timeout=HTTP_TIMEOUT)
         try:
@@ -832,34 +433,34 @@ def test_curl(srv, a, auth=None, upload=None):
     if srv is not None and srv.ok:
         base = f"http://127.0.0.1:{srv.port}"
         code, body, err = curl(base + "/health")
-        check(code == "200" and '"ok"' in body, f"curl /health: {code} {body!r} {err}")
+        assert code == "200" and '"ok"' in body, f"curl /health: {code} {body!r} {err}"
         code, body, err = curl(base + "/v1/models")
-        check(code == "200" and '"tiny"' in body, f"curl /v1/models: {code} {body[:100]!r} {err}")
-        code, body, err = curl(base + "/v1/audio/transcriptions", "-F", f"file=@{a.path('clip.wav')}",
+        assert code == "200" and '"tiny"' in body, f"curl /v1/models: {code} {body[:100]!r} {err}"
+        code, body, err = curl(base + "/v1/audio/transcriptions", "-F", f"file=@{assets.path('clip.wav')}",
                                "-F", "model=tiny")
         try:
             text = json.loads(body).get("text")
         except ValueError:
             text = None
-        check(code == "200" and text == a.asr_text("clip.wav"), f"curl -F file=@clip.wav -F model=tiny: {code} "
-                                                                f"{body[:200]!r} {err}")
-        code, body, err = curl(base + "/v1/audio/transcriptions", "-F", f"file=@{a.path('clip.wav')}",
+        assert code == "200" and text == assets.asr_text("clip.wav"), (f"curl -F file=@clip.wav -F model=tiny: {code} "
+                                                                  f"{body[:200]!r} {err}")
+        code, body, err = curl(base + "/v1/audio/transcriptions", "-F", f"file=@{assets.path('clip.wav')}",
                                "-F", "response_format=text")
-        check(code == "200" and body == a.asr_text("clip.wav") + "\n", f"curl response_format=text: {code} {body!r}")
+        assert code == "200" and body == assets.asr_text("clip.wav") + "\n", f"curl response_format=text: {code} {body!r}"
     if auth is not None and auth.ok:
         srv_a, key = auth
         base = f"http://127.0.0.1:{srv_a.port}"
-        code, body, err = curl(base + "/v1/audio/transcriptions", "-F", f"file=@{a.path('clip.wav')}")
-        check(code == "401", f"curl without the API key: 401 ({code} {body[:200]!r})")
+        code, body, err = curl(base + "/v1/audio/transcriptions", "-F", f"file=@{assets.path('clip.wav')}")
+        assert code == "401", f"curl without the API key: 401 ({code} {body[:200]!r})"
         code, body, err = curl(base + "/v1/models", "-H", f"Authorization: Bearer {key}")
-        check(code == "200", f"curl with the API key: 200 ({code} {body[:200]!r})")
+        assert code == "200", f"curl with the API key: 200 ({code} {body[:200]!r})"
         code, body, err = curl(base + "/health")
-        check(code == "200", f"curl /health on a keyed server: 200 ({code})")
+        assert code == "200", f"curl /health on a keyed server: 200 ({code})"
     if upload is not None and upload.ok:
         base = f"http://127.0.0.1:{upload.port}"
-        code, body, err = curl(base + "/v1/audio/transcriptions", "-F", f"file=@{a.path('big.wav')}",
+        code, body, err = curl(base + "/v1/audio/transcriptions", "-F", f"file=@{assets.path('big.wav')}",
                                "-F", "model=tiny")
-        check(code == "413", f"curl with a 2 MB file, --max-upload-mb 1: 413 ({code} {body[:200]!r} {err})")
+        assert code == "413", f"curl with a 2 MB file, --max-upload-mb 1: 413 ({code} {body[:200]!r} {err})"
         upload.survived("curl 413")
 
 
@@ -875,17 +476,14 @@ class Keyed:
         return iter((self.srv, self.key))
 
 
-def test_auth(a):
+def test_auth(assets, start_server):
     key = "sk-test-" + os.urandom(6).hex()
-    srv = Server("auth", ["--model", f"tiny={a.tiny}", "--model", f"silero={SILERO}", "--api-key", key,
+    srv = start_server("auth", ["--model", f"tiny={assets.tiny}", "--model", f"silero={SILERO}", "--api-key", key,
                           "--workers", "1", "--threads", "1"])
-    if not srv.ok:
-        srv.stop()
-        return
-    port, clip = srv.port, a.bytes("clip.wav")
+    port, clip = srv.port, assets.bytes("clip.wav")
     r = request(port, "GET", "/health")
-    check(r.status == 200, f"[auth] /health needs no key ({r!r})")
-    check(r.header("access-control-allow-origin") == "", f"[auth] no CORS headers without --cors ({r.headers})")
+    assert r.status == 200, f"[auth] /health needs no key ({r!r})"
+    assert r.header("access-control-allow-origin") == "", f"[auth] no CORS headers without --cors ({r.headers})"
     for path in ("/v1/models",):
         check_error(srv, request(port, "GET", path), 401, f"GET {path} without a key")
         check_error(srv, request(port, "GET", path, headers=auth_headers("wrong")), 401, f"GET {path} wrong key")
@@ -896,49 +494,46 @@ def test_auth(a):
         check_error(srv, request(port, "GET", path, headers=auth_headers(key[:-1])), 401,
                     f"GET {path} a prefix of the key")
         r = request(port, "GET", path, headers=auth_headers(key))
-        check(r.status == 200 and r.json() and r.json().get("object") == "list", f"[auth] GET {path} with key {r!r}")
+        assert r.status == 200 and r.json() and r.json().get("object") == "list", f"[auth] GET {path} with key {r!r}"
     check_error(srv, transcribe(port, clip), 401, "transcription without a key")
     check_error(srv, transcribe(port, clip, key="wrong"), 401, "transcription with a wrong key")
     check_error(srv, vad(port, clip), 401, "vad without a key")
-    check_text(srv, transcribe(port, clip, key=key), a.asr_text("clip.wav"), "transcription with the key")
+    check_text(srv, transcribe(port, clip, key=key), assets.asr_text("clip.wav"), "transcription with the key")
     r = vad(port, clip, key=key)
-    check(r.status == 200 and (r.json() or {}).get("segments") is not None, f"[auth] vad with the key {r!r}")
-    test_curl(None, a, auth=Keyed(srv, key))
+    assert r.status == 200 and (r.json() or {}).get("segments") is not None, f"[auth] vad with the key {r!r}"
+    curl_checks(None, assets, auth=Keyed(srv, key))
     srv.stop()
 
 
-def test_upload_limit(a):
-    srv = Server("upload", ["--model", f"tiny={a.tiny}", "--model", f"silero={SILERO}", "--max-upload-mb", "1",
+def test_upload_limit(assets, start_server):
+    srv = start_server("upload", ["--model", f"tiny={assets.tiny}", "--model", f"silero={SILERO}", "--max-upload-mb", "1",
                             "--workers", "1", "--threads", "1"])
-    if not srv.ok:
-        srv.stop()
-        return
     port = srv.port
     T = "/v1/audio/transcriptions"
-    check_text(srv, transcribe(port, a.bytes("mid.wav")), a.asr_text("mid.wav"), "a 0.5 MB upload under a 1 MB limit")
-    big = a.bytes("big.wav")
+    check_text(srv, transcribe(port, assets.bytes("mid.wav")), assets.asr_text("mid.wav"), "a 0.5 MB upload under a 1 MB limit")
+    big = assets.bytes("big.wav")
     check_error(srv, transcribe(port, big), 413, "a 2 MB upload with --max-upload-mb 1")
     check_error(srv, vad(port, big), 413, "a 2 MB VAD upload with --max-upload-mb 1")
     body, ctype = multipart([("model", "tiny")], [("file", "big.wav", big)])
     head = (f"POST {T} HTTP/1.1\r\nHost: x\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\n"
             f"Connection: close\r\n\r\n").encode()
     status, data = raw_exchange(port, head, body)
-    check(status == 413, f"[upload] raw 2 MB upload with Content-Length: 413 ({data[:200]!r})")
+    assert status == 413, f"[upload] raw 2 MB upload with Content-Length: 413 ({data[:200]!r})"
     srv.survived("raw 2 MB upload")
     head = (f"POST {T} HTTP/1.1\r\nHost: x\r\nContent-Type: {ctype}\r\nTransfer-Encoding: chunked\r\n"
             f"Connection: close\r\n\r\n").encode()
     status, data = raw_exchange(port, head, body, chunked=True)
-    check(status == 413, f"[upload] 2 MB chunked upload (no Content-Length): 413 ({data[:200]!r})")
+    assert status == 413, f"[upload] 2 MB chunked upload (no Content-Length): 413 ({data[:200]!r})"
     srv.survived("2 MB chunked upload")
     # a client announcing 10 GB and waiting for 100-continue is refused at once,
     # before it sends anything
     head = (f"POST {T} HTTP/1.1\r\nHost: x\r\nContent-Type: {ctype}\r\nContent-Length: 10000000000\r\n"
             f"Expect: 100-continue\r\nConnection: close\r\n\r\n").encode()
     status, data = raw_exchange(port, head, timeout=30 * SLOW)
-    check(status == 413, f"[upload] Content-Length 10 GB with Expect: 100-continue: 413 at once ({data[:200]!r})")
+    assert status == 413, f"[upload] Content-Length 10 GB with Expect: 100-continue: 413 at once ({data[:200]!r})"
     srv.survived("Content-Length 10 GB")
     # a small chunked upload is fine
-    mbody, mctype = multipart([("model", "tiny")], [("file", "clip.wav", a.bytes("clip.wav"))])
+    mbody, mctype = multipart([("model", "tiny")], [("file", "clip.wav", assets.bytes("clip.wav"))])
     head = (f"POST {T} HTTP/1.1\r\nHost: x\r\nContent-Type: {mctype}\r\nTransfer-Encoding: chunked\r\n"
             f"Connection: close\r\n\r\n").encode()
     status, data = raw_exchange(port, head, mbody, chunked=True)
@@ -958,20 +553,17 @@ def test_upload_limit(a):
             text = json.loads(rest).get("text")
         except (ValueError, AttributeError):
             pass
-    check(status == 200 and text == a.asr_text("clip.wav"), f"[upload] a small chunked upload works ({data[:300]!r})")
-    test_curl(None, a, upload=srv)
+    assert status == 200 and text == assets.asr_text("clip.wav"), f"[upload] a small chunked upload works ({data[:300]!r})"
+    curl_checks(None, assets, upload=srv)
     srv.stop()
 
 
-def test_queue(a):
+def test_queue(assets, start_server):
     """--workers 1 --max-queue 1: one runs, one waits, the rest get 503 at once."""
-    srv = Server("queue", ["--model", f"tiny={a.tiny}", "--model", f"silero={SILERO}", "--workers", "1",
+    srv = start_server("queue", ["--model", f"tiny={assets.tiny}", "--model", f"silero={SILERO}", "--workers", "1",
                            "--max-queue", "1", "--threads", "1", "--shutdown-timeout", "600"])
-    if not srv.ok:
-        srv.stop()
-        return
-    want = a.asr_text("long.wav", "--beam-size", "4")
-    long = a.bytes("long.wav")
+    want = assets.asr_text("long.wav", "--beam-size", "4")
+    long = assets.bytes("long.wav")
     results = [None] * 5
 
     def client(i):
@@ -981,18 +573,18 @@ def test_queue(a):
     wait_all([threading.Thread(target=client, args=(i,)) for i in range(len(results))])
     statuses = [r.status for r, _ in results]
     print(f"  queue test: statuses {statuses}, seconds {[round(t, 2) for _, t in results]}")
-    check(statuses.count(503) >= 1, f"[queue] a full queue answers 503 ({statuses})")
-    check(all(s in (200, 503) for s in statuses), f"[queue] only 200 and 503 ({statuses})")
-    check(statuses.count(200) >= 1, f"[queue] the queued requests are served ({statuses})")
+    assert statuses.count(503) >= 1, f"[queue] a full queue answers 503 ({statuses})"
+    assert all(s in (200, 503) for s in statuses), f"[queue] only 200 and 503 ({statuses})"
+    assert statuses.count(200) >= 1, f"[queue] the queued requests are served ({statuses})"
     for r, _ in results:
         if r.status == 200:
-            check((r.json() or {}).get("text") == want, f"[queue] a served request has the CLI's text ({r!r})")
+            assert (r.json() or {}).get("text") == want, f"[queue] a served request has the CLI's text ({r!r})"
         elif r.status == 503:
             j = r.json() or {}
-            check(isinstance(j.get("error"), dict) and j["error"].get("message"), f"[queue] 503 error JSON ({r!r})")
+            assert isinstance(j.get("error"), dict) and j["error"].get("message"), f"[queue] 503 error JSON ({r!r})"
     srv.survived("a full queue")
     # the queue drains: sequential requests go through again
-    check_text(srv, transcribe(srv.port, a.bytes("clip.wav")), a.asr_text("clip.wav"), "a request after the rush")
+    check_text(srv, transcribe(srv.port, assets.bytes("clip.wav")), assets.asr_text("clip.wav"), "a request after the rush")
     # SIGTERM lets the request in progress finish (--help: "stops it after the requests in progress")
     inflight = []
     t = threading.Thread(target=lambda: inflight.append(transcribe(srv.port, long, beam_size="4")))
@@ -1001,153 +593,93 @@ def test_queue(a):
     srv.terminate()
     t.join()
     r = inflight[0] if inflight else Resp(0, {}, b"", "no answer")
-    check(r.status == 200 and (r.json() or {}).get("text") == want,
-          f"[queue] the request in progress at SIGTERM is answered ({r!r})")
+    assert r.status == 200 and (r.json() or {}).get("text") == want, (
+            f"[queue] the request in progress at SIGTERM is answered ({r!r})")
     srv.stop()
 
 
-def test_env(a):
+def test_env(assets, start_server):
     """Every setting from the environment; flags win over it."""
     key = "envkey-" + os.urandom(4).hex()
     env = base_env()
-    env.update(AUDIOC_HOST="127.0.0.1", AUDIOC_PORT="0", AUDIOC_MODELS=f"tiny={a.tiny},silero={SILERO}",
+    env.update(AUDIOC_HOST="127.0.0.1", AUDIOC_PORT="0", AUDIOC_MODELS=f"tiny={assets.tiny},silero={SILERO}",
                AUDIOC_THREADS="1", AUDIOC_WORKERS="1", AUDIOC_MAX_UPLOAD_MB="1", AUDIOC_MAX_QUEUE="1",
                AUDIOC_API_KEY=key, AUDIOC_CORS="https://env.example")
-    srv = Server("env", [], env=env, listen=False)
-    if srv.ok:
-        port = srv.port
-        r = request(port, "GET", "/v1/models", headers=auth_headers(key))
-        ids = [m.get("id") for m in (r.json() or {}).get("data") or []]
-        check(r.status == 200 and ids == ["tiny", "silero"], f"[env] AUDIOC_MODELS: {ids} ({r!r})")
-        check_error(srv, request(port, "GET", "/v1/models"), 401, "AUDIOC_API_KEY: no key")
-        check(r.header("access-control-allow-origin") == "https://env.example",
-              f"[env] AUDIOC_CORS: Allow-Origin {r.header('access-control-allow-origin')!r}")
-        r = request(port, "OPTIONS", "/v1/audio/transcriptions",
-                    headers={"Origin": "https://env.example", "Access-Control-Request-Method": "POST",
-                             "Access-Control-Request-Headers": "authorization"})
-        check(r.status == 204 and r.header("access-control-allow-origin") == "https://env.example",
-              f"[env] a CORS preflight (which carries no key) is answered 204 ({r!r}, {r.headers})")
-        check_text(srv, transcribe(port, a.bytes("clip.wav"), key=key), a.asr_text("clip.wav"), "env: transcription")
-        check_error(srv, transcribe(port, a.bytes("big.wav"), key=key), 413, "AUDIOC_MAX_UPLOAD_MB=1: 2 MB upload")
-        # AUDIOC_WORKERS=1, AUDIOC_MAX_QUEUE=1: of 5 slow requests at once, some get 503
-        want = a.asr_text("mid.wav", "--beam-size", "8")
-        results = []
-        wait_all([threading.Thread(target=lambda: results.append(
-            transcribe(port, a.bytes("mid.wav"), key=key, beam_size="8"))) for _ in range(5)])
-        statuses = sorted(r.status for r in results)
-        check(503 in statuses and all(s in (200, 503) for s in statuses)
-              and all((r.json() or {}).get("text") == want for r in results if r.status == 200),
-              f"[env] AUDIOC_WORKERS=1 AUDIOC_MAX_QUEUE=1: 503 for some of 5 slow requests, the CLI's text for "
-              f"the others ({statuses})")
-        srv.survived("a full queue")
+    srv = start_server("env", [], env=env, listen=False)
+    port = srv.port
+    r = request(port, "GET", "/v1/models", headers=auth_headers(key))
+    ids = [m.get("id") for m in (r.json() or {}).get("data") or []]
+    assert r.status == 200 and ids == ["tiny", "silero"], f"[env] AUDIOC_MODELS: {ids} ({r!r})"
+    check_error(srv, request(port, "GET", "/v1/models"), 401, "AUDIOC_API_KEY: no key")
+    assert r.header("access-control-allow-origin") == "https://env.example", (
+            f"[env] AUDIOC_CORS: Allow-Origin {r.header('access-control-allow-origin')!r}")
+    r = request(port, "OPTIONS", "/v1/audio/transcriptions",
+                headers={"Origin": "https://env.example", "Access-Control-Request-Method": "POST",
+                         "Access-Control-Request-Headers": "authorization"})
+    assert r.status == 204 and r.header("access-control-allow-origin") == "https://env.example", (
+            f"[env] a CORS preflight (which carries no key) is answered 204 ({r!r}, {r.headers})")
+    check_text(srv, transcribe(port, assets.bytes("clip.wav"), key=key), assets.asr_text("clip.wav"), "env: transcription")
+    check_error(srv, transcribe(port, assets.bytes("big.wav"), key=key), 413, "AUDIOC_MAX_UPLOAD_MB=1: 2 MB upload")
+    # AUDIOC_WORKERS=1, AUDIOC_MAX_QUEUE=1: of 5 slow requests at once, some get 503
+    want = assets.asr_text("mid.wav", "--beam-size", "8")
+    results = []
+    wait_all([threading.Thread(target=lambda: results.append(
+        transcribe(port, assets.bytes("mid.wav"), key=key, beam_size="8"))) for _ in range(5)])
+    statuses = sorted(r.status for r in results)
+    assert (503 in statuses and all(s in (200, 503) for s in statuses)
+            and all((r.json() or {}).get("text") == want for r in results if r.status == 200)), (
+            f"[env] AUDIOC_WORKERS=1 AUDIOC_MAX_QUEUE=1: 503 for some of 5 slow requests, the CLI's text for "
+            f"the others ({statuses})")
+    srv.survived("a full queue")
     srv.stop()
 
     # flags win: the environment names a busy port, another key, model list, limit and origin
     busy = socket.socket()
     busy.bind(("127.0.0.1", 0))
     busy.listen(1)
-    env.update(AUDIOC_PORT=str(busy.getsockname()[1]), AUDIOC_MODELS=f"envtiny={a.tiny}")
+    env.update(AUDIOC_PORT=str(busy.getsockname()[1]), AUDIOC_MODELS=f"envtiny={assets.tiny}")
     flag_key = "flagkey-" + os.urandom(4).hex()
-    srv = Server("flags_win", ["--model", f"tiny={a.tiny}", "--api-key", flag_key, "--max-upload-mb", "50",
+    srv = start_server("flags_win", ["--model", f"tiny={assets.tiny}", "--api-key", flag_key, "--max-upload-mb", "50",
                                "--cors", "https://flag.example", "--workers", "1", "--threads", "1"], env=env)
-    if srv.ok:
-        port = srv.port
-        check(port != busy.getsockname()[1], "[flags_win] --port 0 wins over AUDIOC_PORT")
-        r = request(port, "GET", "/v1/models", headers=auth_headers(flag_key))
-        ids = [m.get("id") for m in (r.json() or {}).get("data") or []]
-        check(r.status == 200 and ids == ["tiny"], f"[flags_win] --model wins over AUDIOC_MODELS: {ids} ({r!r})")
-        check(r.header("access-control-allow-origin") == "https://flag.example",
-              f"[flags_win] --cors wins: {r.header('access-control-allow-origin')!r}")
-        check_error(srv, request(port, "GET", "/v1/models", headers=auth_headers(key)), 401,
-                    "the environment's key when --api-key is given")
-        check_text(srv, transcribe(port, a.bytes("big.wav"), key=flag_key), a.asr_text("big.wav", "--no-vad"),
-                   "--max-upload-mb 50 wins over AUDIOC_MAX_UPLOAD_MB=1")
+    port = srv.port
+    assert port != busy.getsockname()[1], "[flags_win] --port 0 wins over AUDIOC_PORT"
+    r = request(port, "GET", "/v1/models", headers=auth_headers(flag_key))
+    ids = [m.get("id") for m in (r.json() or {}).get("data") or []]
+    assert r.status == 200 and ids == ["tiny"], f"[flags_win] --model wins over AUDIOC_MODELS: {ids} ({r!r})"
+    assert r.header("access-control-allow-origin") == "https://flag.example", (
+            f"[flags_win] --cors wins: {r.header('access-control-allow-origin')!r}")
+    check_error(srv, request(port, "GET", "/v1/models", headers=auth_headers(key)), 401,
+                "the environment's key when --api-key is given")
+    check_text(srv, transcribe(port, assets.bytes("big.wav"), key=flag_key), assets.asr_text("big.wav", "--no-vad"),
+               "--max-upload-mb 50 wins over AUDIOC_MAX_UPLOAD_MB=1")
     srv.stop()
     busy.close()
 
 
-def test_gguf(a):
-    srv = Server("gguf", ["--model", f"q8={a.gguf}", "--model", f"silero={SILERO}", "--workers", "1",
+def test_gguf(assets, start_server):
+    srv = start_server("gguf", ["--model", f"q8={assets.gguf}", "--model", f"silero={SILERO}", "--workers", "1",
                           "--threads", "1"])
-    if srv.ok:
-        r = request(srv.port, "GET", "/v1/models")
-        m = {x.get("id"): x for x in (r.json() or {}).get("data") or []}
-        check(m.get("q8", {}).get("family") == "hviske_asr" and m.get("q8", {}).get("task") == "transcription",
-              f"[gguf] a GGUF package is an ASR model: {m.get('q8')}")
-        check_text(srv, transcribe(srv.port, a.bytes("gap.wav")), a.asr_text("gap.wav", model=a.gguf),
-                   "GGUF package transcription")
+    r = request(srv.port, "GET", "/v1/models")
+    m = {x.get("id"): x for x in (r.json() or {}).get("data") or []}
+    assert m.get("q8", {}).get("family") == "hviske_asr" and m.get("q8", {}).get("task") == "transcription", (
+            f"[gguf] a GGUF package is an ASR model: {m.get('q8')}")
+    check_text(srv, transcribe(srv.port, assets.bytes("gap.wav")), assets.asr_text("gap.wav", model=assets.gguf),
+               "GGUF package transcription")
     srv.stop()
 
 
-def test_bundled_model(a):
+def test_bundled_model(assets, start_server):
     """No --model: the bundled Danish model serves as hviske-tiny-da and transcribes its samples right."""
-    check(SAMPLES, "[bundled] the sample clips are in samples/")
-    srv = Server("bundled", ["--workers", "1", "--threads", "2"])
-    if srv.ok:
-        r = request(srv.port, "GET", "/v1/models")
-        ids = [m.get("id") for m in (r.json() or {}).get("data") or []]
-        check(r.status == 200 and ids == ["hviske-tiny-da", "silero-vad"],
-              f"[bundled] /v1/models lists hviske-tiny-da and silero-vad: {ids}")
-        for f in SAMPLES:
-            rc, out, err = audioc("transcribe", "-m", BUNDLED_MODEL, f)
-            check(rc == 0 and out.strip(), f"[bundled] the CLI transcribes {os.path.basename(f)} ({rc}: {err[-200:]})")
-            with open(f, "rb") as fh:
-                check_text(srv, transcribe(srv.port, fh.read(), filename=os.path.basename(f)), out.strip(),
-                           f"[bundled] {os.path.basename(f)}")
+    assert SAMPLES, "[bundled] the sample clips are in samples/"
+    srv = start_server("bundled", ["--workers", "1", "--threads", "2"])
+    r = request(srv.port, "GET", "/v1/models")
+    ids = [m.get("id") for m in (r.json() or {}).get("data") or []]
+    assert r.status == 200 and ids == ["hviske-tiny-da", "silero-vad"], (
+            f"[bundled] /v1/models lists hviske-tiny-da and silero-vad: {ids}")
+    for f in SAMPLES:
+        rc, out, err = audioc("transcribe", "-m", testenv.BUNDLED_MODEL, f)
+        assert rc == 0 and out.strip(), f"[bundled] the CLI transcribes {os.path.basename(f)} ({rc}: {err[-200:]})"
+        with open(f, "rb") as fh:
+            check_text(srv, transcribe(srv.port, fh.read(), filename=os.path.basename(f)), out.strip(),
+                       f"[bundled] {os.path.basename(f)}")
     srv.stop()
-
-
-def test_main_server(a):
-    srv = Server("main", ["--model", f"silero={SILERO}", "--model", f"tiny={a.tiny}", "--model", f"tiny2={a.tiny2}",
-                          "--workers", "2", "--threads", "1", "--cors", ORIGIN])
-    if not srv.ok:
-        srv.stop()
-        return
-    for test in (test_basics, test_cors, test_formats, test_stream, test_vad_endpoint, test_vad_transcription,
-                 test_bad_requests, test_concurrent_mixed, test_disconnects, test_curl):
-        t0 = time.time()
-        try:
-            test(srv, a) if test is not test_basics else test(srv)
-        except Exception as e:  # a crash of the test is a failure, and the other parts still run
-            import traceback
-            traceback.print_exc()
-            check(False, f"{test.__name__} raised {e!r}")
-        print(f"  {test.__name__}: {time.time() - t0:.1f} s, {check.checks} checks so far", flush=True)
-        if not srv.alive():
-            check(False, f"[main] the server died during {test.__name__}; stderr: {srv.stderr()[-1500:]!r}")
-            break
-    srv.stop()
-
-
-def main():
-    missing = [p for p in (TOKENIZER, SILERO) if not os.path.exists(p)]
-    if missing:
-        print(f"skipped: data not found: {missing}")
-        return SKIP
-    tools = [t for t in ("sox", "espeak-ng", "curl") if shutil.which(t) is None]
-    if tools:
-        print(f"skipped: tools not found: {tools}")
-        return SKIP
-    if not os.access(SERVER, os.X_OK):
-        print(f"audioc-server not found at {SERVER}")
-        return 1
-    os.makedirs(WORK, exist_ok=True)
-    a = Assets()
-    a.build()
-    sys.path.insert(0, HERE)
-    import load_test  # noqa: E402
-    for part in (test_cli, test_main_server, test_auth, test_upload_limit, test_queue, test_env, test_gguf,
-                 test_bundled_model, lambda a: load_test.run(a, check)):
-        t0 = time.time()
-        try:
-            part(a)
-        except Exception as e:
-            import traceback
-            traceback.print_exc()
-            check(False, f"{getattr(part, '__name__', part)} raised {e!r}")
-        print(f"{getattr(part, '__name__', 'load_test')}: {time.time() - t0:.1f} s", flush=True)
-    return check.finish()
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """audioc-server's voice endpoints as clients use them, on a tiny random
 Vevo2 package (tests/ref/vevo2/make_package.py) and espeak-ng voices:
 
@@ -32,17 +31,20 @@ import time
 import numpy as np
 from scipy.io import wavfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "ref", "vevo2"))
-import test_server as ts  # noqa: E402
-import test_sdk  # noqa: E402
-import make_package  # noqa: E402
-import route_test  # noqa: E402
-from test_server import SANITIZED, Server, check, check_error, multipart, request  # noqa: E402
+import pytest
 
-ts.WORK = WORK = os.path.join(os.environ["TEST_WORK"], "server_speech")
-AUDIOC = os.environ["AUDIOC"]
+import packages
+import serverlib as ts
+import test_sdk
+import testenv
+from serverlib import Server, check_error, multipart, request
+from testenv import AUDIOC
+
+sys.path.insert(0, os.path.join(testenv.ROOT, "tests", "ref", "vevo2"))
+import route_test  # noqa: E402
+
+WORK = testenv.work("test_speech")
+PKG = None   # the tiny Vevo2 package, set by the voices fixture
 RATE = 24000
 VOICE_TEXT = "Please call Stella and ask her to bring these things."
 SOURCE_TEXT = "We will meet at the station at nine."
@@ -66,8 +68,7 @@ def run(*cmd, **kw):
 def cli(out, *args):
     """audioc ARGS (a command first) -o OUT with the seeded generation; OUT's bytes, or None."""
     r = run(AUDIOC, args[0], "-m", PKG, *CLI_GEN, *args[1:], "-o", path(out))   # ARGS may override CLI_GEN
-    if not check(r.returncode == 0, f"audioc {' '.join(map(str, args[:3]))}: {r.stderr.decode()[-400:]}"):
-        return None
+    assert r.returncode == 0, f"audioc {' '.join(map(str, args[:3]))}: {r.stderr.decode()[-400:]}"
     with open(path(out), "rb") as f:
         return f.read()
 
@@ -78,8 +79,7 @@ def decoded(data, name):
         f.write(data)
     out = path(name + ".f.wav")
     r = run(AUDIOC, "convert", path(name), out)
-    if not check(r.returncode == 0, f"{name} decodes: {r.stderr.decode()[-300:]}"):
-        return np.zeros(0, np.float32)
+    assert r.returncode == 0, f"{name} decodes: {r.stderr.decode()[-300:]}"
     return wavfile.read(out)[1]
 
 
@@ -120,15 +120,15 @@ def test_lists(srv):
     r = request(srv.port, "GET", "/v1/audio/voices")
     j = r.json() or {}
     got = [(v.get("id"), v.get("has_transcript"), v.get("object")) for v in j.get("data", [])]
-    check(r.status == 200 and j.get("object") == "list"
-          and got == [("alice", True, "voice"), ("bob", False, "voice"), ("blip", False, "voice")],
-          f"GET /v1/audio/voices: the --voice references in order, with has_transcript ({r!r})")
+    assert (r.status == 200 and j.get("object") == "list"
+            and got == [("alice", True, "voice"), ("bob", False, "voice"), ("blip", False, "voice")]), (
+            f"GET /v1/audio/voices: the --voice references in order, with has_transcript ({r!r})")
     durations = [v.get("duration") for v in j.get("data", [])]
-    check(len(durations) == 3 and abs(durations[2] - 0.05) < 1e-3 and 2.5 < durations[0] < 3.5,
-          f"voice durations in seconds: {durations}")
+    assert len(durations) == 3 and abs(durations[2] - 0.05) < 1e-3 and 2.5 < durations[0] < 3.5, (
+            f"voice durations in seconds: {durations}")
     models = (request(srv.port, "GET", "/v1/models").json() or {}).get("data", [])
-    check([(m.get("id"), m.get("family"), m.get("task")) for m in models] == [("v", "vevo2", "voice")],
-          f"/v1/models lists the Vevo2 package as a voice model: {models}")
+    assert [(m.get("id"), m.get("family"), m.get("task")) for m in models] == [("v", "vevo2", "voice")], (
+            f"/v1/models lists the Vevo2 package as a voice model: {models}")
 
 
 def test_formats(srv):
@@ -137,69 +137,68 @@ def test_formats(srv):
     for fmt in FORMATS:
         r = speak(srv.port, model="v", input=text, voice="alice", response_format=fmt, **GEN)
         want = cli(f"tts.{fmt}", "tts", "--voice", path("voice.wav"), "--voice-text", VOICE_TEXT, text)
-        if not check(r.status == 200 and want is not None, f"speech {fmt}: {r!r}"):
-            continue
-        check(r.header("content-type") == TYPES[fmt], f"speech {fmt}: Content-Type {r.header('content-type')!r}")
+        assert r.status == 200 and want is not None, f"speech {fmt}: {r!r}"
+        assert r.header("content-type") == TYPES[fmt], f"speech {fmt}: Content-Type {r.header('content-type')!r}"
         if fmt == "opus":   # the Ogg stream's serial number is random: the same samples
             a, b = decoded(r.body, "srv.opus"), decoded(want, "cli.opus")
-            check(len(a) == len(b) > 0 and np.array_equal(a, b), f"speech opus decodes to audioc tts's samples "
-                  f"({len(a)}, {len(b)})")
+            assert len(a) == len(b) > 0 and np.array_equal(a, b), (f"speech opus decodes to audioc tts's samples "
+                    f"({len(a)}, {len(b)})")
         else:
-            check(r.body == want, f"speech {fmt}: the bytes of audioc tts -o tts.{fmt} ({len(r.body)} vs {len(want)})")
+            assert r.body == want, f"speech {fmt}: the bytes of audioc tts -o tts.{fmt} ({len(r.body)} vs {len(want)})"
         if fmt == "wav":
             want_wav = wavfile.read(io.BytesIO(r.body))[1]
-            check(wavfile.read(io.BytesIO(r.body))[0] == RATE and want_wav.dtype == np.int16 and len(want_wav) > 0,
-                  "speech wav: 16-bit PCM at 24 kHz")
+            assert wavfile.read(io.BytesIO(r.body))[0] == RATE and want_wav.dtype == np.int16 and len(want_wav) > 0, (
+                    "speech wav: 16-bit PCM at 24 kHz")
     if want_wav is not None:
         # libsndfile scales 16 bits by 32767 in WAV and 32768 in FLAC
         flac = decoded(read_bytes("tts.flac"), "tts_copy.flac")
-        check(len(flac) == len(want_wav) and np.max(np.abs(flac - want_wav / 32767.0)) <= 1.5 / 32768,
-              "speech flac: the wav's samples, to 16 bits")
-        check(np.array_equal(pcm16(read_bytes("tts.pcm")), want_wav), "speech pcm: the wav's samples, no header")
+        assert len(flac) == len(want_wav) and np.max(np.abs(flac - want_wav / 32767.0)) <= 1.5 / 32768, (
+                "speech flac: the wav's samples, to 16 bits")
+        assert np.array_equal(pcm16(read_bytes("tts.pcm")), want_wav), "speech pcm: the wav's samples, no header"
     # defaults: no model (the first voice model), voice as OpenAI's custom voice object, mp3
     r = speak(srv.port, input=text, voice={"id": "alice"}, **GEN)
-    check(r.status == 200 and r.header("content-type") == "audio/mpeg" and r.body == read_bytes("tts.mp3"),
-          f"speech defaults: the first voice model, mp3, voice as {{'id': ...}} ({r!r})")
+    assert r.status == 200 and r.header("content-type") == "audio/mpeg" and r.body == read_bytes("tts.mp3"), (
+            f"speech defaults: the first voice model, mp3, voice as {{'id': ...}} ({r!r})")
     # a voice without a transcript, and a style reference by id (its transcript goes with it)
     r = speak(srv.port, input=text, voice="bob", style_voice="alice", response_format="wav", **GEN)
     want = cli("style.wav", "tts", "--voice", path("voice.wav"), "--style-ref", path("voice.wav"), "--style-text",
                VOICE_TEXT, text)
-    check(r.status == 200 and r.body == want, f"speech with style_voice: audioc tts --style-ref ({r!r})")
+    assert r.status == 200 and r.body == want, f"speech with style_voice: audioc tts --style-ref ({r!r})"
     r = speak(srv.port, input=text, voice="bob", response_format="wav", temperature=0, top_k=1, steps=4,
               max_tokens=20, seed=1)
     want = cli("greedy.wav", "tts", "--voice", path("voice.wav"), text, "--temperature", 0, "--top-k", 1,
                "--steps", 4, "--max-tokens", 20, "--seed", 1)
-    check(r.status == 200 and r.body == want, f"speech with sampling fields: audioc tts with the same options ({r!r})")
+    assert r.status == 200 and r.body == want, f"speech with sampling fields: audioc tts with the same options ({r!r})"
     # speed: the audio time-stretched (pitch kept), as audioc tts --speed
     r = speak(srv.port, input=text, voice="bob", response_format="wav", speed=1.5, **GEN)
     want = cli("fast.wav", "tts", "--voice", path("voice.wav"), text, "--speed", 1.5)
     slow = cli("slow.wav", "tts", "--voice", path("voice.wav"), text)
     n_fast, n_slow = (len(wavfile.read(io.BytesIO(w))[1]) if w else -9 for w in (want, slow))
-    check(r.status == 200 and r.body == want and abs(n_fast - n_slow / 1.5) <= 1,
-          f"speech with speed 1.5: audioc tts --speed 1.5, 1/1.5 of the length ({n_fast} vs {n_slow}; {r!r})")
+    assert r.status == 200 and r.body == want and abs(n_fast - n_slow / 1.5) <= 1, (
+            f"speech with speed 1.5: audioc tts --speed 1.5, 1/1.5 of the length ({n_fast} vs {n_slow}; {r!r})")
     srv.survived("the speech requests")
 
 
 def test_stream(srv):
     whole = speak(srv.port, input=LONG, voice="alice", response_format="pcm", **GEN)
-    check(whole.status == 200 and len(whole.body) > 0, f"long speech: {whole!r}")
+    assert whole.status == 200 and len(whole.body) > 0, f"long speech: {whole!r}"
     for fmt in ("pcm", "wav"):
         r = speak(srv.port, input=LONG, voice="alice", response_format=fmt, stream_format="sse", **GEN)
         ev = sse_events(r.text)
         deltas = [e for e in ev if e.get("type") == "speech.audio.delta"]
-        check(r.status == 200 and r.header("content-type").startswith("text/event-stream"),
-              f"sse {fmt}: an event stream ({r!r})")
-        check(len(deltas) == 3 and ev and ev[-1].get("type") == "speech.audio.done" and ev[-1].get("chunks") == 3
-              and len(ev) == 4, f"sse {fmt}: three chunks' deltas, then one done event: {str(ev)[:400]}")
+        assert r.status == 200 and r.header("content-type").startswith("text/event-stream"), (
+                f"sse {fmt}: an event stream ({r!r})")
+        assert (len(deltas) == 3 and ev and ev[-1].get("type") == "speech.audio.done" and ev[-1].get("chunks") == 3
+                and len(ev) == 4), f"sse {fmt}: three chunks' deltas, then one done event: {str(ev)[:400]}"
         chunks = [base64.b64decode(e.get("audio", "")) for e in deltas]
         if fmt == "pcm":
             joined = b"".join(chunks)
         else:   # each delta a whole WAV of its chunk
             joined = b"".join(wavfile.read(io.BytesIO(c))[1].tobytes() for c in chunks)
-        check(joined == whole.body, f"sse {fmt}: the chunks joined are the whole speech ({len(joined)} vs "
-              f"{len(whole.body)} bytes)")
+        assert joined == whole.body, (f"sse {fmt}: the chunks joined are the whole speech ({len(joined)} vs "
+                f"{len(whole.body)} bytes)")
         if ev and ev[-1].get("type") == "speech.audio.done":
-            check(abs(ev[-1].get("duration", 0) - len(whole.body) / 2 / RATE) < 1e-3, f"sse {fmt}: done's duration")
+            assert abs(ev[-1].get("duration", 0) - len(whole.body) / 2 / RATE) < 1e-3, f"sse {fmt}: done's duration"
     # an error before any audio: a plain JSON error, not a stream
     r = speak(srv.port, input="...", voice="alice", stream_format="sse")
     check_error(srv, r, 400, "sse with only punctuation", "input")
@@ -211,25 +210,25 @@ def test_conversions(srv):
     want = cli("vc.wav", "vc", path("source.wav"), "--target-voice", path("voice.wav"))
     gen = [(k, v) for k, v in GEN.items()]
     r = convert(srv.port, [("voice", "bob"), *gen], [src])
-    check(r.status == 200 and r.header("content-type") == "audio/wav" and r.body == want,
-          f"conversion, voice by id: audioc vc's bytes ({r!r})")
+    assert r.status == 200 and r.header("content-type") == "audio/wav" and r.body == want, (
+            f"conversion, voice by id: audioc vc's bytes ({r!r})")
     r = convert(srv.port, [("model", "v"), ("route", "style_preserved_vc"), *gen],
                 [src, ("target_voice", "voice.wav", voice)])
-    check(r.status == 200 and r.body == want, f"conversion, target_voice uploaded: audioc vc's bytes ({r!r})")
+    assert r.status == 200 and r.body == want, f"conversion, target_voice uploaded: audioc vc's bytes ({r!r})"
     r = convert(srv.port, gen, [src, ("voice", "voice.wav", voice)])
-    check(r.status == 200 and r.body == want, f"conversion, voice uploaded as a file: audioc vc's bytes ({r!r})")
+    assert r.status == 200 and r.body == want, f"conversion, voice uploaded as a file: audioc vc's bytes ({r!r})"
     want = cli("svc.flac", "svc", "--route", "style_converted_svc", path("source.wav"), "--target-voice",
                path("voice.wav"), "--pitch-shift", 2, "--text", SOURCE_TEXT, "--source-text", SOURCE_TEXT)
     r = convert(srv.port, [("voice", "bob"), ("route", "style_converted_svc"), ("pitch_shift", "2"),
                            ("text", SOURCE_TEXT), ("source_text", SOURCE_TEXT), ("response_format", "flac"), *gen],
                 [src])
-    check(r.status == 200 and r.body == want, f"conversion style_converted_svc, pitch_shift 2: audioc svc's bytes "
-          f"({r!r})")
+    assert r.status == 200 and r.body == want, (f"conversion style_converted_svc, pitch_shift 2: audioc svc's bytes "
+            f"({r!r})")
     want = cli("edit.wav", "vc", path("source.wav"), "--route", "editing", "-r", path("voice.wav"), "--source-text",
                SOURCE_TEXT, "--text", "We will meet at the harbour at ten.")
     r = convert(srv.port, [("voice", "bob"), ("route", "editing"), ("source_text", SOURCE_TEXT),
                            ("text", "We will meet at the harbour at ten."), *gen], [src])
-    check(r.status == 200 and r.body == want, f"conversion editing: audioc vc --route editing's bytes ({r!r})")
+    assert r.status == 200 and r.body == want, f"conversion editing: audioc vc --route editing's bytes ({r!r})"
     srv.survived("the conversions")
 
 
@@ -299,7 +298,7 @@ def test_disconnects(srv):
     r = speak(port, input=LONG.split(".")[0] + ".", voice="alice", response_format="pcm", seed=1, steps=32,
               max_tokens=300, min_tokens=300)
     t_chunk = time.time() - t0
-    check(r.status == 200, f"a 300-token chunk: {r!r}")
+    assert r.status == 200, f"a 300-token chunk: {r!r}"
     n_chunks = 10
     body = json.dumps({"input": " ".join([LONG] * 4), "voice": "alice", "response_format": "pcm", "seed": 1,
                        "steps": 32, "max_tokens": 300, "min_tokens": 300}).encode()
@@ -320,51 +319,50 @@ def test_disconnects(srv):
         t0 = time.time()
         r = speak(port, input="Good morning to you.", voice="alice", response_format="wav", **GEN)
         dt = time.time() - t0
-        check(r.status == 200 and r.body == read_bytes("tts.wav"), f"the request after a client hung up {what}: {r!r}")
+        assert r.status == 200 and r.body == read_bytes("tts.wav"), f"the request after a client hung up {what}: {r!r}"
         print(f"  a chunk takes {t_chunk:.2f} s; the request after a client hung up {what} took {dt:.2f} s")
         # one worker: without cancellation the abandoned job would hold it for about n_chunks chunks
-        check(dt < 0.4 * n_chunks * t_chunk, f"the job of a client that hung up {what} is cancelled: the next "
-              f"request took {dt:.2f} s (the job: about {n_chunks * t_chunk:.2f} s)")
+        assert dt < 0.4 * n_chunks * t_chunk, (f"the job of a client that hung up {what} is cancelled: the next "
+                f"request took {dt:.2f} s (the job: about {n_chunks * t_chunk:.2f} s)")
     srv.survived("clients that hang up")
 
 
-def test_auth():
-    srv = Server("speech_auth", ["--model", f"v={PKG}", "--voice", f"bob={path('voice.wav')}", "--api-key", "sekret",
+def test_auth(voices, start_server):
+    srv = start_server("speech_auth", ["--model", f"v={PKG}", "--voice", f"bob={path('voice.wav')}", "--api-key", "sekret",
                                  "--threads", "1"])
-    if srv.ok:
-        check_error(srv, speak(srv.port, input="hello", voice="bob"), 401, "speech without the API key")
-        check_error(srv, speak(srv.port, key="wrong", input="hello", voice="bob"), 401, "speech with a wrong key")
-        check_error(srv, request(srv.port, "GET", "/v1/audio/voices"), 401, "voices without the API key")
-        check_error(srv, convert(srv.port, [("voice", "bob")], [("file", "s.wav", read_bytes("source.wav"))]), 401,
-                    "a conversion without the API key")
-        r = speak(srv.port, key="sekret", input="Good morning to you.", voice="bob", response_format="wav", **GEN)
-        want = cli("auth.wav", "tts", "--voice", path("voice.wav"), "Good morning to you.")
-        check(r.status == 200 and r.body == want, f"speech with the API key ({r!r})")
-        r = request(srv.port, "GET", "/v1/audio/voices", headers=ts.auth_headers("sekret"))
-        check(r.status == 200, f"voices with the API key ({r!r})")
+    check_error(srv, speak(srv.port, input="hello", voice="bob"), 401, "speech without the API key")
+    check_error(srv, speak(srv.port, key="wrong", input="hello", voice="bob"), 401, "speech with a wrong key")
+    check_error(srv, request(srv.port, "GET", "/v1/audio/voices"), 401, "voices without the API key")
+    check_error(srv, convert(srv.port, [("voice", "bob")], [("file", "s.wav", read_bytes("source.wav"))]), 401,
+                "a conversion without the API key")
+    r = speak(srv.port, key="sekret", input="Good morning to you.", voice="bob", response_format="wav", **GEN)
+    want = cli("auth.wav", "tts", "--voice", path("voice.wav"), "Good morning to you.")
+    assert r.status == 200 and r.body == want, f"speech with the API key ({r!r})"
+    r = request(srv.port, "GET", "/v1/audio/voices", headers=ts.auth_headers("sekret"))
+    assert r.status == 200, f"voices with the API key ({r!r})"
     srv.stop()
 
 
-def test_startup():
+def test_startup(voices, audioc_server):
     for what, args, needle in (
             ("a voice file that is not there", ["--voice", f"x={path('missing.wav')}"], "missing.wav"),
             ("a voice that is not audio", ["--voice", f"x={path('not_audio.txt')}"], "not_audio.txt"),
             ("a voice without an id", ["--voice", f"={path('voice.wav')}"], "--voice"),
             ("a voice id given twice", ["--voice", f"x={path('voice.wav')}", "--voice", f"x={path('voice.wav')}"],
              "twice")):
-        p = run(ts.SERVER, "--model", f"v={PKG}", *args, "--port", "0", timeout=120)
+        p = run(testenv.AUDIOC_SERVER, "--model", f"v={PKG}", *args, "--port", "0", timeout=120)
         err = p.stderr.decode()
-        check(p.returncode != 0 and needle in err and "Sanitizer" not in err,
-              f"start-up with {what}: exit {p.returncode}, stderr {err[-300:]!r}")
-    p = run(ts.SERVER, "--help", timeout=60)
-    check(p.returncode == 0 and b"--voice" in p.stdout and b"/v1/audio/speech" in p.stdout,
-          "--help tells of --voice and /v1/audio/speech")
+        assert p.returncode != 0 and needle in err and "Sanitizer" not in err, (
+                f"start-up with {what}: exit {p.returncode}, stderr {err[-300:]!r}")
+    p = run(testenv.AUDIOC_SERVER, "--help", timeout=60)
+    assert p.returncode == 0 and b"--voice" in p.stdout and b"/v1/audio/speech" in p.stdout, (
+            "--help tells of --voice and /v1/audio/speech")
 
 
-def test_openai_sdk(srv):
+def test_openai_sdk(srv, node_sdk):
     if not (shutil.which("node") and os.path.isdir(os.path.join(test_sdk.NODE_DIR, "node_modules", "openai"))):
         msg = "the OpenAI SDK is not installed (node and tests/node/node_modules/openai: run scripts/setup.sh)"
-        check(not os.environ.get("CI"), msg)
+        assert not os.environ.get("CI"), msg
         print("SKIP", msg)
         return
     text = "Good morning to you."
@@ -377,46 +375,37 @@ def test_openai_sdk(srv):
     res = test_sdk.sdk(srv.port, calls)
     for fmt, rr in zip(("wav", "flac", "pcm"), res):
         v = test_sdk.value(rr, f"audio.speech.create {fmt}") or {}
-        check(base64.b64decode(v.get("base64", "")) == read_bytes(f"tts.{fmt}") and v.get("type") == TYPES[fmt],
-              f"SDK audio.speech.create response_format={fmt}: audioc tts's bytes ({str(v)[:200]})")
+        assert base64.b64decode(v.get("base64", "")) == read_bytes(f"tts.{fmt}") and v.get("type") == TYPES[fmt], (
+                f"SDK audio.speech.create response_format={fmt}: audioc tts's bytes ({str(v)[:200]})")
     v = test_sdk.value(res[3], "audio.speech.create stream_format=sse") or {}
     ev = sse_events(v.get("text", ""))
     whole = speak(srv.port, input=LONG, voice="alice", response_format="pcm", **GEN).body
     joined = b"".join(base64.b64decode(e.get("audio", "")) for e in ev if e.get("type") == "speech.audio.delta")
-    check(len(ev) == 4 and ev[-1].get("type") == "speech.audio.done" and joined == whole,
-          f"SDK stream_format=sse: three deltas joined are the whole, then done ({len(ev)} events)")
+    assert len(ev) == 4 and ev[-1].get("type") == "speech.audio.done" and joined == whole, (
+            f"SDK stream_format=sse: three deltas joined are the whole, then done ({len(ev)} events)")
     test_sdk.expect_error(res[4], "NotFoundError", 404, "audio.speech.create with an unknown voice")
     test_sdk.expect_error(res[5], "BadRequestError", 400, "audio.speech.create with empty input")
     srv.survived("the SDK's speech requests")
 
 
-def main():
+@pytest.fixture(scope="module")
+def voices(server_work, audioc):
+    """The tiny Vevo2 package (seed 21) and espeak-ng voices, a short tone and a text file under WORK."""
     global PKG
-    shutil.rmtree(WORK, ignore_errors=True)
-    os.makedirs(WORK)
-    PKG = make_package.make(path("pkg"), "F32", seed=21)
+    testenv.require_tools("espeak-ng", "sox")
+    PKG = packages.vevo2("F32", seed=21)
     route_test.speech(WORK, "voice", VOICE_TEXT, "en+f3", 75, RATE, 3.3)
     route_test.speech(WORK, "source", SOURCE_TEXT, "en", 40, RATE)
     wavfile.write(path("short.wav"), RATE, (0.3 * np.sin(np.arange(1200) * 0.05)).astype(np.float32))
     with open(path("not_audio.txt"), "w") as f:
         f.write("not audio at all\n" * 50)
-    test_startup()
-    srv = Server("speech", ["--model", f"v={PKG}", "--voice", f"alice={path('voice.wav')}:{VOICE_TEXT}",
-                            "--voice", f"bob={path('voice.wav')}", "--voice", f"blip={path('short.wav')}",
-                            "--threads", "1", "--workers", "1"])
-    if srv.ok:
-        for part in (test_lists, test_formats, test_stream, test_conversions, test_bad_inputs, test_openai_sdk,
-                     test_disconnects):
-            try:
-                part(srv)
-            except Exception as e:   # a failed part is a failed check, the others still run
-                import traceback
-                traceback.print_exc()
-                check(False, f"{part.__name__} raised {e!r}")
-    srv.stop()
-    test_auth()
-    return check.finish()
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+@pytest.fixture(scope="module")
+def srv(voices):
+    """The speech server: the package, three voices, one worker."""
+    s = Server("speech", ["--model", f"v={PKG}", "--voice", f"alice={path('voice.wav')}:{VOICE_TEXT}",
+                          "--voice", f"bob={path('voice.wav')}", "--voice", f"blip={path('short.wav')}",
+                          "--threads", "1", "--workers", "1"])
+    yield s
+    s.stop()

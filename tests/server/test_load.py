@@ -1,31 +1,18 @@
-#!/usr/bin/python3
 """Load test of audioc-server: 8 client threads send 200 transcription
 requests (short clips; json, a few verbose_json) to a server with --workers 2
 --threads 2. Every answer must be 200 with the CLI's text; prints requests/s
 and p50/p95 latency; the server's resident memory after the run must be
 within 10% of what it was after the first request (not under sanitizers).
-
-Run by test_server.py; also runs alone with the same environment."""
+"""
 import http.client
-import os
 import queue
-import sys
 import threading
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+import serverlib as ts
+
 N_REQUESTS = 200
 N_CLIENTS = 8
-
-
-def _ts():
-    """The test_server module: the running __main__ when started from it."""
-    m = sys.modules.get("__main__")
-    if m is not None and hasattr(m, "Server") and hasattr(m, "Assets"):
-        return m
-    sys.path.insert(0, HERE)
-    import test_server
-    return test_server
 
 
 def percentile(values, p):
@@ -38,22 +25,20 @@ def percentile(values, p):
     return v[lo] + (v[hi] - v[lo]) * (k - lo)
 
 
-def run(a, check):
-    ts = _ts()
-    srv = ts.Server("load", ["--model", f"tiny={a.tiny}", "--model", f"silero={ts.SILERO}", "--workers", "2",
+def test_load(assets, start_server):
+    """Every one of the requests is answered with the CLI's text; RSS stays within 10 %."""
+    a = assets
+    srv = start_server("load", ["--model", f"tiny={a.tiny}", "--model", f"silero={ts.SILERO}", "--workers", "2",
                              "--threads", "2", "--max-queue", "64"])
-    if not srv.ok:
-        srv.stop()
-        return
     clips = ("clip.wav", "clip2.wav")
     audio = {c: a.bytes(c) for c in clips}
     want = {c: a.asr(c) for c in clips}
     for c in clips:
-        check(want[c].get("text", "").strip() != "", f"[load] CLI text of {c}: {want[c]}")
+        assert want[c].get("text", "").strip() != "", f"[load] CLI text of {c}: {want[c]}"
 
     r = ts.transcribe(srv.port, audio["clip.wav"])
-    check(r.status == 200 and (r.json() or {}).get("text") == want["clip.wav"].get("text"),
-          f"[load] first request ({r!r})")
+    assert r.status == 200 and (r.json() or {}).get("text") == want["clip.wav"].get("text"), (
+            f"[load] first request ({r!r})")
     # the server warms every worker up before it listens, so memory is flat from here
     rss_first = ts.vmrss_kb(srv.pid)
 
@@ -124,30 +109,14 @@ def run(a, check):
           f"{retries[0]} keep-alive retries")
     print(f"  server RSS: {rss_first / 1024:.1f} MB after the first request, {rss_after / 1024:.1f} MB after the run "
           f"({(rss_after - rss_first) * 100.0 / max(rss_first, 1):+.1f}%)")
-    check(len(latencies) == N_REQUESTS and not failures,
-          f"[load] all {N_REQUESTS} requests answered 200 with the CLI's text: {len(failures)} failed, e.g. "
-          f"{failures[:3]}")
-    check(srv.alive(), "[load] the server is alive after the run")
+    assert len(latencies) == N_REQUESTS and not failures, (
+            f"[load] all {N_REQUESTS} requests answered 200 with the CLI's text: {len(failures)} failed, e.g. "
+            f"{failures[:3]}")
+    assert srv.alive(), "[load] the server is alive after the run"
     if ts.SANITIZED:
         print("  (RSS check skipped: sanitized build)")
     else:
-        check(rss_first > 0 and abs(rss_after - rss_first) <= 0.10 * rss_first,
-              f"[load] RSS after the run {rss_after} kB within 10% of after the first request {rss_first} kB")
+        assert rss_first > 0 and abs(rss_after - rss_first) <= 0.10 * rss_first, (
+                f"[load] RSS after the run {rss_after} kB within 10% of after the first request {rss_first} kB")
     srv.stop()
 
-
-def main():
-    ts = _ts()
-    missing = [p for p in (ts.TOKENIZER, ts.SILERO) if not os.path.exists(p)]
-    if missing:
-        print(f"skipped: data not found: {missing}")
-        return ts.SKIP
-    os.makedirs(ts.WORK, exist_ok=True)
-    a = ts.Assets()
-    a.build()
-    run(a, ts.check)
-    return ts.check.finish()
-
-
-if __name__ == "__main__":
-    sys.exit(main())

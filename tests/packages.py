@@ -1,0 +1,71 @@
+"""Tiny random model packages, each made once under the work dir and kept
+for later runs and other test files until the script that makes it changes
+(a lock file lets two test files ask for the same package at once)."""
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+
+import testenv
+
+REF = os.path.join(testenv.ROOT, "tests", "ref")
+MAKE_TINY = os.path.join(REF, "cohere_asr", "make_tiny.py")
+MAKE_VEVO2 = os.path.join(REF, "vevo2", "make_package.py")
+GGUF_PACK = os.path.join(testenv.ROOT, "tools", "gguf_pack.py")
+
+
+def _key(cmd, sources):
+    h = hashlib.sha256(repr(cmd).encode())
+    for path in sources:
+        with open(path, "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()
+
+
+def made_once(name, cmd, sources):
+    """WORK/packages/NAME/pkg, written by CMD (with {out} in it) unless a run
+    of the same CMD, SOURCES and Python files beside CMD's scripts finished it before."""
+    folder = os.path.join(testenv.WORK, "packages", name)
+    out = os.path.join(folder, "pkg")
+    os.makedirs(os.path.dirname(folder), exist_ok=True)
+    scripts = [c for c in cmd if c.endswith(".py")]
+    key = _key(cmd, [*sources, *(os.path.join(os.path.dirname(s), f) for s in scripts
+                                 for f in sorted(os.listdir(os.path.dirname(s))) if f.endswith(".py"))])
+    stamp = folder + ".done"
+    with open(folder + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if os.path.exists(stamp) and open(stamp).read() == key:
+            return out
+        if os.path.exists(folder):
+            shutil.rmtree(folder)
+        os.makedirs(folder)
+        p = subprocess.run([c.format(out=out) for c in cmd], capture_output=True, text=True)
+        if p.returncode != 0:
+            raise RuntimeError(f"making {name}: exit {p.returncode}\n{p.stderr[-2000:]}")
+        with open(stamp, "w") as f:
+            f.write(key)
+    return out
+
+
+def hviske(seed=0, frontend=True):
+    """The tiny Hviske package of make_tiny.py with the real tokenizer: F32 at
+    the returned path, F16 and BF16 copies at PATH_f16 and PATH_bf16."""
+    extra = [] if frontend else ["--no-frontend-tensors"]
+    name = f"hviske_tiny_s{seed}" + ("" if frontend else "_nofe")
+    return made_once(name, [testenv.PY, MAKE_TINY, "{out}", "--tokenizer", testenv.TOKENIZER,
+                            "--seed", str(seed), "--dtypes", "f32,f16,bf16", *extra], [testenv.TOKENIZER])
+
+
+def hviske_gguf(kind):
+    """The seed-0 tiny Hviske package packed into one GGUF file by tools/gguf_pack.py."""
+    src = hviske(0)
+    out = made_once(f"hviske_tiny_s0_{kind}_gguf", [testenv.PY, GGUF_PACK, src, "{out}", "--type", kind],
+                    [os.path.join(src, "model.safetensors")])
+    return out
+
+
+def vevo2(dtype="F32", seed=0):
+    """A whole random Vevo2 package in the published layout (make_package.py)."""
+    return made_once(f"vevo2_{dtype.lower()}_s{seed}",
+                     [testenv.PY, MAKE_VEVO2, "{out}", "--dtype", dtype, "--seed", str(seed)], [])
