@@ -1,13 +1,17 @@
-"""audioc-server's memory does not grow with malformed uploads: 2000 uploads
-of each kind of broken file (a WAV header cut short, a FLAC cut in its
-metadata, an Ogg Vorbis stream cut after its first header, an MP3 with an ID3
-tag and no frames, text) are each refused with 400, and the server's RSS
-after them is within 5 % of its RSS after the first 100 of each. Under the
-sanitizers (which keep freed memory in quarantine) fewer uploads are sent and
-LeakSanitizer's report at exit is the check. Python stdlib only."""
+"""audioc-server's memory does not grow with use: 2000 uploads of each kind
+of broken file (a WAV header cut short, a FLAC cut in its metadata, an Ogg
+Vorbis stream cut after its first header, an MP3 with an ID3 tag and no
+frames, text) are each refused with 400, and the server's RSS after them is
+within 5 % of its RSS after the first 100 of each; Vevo2 speech requests on
+the tiny package, 50 one after another and rounds of 4 at once, leave the
+RSS within 5 % of its figure after the first rounds. Under the sanitizers
+(which keep freed memory in quarantine) fewer requests are sent and
+LeakSanitizer's report at exit is the check."""
 import http.client
+import json
 import os
 import subprocess
+import threading
 import time
 
 import pytest
@@ -80,3 +84,44 @@ def test_malformed_uploads_do_not_grow_memory(start_server):
     srv.survived(f"{TOTAL * len(files)} malformed uploads")
     srv.stop()   # LeakSanitizer reports at exit under the sanitizers
 
+
+
+def speak(port, seed):
+    """One short speech request (2 flow steps, 30 AR tokens at most): its status."""
+    body = json.dumps({"model": "v", "voice": "bob", "input": "Good morning to you, friend.", "response_format": "wav",
+                       "seed": seed, "steps": 2, "max_tokens": 30})
+    return ts.request(port, "POST", "/v1/audio/speech", body.encode(), {"Content-Type": "application/json"}).status
+
+
+def test_voice_requests_keep_memory_flat(start_server, vevo2_package):
+    """Speech requests one after another, then 4 at once on 4 workers: RSS flat after the first ones."""
+    if not SAMPLES:
+        pytest.skip("no sample clips")
+    warm, seq, rounds = (3, 10, 2) if ts.SANITIZED else (10, 50, 6)
+    pkg = vevo2_package("F32", seed=21)
+    srv = start_server("voice_growth", ["--model", f"v={pkg}", "--voice", f"bob={SAMPLES[0]}", "--workers", "4",
+                                        "--threads", "1"])
+    statuses, rss = [], {}
+    for i in range(seq):
+        statuses.append(speak(srv.port, i))
+        if i + 1 == warm:
+            rss["seq_warm"] = ts.vmrss_kb(srv.pid)
+    rss["seq_end"] = ts.vmrss_kb(srv.pid)
+    for r in range(rounds):
+        threads = [threading.Thread(target=lambda k=k: statuses.append(speak(srv.port, 100 + 4 * r + k)))
+                   for k in range(4)]
+        [t.start() for t in threads]
+        [t.join() for t in threads]
+        if r == 0:
+            rss["conc_warm"] = ts.vmrss_kb(srv.pid)
+    rss["conc_end"] = ts.vmrss_kb(srv.pid)
+    assert statuses == [200] * (seq + 4 * rounds), f"[growth] every speech request answered 200: {statuses}"
+    print("speech RSS (MB): " + ", ".join(f"{k} {v / 1024:.1f}" for k, v in rss.items()))
+    if not ts.SANITIZED:
+        assert rss["seq_end"] <= rss["seq_warm"] * 1.05, (
+                f"[growth] RSS after {seq} speech requests ({rss['seq_end']} kB) within 5 % of after {warm} "
+                f"({rss['seq_warm']} kB)")
+        assert rss["conc_end"] <= rss["conc_warm"] * 1.05, (
+                f"[growth] RSS after {rounds} rounds of 4 at once ({rss['conc_end']} kB) within 5 % of after the "
+                f"first ({rss['conc_warm']} kB)")
+    srv.survived(f"{seq + 4 * rounds} speech requests")
