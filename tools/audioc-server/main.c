@@ -115,6 +115,16 @@ static int load_model(served_model *m)
     return 0;
 }
 
+/* The models (loaded or not) and the voices of CFG. */
+static void config_free(server_config *cfg)
+{
+    for (int i = 0; i < cfg->n_models; i++) ac_model_free(cfg->models[i].model);
+    free(cfg->models);
+    cfg->models = NULL;
+    cfg->n_models = 0;
+    voices_free(cfg);
+}
+
 /* Each worker runs every model once on a moment of silence before the first
  * request: the weights are paged in and the worker's scratch and thread pool
  * exist, so the first requests are not slower and memory stays flat after. */
@@ -259,11 +269,15 @@ int main(int argc, char **argv)
                             .min_upload_rate = 16 * 1024.0, .shutdown_timeout = 30};
     server_config *cfg = &config;
     int threads = ac_get_threads();
-    if (parse(cfg, argc, argv, &threads)) return 2;
+    if (parse(cfg, argc, argv, &threads)) {
+        config_free(cfg);
+        return 2;
+    }
     if (!cfg->max_buffer_mb) cfg->max_buffer_mb = 4 * cfg->max_upload_mb > 256 ? 4 * cfg->max_upload_mb : 256;
     if (cfg->max_buffer_mb < cfg->max_upload_mb + 1) {
         fprintf(stderr, "audioc-server: --max-buffer-mb %ld cannot hold one upload of --max-upload-mb %ld (give at "
                 "least %ld)\n", cfg->max_buffer_mb, cfg->max_upload_mb, cfg->max_upload_mb + 1);
+        config_free(cfg);
         return 2;
     }
     if (!cfg->workers) cfg->workers = threads / 2 > 1 ? threads / 2 : 1;
@@ -317,8 +331,6 @@ int main(int argc, char **argv)
     http_stop();              /* closes every connection, slow uploads too */
     rc = 0;
 out:
-    for (int i = 0; i < cfg->n_models; i++) ac_model_free(cfg->models[i].model);
-    free(cfg->models);
-    voices_free(cfg);
+    config_free(cfg);
     return rc;
 }
