@@ -18,8 +18,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-server_config g_cfg;   /* form.c needs none of it; server.h declares it */
-
 #define MAX_BODY (1u << 20)
 
 typedef struct {

@@ -9,8 +9,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-server_config g_cfg;   /* not used by the parser; server.h declares it */
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     speech_request r;

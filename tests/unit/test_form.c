@@ -15,8 +15,6 @@
 #include "server.h"
 #include "test_util.h"
 
-server_config g_cfg;   /* form.c needs none of it; server.h declares it */
-
 typedef struct {
     form *f;
     int bad;

@@ -1,13 +1,14 @@
-/* The decision on a request head, before any body byte is read: the route,
- * the method, the API key, Expect and Content-Length. Pure (no connection,
- * no globals), so that it can be fuzzed; the busy checks (queue, upload
- * budget) stay with the caller. */
+/* The decision on a request head, before any body byte is read: the route
+ * (looked up in the route table), the method, the API key, Expect and
+ * Content-Length against the route's body limit. Pure (no connection, no
+ * state), so that it can be fuzzed; the busy checks (queue, upload budget)
+ * stay with the caller. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
-#include "speech.h"
+#include "routes.h"
 
 /* Whether A equals B, in a time that depends on their lengths only, not on
  * where they first differ (no guessing the key a byte at a time). */
@@ -53,18 +54,28 @@ __attribute__((format(printf, 4, 5))) static void refuse(admission *a, int statu
     va_end(ap);
 }
 
-void admit_head(const request_head *h, const char *api_key, size_t max_upload, admission *a)
+size_t route_body_max(const route *r, const server_config *cfg)
 {
-    static const struct {
-        const char *path, *method;
-        route r;
-    } routes[] = {{"/health", "GET", R_HEALTH},
-                  {"/v1/models", "GET", R_MODELS},
-                  {"/v1/audio/transcriptions", "POST", R_TRANSCRIPTION},
-                  {"/v1/audio/vad", "POST", R_VAD},
-                  {"/v1/audio/voices", "GET", R_VOICES},
-                  {"/v1/audio/speech", "POST", R_SPEECH},
-                  {"/v1/audio/conversions", "POST", R_CONVERSION}};
+    return r->body_max != BODY_MAX_UPLOAD ? r->body_max : (size_t)cfg->max_upload_mb << 20;
+}
+
+/* The row for URL (an exact path, or a prefix with an id after it, in *ID), or NULL. */
+static const route *find_route(const char *url, const char **id)
+{
+    for (int i = 0; i < n_server_routes; i++) {
+        const route *r = &server_routes[i];
+        size_t n = strlen(r->path);
+        int prefix = r->path[n - 1] == '/';
+        if (prefix ? strncmp(url, r->path, n) == 0 && url[n] : strcmp(url, r->path) == 0) {
+            *id = prefix ? url + n : "";
+            return r;
+        }
+    }
+    return NULL;
+}
+
+void admit_head(const request_head *h, const server_config *cfg, admission *a)
+{
     memset(a, 0, sizeof *a);
     /* any body makes an early answer close the connection (the rest is not read) */
     unsigned long long n = 0;
@@ -72,25 +83,21 @@ void admit_head(const request_head *h, const char *api_key, size_t max_upload, a
     a->length = bad_length ? 0 : n;
     a->has_body = n > 0 || bad_length || h->transfer_encoding;
     const char *url = h->url, *method = h->method;
-    int known = -1;
-    for (int i = 0; i < (int)(sizeof routes / sizeof *routes); i++)
-        if (strcmp(url, routes[i].path) == 0) known = i;
-    if (known < 0 && strncmp(url, "/v1/models/", 11) == 0 && url[11]) known = 1;   /* /v1/models/ID */
-    if (known < 0) {
+    const route *r = a->route = find_route(url, &a->id);
+    if (!r) {
         refuse(a, 404, NULL, "no such endpoint: %s %s", method, url);
         return;
     }
     if (strcmp(method, "OPTIONS") == 0) {   /* a CORS preflight, on a real route only */
-        a->route = R_OPTIONS;
         a->status = 204;
         return;
     }
-    a->route = known == 1 && url[10] ? R_MODEL : routes[known].r;
-    if (strcmp(method, routes[known].method) != 0 && !(a->route <= R_MODEL && strcmp(method, "HEAD") == 0)) {
-        refuse(a, 405, NULL, "%s %s: use %s", method, url, routes[known].method);
+    int head_of_get = strcmp(method, "HEAD") == 0 && strcmp(r->method, "GET") == 0;
+    if (strcmp(method, r->method) != 0 && !head_of_get) {
+        refuse(a, 405, NULL, "%s %s: use %s", method, url, r->method);
         return;
     }
-    if (strncmp(url, "/v1/", 4) == 0 && !authorized(h->authorization, api_key)) {
+    if (r->needs_key && !authorized(h->authorization, cfg->api_key)) {
         refuse(a, 401, NULL, "invalid or missing API key (send 'Authorization: Bearer KEY')");
         return;
     }
@@ -103,9 +110,8 @@ void admit_head(const request_head *h, const char *api_key, size_t max_upload, a
         refuse(a, 400, NULL, "Content-Length '%.40s' is not a number", h->content_length);
         return;
     }
-    if (a->route == R_SPEECH && n > SPEECH_BODY_MAX)
-        refuse(a, 413, NULL, "the JSON body is larger than %u KB", SPEECH_BODY_MAX >> 10);
-    if (a->route <= R_MODEL || a->route == R_SPEECH) return;
-    if (n > max_upload + (64u << 10))
-        refuse(a, 413, "file", "the upload is larger than the limit of %zu MB", max_upload >> 20);
+    size_t max = route_body_max(r, cfg);
+    if (r->body == BODY_JSON && n > max) refuse(a, 413, NULL, "the JSON body is larger than %zu KB", max >> 10);
+    if (r->body == BODY_FORM && n > max + FORM_FRAMING_MAX)
+        refuse(a, 413, "file", "the upload is larger than the limit of %zu MB", max >> 20);
 }

@@ -1,13 +1,11 @@
 /* The API: health, the model list, transcription (OpenAI's multipart
  * fields plus beam_size, vad and stream) and VAD. Requests are checked on
  * the connection's thread; the model work runs on a queue worker. */
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
+#include "endpoints.h"
 #include "json_out.h"
-#include "server.h"
 #include "transcript_out.h"
 #include "vad_out.h"
 
@@ -25,65 +23,20 @@ typedef struct {
     int words;    /* timestamp_granularities has "word" */
 } task;
 
-/* ---- replies ----------------------------------------------------------- */
+/* ---- models --------------------------------------------------------------- */
 
-FILE *body_open(reply_body *b, reply *r)
+const served_model *find_model(const server_config *cfg, const char *id, ac_task kind)
 {
-    *b = (reply_body){0};
-    b->f = open_memstream(&b->mem, &b->len);
-    if (!b->f) reply_error(r, 500, NULL, "out of memory");
-    return b->f;
-}
-
-void body_close(reply_body *b, reply *r, int status, const char *type)
-{
-    if (fclose(b->f) != 0) {
-        free(b->mem);
-        reply_error(r, 500, NULL, "out of memory");
-        return;
+    for (int i = 0; i < cfg->n_models; i++) {
+        const served_model *m = &cfg->models[i];
+        if (m->task == kind && (!id || strcmp(m->id, id) == 0)) return m;
     }
-    buffer_free(&r->body);
-    r->body = (buffer){b->mem, b->len, b->len + 1};
-    r->status = status;
-    r->content_type = type;
+    return NULL;
 }
 
-void reply_error(reply *r, int status, const char *param, const char *fmt, ...)
+void endpoint_health(job *j)
 {
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    const char *type = status >= 500 ? "server_error" : "invalid_request_error";
-    const char *code = status == 401 ? "invalid_api_key"
-                       : status == 404 ? (param && strcmp(param, "model") == 0 ? "model_not_found" : "not_found")
-                       : status == 405 ? "method_not_allowed"
-                       : status == 413 ? "file_too_large"
-                       : status == 503 ? "server_busy"
-                                       : NULL;
-    reply_body b = {0};
-    FILE *f = b.f = open_memstream(&b.mem, &b.len);
-    if (!f) {   /* still answer with the status */
-        buffer_free(&r->body);
-        r->status = status;
-        r->content_type = "application/json";
-        return;
-    }
-    fputs("{\"error\":{\"message\":", f);
-    json_string(f, msg);
-    fprintf(f, ",\"type\":\"%s\",\"param\":", type);
-    if (param) json_string(f, param);
-    else fputs("null", f);
-    fputs(",\"code\":", f);
-    if (code) fprintf(f, "\"%s\"", code);
-    else fputs("null", f);
-    fputs("}}\n", f);
-    body_close(&b, r, status, "application/json");
-}
-
-void endpoint_health(reply *r)
-{
+    reply *r = &j->result;
     buffer_add(&r->body, "{\"status\":\"ok\"}\n", 16);
     r->status = 200;
     r->content_type = "application/json";
@@ -98,28 +51,33 @@ static void write_model(FILE *f, const served_model *m)
             m->family, ac_task_name(m->task));
 }
 
-void endpoint_models(reply *r)
+void endpoint_models(job *j)
 {
+    const server_config *cfg = j->req->cfg;
+    reply *r = &j->result;
     reply_body b;
     FILE *f = body_open(&b, r);
     if (!f) return;
     fputs("{\"object\":\"list\",\"data\":[", f);
-    for (int i = 0; i < g_cfg.n_models; i++) {
+    for (int i = 0; i < cfg->n_models; i++) {
         if (i) fputc(',', f);
-        write_model(f, &g_cfg.models[i]);
+        write_model(f, &cfg->models[i]);
     }
     fputs("]}\n", f);
     body_close(&b, r, 200, "application/json");
 }
 
-void endpoint_model(reply *r, const char *id)
+void endpoint_model(job *j)
 {
-    for (int i = 0; i < g_cfg.n_models; i++) {
-        if (strcmp(g_cfg.models[i].id, id) != 0) continue;
+    const server_config *cfg = j->req->cfg;
+    const char *id = j->req->id;
+    reply *r = &j->result;
+    for (int i = 0; i < cfg->n_models; i++) {
+        if (strcmp(cfg->models[i].id, id) != 0) continue;
         reply_body b;
         FILE *f = body_open(&b, r);
         if (!f) return;
-        write_model(f, &g_cfg.models[i]);
+        write_model(f, &cfg->models[i]);
         fputc('\n', f);
         body_close(&b, r, 200, "application/json");
         return;
@@ -153,10 +111,11 @@ static int number_field(const form *f, const char *name, double lo, double hi, i
 }
 
 /* The audio upload and the model; fills T or R. */
-static int common_fields(const form *f, ac_task kind, task *t, reply *r)
+static int common_fields(const request_ctx *q, ac_task kind, task *t, reply *r)
 {
+    const form *f = q->form;
     const char *id = text_field(f, "model");
-    t->model = find_model(id && *id ? id : NULL, kind);
+    t->model = find_model(q->cfg, id && *id ? id : NULL, kind);
     if (!t->model) {
         if (id && *id) reply_error(r, 404, "model", "no %s model '%s' (see GET /v1/models)",
                                    kind == AC_TASK_VAD ? "VAD" : "transcription", id);
@@ -187,19 +146,6 @@ static void library_error(reply *r, ac_status s, const char *filename)
 
 /* ---- transcription ------------------------------------------------------ */
 
-void push_text_event(job *j, const char *type, const char *key, const char *text)
-{
-    char *mem = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&mem, &len);
-    if (!f) return;
-    fprintf(f, "data: {\"type\":\"%s\",\"%s\":", type, key);
-    json_string(f, text);
-    fputs("}\n\n", f);
-    if (fclose(f) == 0) queue_push_event(j, mem, len);
-    free(mem);
-}
-
 static int on_segment(const ac_asr_segment *g, void *user)
 {
     job *j = user;
@@ -218,7 +164,7 @@ static int on_segment(const ac_asr_segment *g, void *user)
     return 0;
 }
 
-static void run_transcription(job *j)
+void endpoint_transcription_run(job *j)
 {
     task *t = j->ctx;
     ac_asr_options o = t->asr;
@@ -252,7 +198,7 @@ static void run_transcription(job *j)
 }
 
 /* J's task with its model and upload; NULL (the error in R) when they are missing. */
-static task *new_task(const form *f, job *j, void (*run)(job *), ac_task kind, reply *r)
+static task *new_task(job *j, ac_task kind, reply *r)
 {
     task *t = calloc(1, sizeof *t);
     if (!t) {
@@ -260,10 +206,9 @@ static task *new_task(const form *f, job *j, void (*run)(job *), ac_task kind, r
         return NULL;
     }
     j->ctx = t;
-    j->run = run;
     ac_asr_options_default(&t->asr);
     ac_vad_options_default(&t->vad);
-    return common_fields(f, kind, t, r) ? NULL : t;
+    return common_fields(j->req, kind, t, r) ? NULL : t;
 }
 
 /* timestamp_granularities[] (repeated, as the SDKs send it): "segment"
@@ -284,9 +229,10 @@ static int granularities(const form *f, int *words, reply *r)
     return 0;
 }
 
-int endpoint_transcription_prepare(const form *f, job *j, reply *r)
+int endpoint_transcription_prepare(job *j, reply *r)
 {
-    task *t = new_task(f, j, run_transcription, AC_TASK_ASR, r);
+    const form *f = j->req->form;
+    task *t = new_task(j, AC_TASK_ASR, r);
     if (!t) return -1;
     const char *v = text_field(f, "response_format");
     static const char *const names[] = {"json", "text", "srt", "vtt", "verbose_json"};
@@ -304,8 +250,8 @@ int endpoint_transcription_prepare(const form *f, job *j, reply *r)
     snprintf(t->language, sizeof t->language, "%s", v && *v ? v : "da");
     t->asr.language = t->language;
     double temp = 0, beams = 1;
-    const served_model *vad_model = find_model(NULL, AC_TASK_VAD);
-    int vad = vad_model && !g_cfg.no_vad;
+    const served_model *vad_model = find_model(j->req->cfg, NULL, AC_TASK_VAD);
+    int vad = vad_model && !j->req->cfg->no_vad;
     if (number_field(f, "temperature", 0, 2, 0, &temp, r) || number_field(f, "beam_size", 1, 16, 1, &beams, r) ||
         bool_field(f, "vad", &vad, r) || bool_field(f, "stream", &t->stream, r))
         return -1;
@@ -330,7 +276,7 @@ int endpoint_transcription_prepare(const form *f, job *j, reply *r)
 
 /* ---- voice activity ----------------------------------------------------- */
 
-static void run_vad(job *j)
+void endpoint_vad_run(job *j)
 {
     task *t = j->ctx;
     ac_vad_result *res;
@@ -349,9 +295,10 @@ static void run_vad(job *j)
     ac_vad_result_free(res);
 }
 
-int endpoint_vad_prepare(const form *f, job *j, reply *r)
+int endpoint_vad_prepare(job *j, reply *r)
 {
-    task *t = new_task(f, j, run_vad, AC_TASK_VAD, r);
+    const form *f = j->req->form;
+    task *t = new_task(j, AC_TASK_VAD, r);
     if (!t) return -1;
     double th = t->vad.threshold, speech = t->vad.min_speech_ms, silence = t->vad.min_silence_ms,
            pad = t->vad.speech_pad_ms;
@@ -365,10 +312,4 @@ int endpoint_vad_prepare(const form *f, job *j, reply *r)
     t->vad.speech_pad_ms = (int)pad;
     t->vad.keep_probs = t->probs;
     return 0;
-}
-
-void endpoint_free(job *j)
-{
-    free(j->ctx);
-    j->ctx = NULL;
 }

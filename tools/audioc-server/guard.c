@@ -71,13 +71,13 @@ static unsigned long long bytes_received(int fd)
     return ti.tcpi_bytes_received;
 }
 
-/* Whether W has outstayed its phase at time NOW. */
-static int overdue(const watched *w, double now)
+/* Whether W has outstayed its phase at time NOW under CFG's deadlines. */
+static int overdue(const watched *w, double now, const server_config *cfg)
 {
-    double t = now - w->since, grace = g_cfg.header_timeout;
+    double t = now - w->since, grace = cfg->header_timeout;
     if (w->phase == CONN_HEAD) return t > grace;
     if (w->phase == CONN_BODY)
-        return t > grace && (double)(bytes_received(w->fd) - w->bytes_at_phase) < g_cfg.min_upload_rate * (t - grace);
+        return t > grace && (double)(bytes_received(w->fd) - w->bytes_at_phase) < cfg->min_upload_rate * (t - grace);
     return 0;
 }
 
@@ -94,9 +94,10 @@ static int drain(int fd)
 }
 
 /* Every 0.2 s: drops the connections that outstayed their phase; in
- * between, drains the lingering sockets. */
+ * between, drains the lingering sockets. ARG: the server_config. */
 static void *watch(void *arg)
 {
+    const server_config *cfg = arg;
     struct pollfd p[MAX_LINGER];
     double next_check = 0;
     for (;;) {
@@ -110,7 +111,7 @@ static void *watch(void *arg)
         double now = ac_now();
         if (now >= next_check) {
             for (watched *w = head; w; w = w->next)
-                if (!w->dropped && overdue(w, now)) drop(w);
+                if (!w->dropped && overdue(w, now, cfg)) drop(w);
             next_check = now + 0.2;
         }
         nfds_t n = (nfds_t)n_linger;
@@ -145,7 +146,7 @@ static void *watch(void *arg)
  * answered never are. */
 #define RATE_FLOOR_S 0.05
 
-static void make_room(watched *newcomer, double now)
+static void make_room(watched *newcomer, double now, const server_config *cfg)
 {
     watched *slowest = NULL;
     double slowest_rate = 0;
@@ -153,7 +154,7 @@ static void make_room(watched *newcomer, double now)
         if (w == newcomer || w->dropped || w->phase == CONN_WORK) continue;
         double t = now - w->since;
         double rate = (double)(bytes_received(w->fd) - w->bytes_at_phase) / (t > RATE_FLOOR_S ? t : RATE_FLOOR_S);
-        if (w->phase == CONN_BODY && (t < 1.0 || rate >= g_cfg.min_upload_rate)) continue;
+        if (w->phase == CONN_BODY && (t < 1.0 || rate >= cfg->min_upload_rate)) continue;
         if (!slowest || rate < slowest_rate || (rate == slowest_rate && w->since < slowest->since)) {
             slowest = w;
             slowest_rate = rate;
@@ -164,6 +165,7 @@ static void make_room(watched *newcomer, double now)
 
 void guard_notify(void *cls, struct MHD_Connection *c, void **socket_context, enum MHD_ConnectionNotificationCode code)
 {
+    const server_config *cfg = cls;
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
         const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
         watched *w = calloc(1, sizeof *w);
@@ -179,7 +181,7 @@ void guard_notify(void *cls, struct MHD_Connection *c, void **socket_context, en
         w->next = head;
         if (head) head->prev = w;
         head = w;
-        if (++count > g_cfg.max_connections) make_room(w, w->since);
+        if (++count > cfg->max_connections) make_room(w, w->since, cfg);
         pthread_mutex_unlock(&lock);
         *socket_context = w;
     } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
@@ -223,10 +225,10 @@ void guard_phase(struct MHD_Connection *c, int phase)
 
 long guard_dropped(void) { return atomic_load(&dropped_total); }
 
-int guard_start(void)
+int guard_start(const server_config *cfg)
 {
     stopping = 0;
-    if (pthread_create(&watchdog, NULL, watch, NULL)) return -1;
+    if (pthread_create(&watchdog, NULL, watch, (void *)cfg)) return -1;
     started = 1;
     return 0;
 }

@@ -1,7 +1,9 @@
-/* The HTTP front on libmicrohttpd (one thread per connection): routing,
- * the API key, CORS, reading the multipart body within the upload limit,
- * handing the work to the queue, and answering plain or as server-sent
- * events. A client that goes away cancels its job. */
+/* The HTTP front on libmicrohttpd (one thread per connection): each request
+ * is admitted by its row of the route table (admit.c), its body read as the
+ * row says (a multipart form, or JSON, within the row's limit and the upload
+ * budget), and answered by the row's endpoint: at once, or by a queue worker,
+ * plain or as server-sent events. CORS headers on every answer. A client
+ * that goes away cancels its job. Knows no endpoint by name. */
 #include <microhttpd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -12,16 +14,18 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "speech.h"
+#include "routes.h"
 
 typedef struct {
-    route route;
+    const route *route;   /* NULL: no such endpoint */
+    request_ctx ctx;      /* what the endpoint sees: the configuration, the id, the body */
     struct MHD_Connection *conn;
     const char *method, *url;
     double t0;
     form *form;
-    buffer json;        /* the body of a JSON request (R_SPEECH) */
+    buffer json;        /* the body of a BODY_JSON route */
     int bad_body, has_body;
+    int preflight;      /* a CORS preflight (OPTIONS) */
     int over_budget;    /* a chunked upload outgrew the buffer budget: its rest is dropped */
     size_t reserved;    /* bytes of the buffer budget it holds */
     reply early;        /* an answer decided before the body was read */
@@ -35,7 +39,7 @@ static atomic_size_t buffered; /* upload bytes reserved by requests, against --m
 /* Reserves N more bytes of the upload budget for Q; 0 when they do not fit. */
 static int budget_take(request *q, size_t n)
 {
-    size_t budget = (size_t)g_cfg.max_buffer_mb << 20, cur = atomic_load(&buffered);
+    size_t budget = (size_t)q->ctx.cfg->max_buffer_mb << 20, cur = atomic_load(&buffered);
     do {
         if (n > budget || cur > budget - n) return 0;
     } while (!atomic_compare_exchange_weak(&buffered, &cur, cur + n));
@@ -60,16 +64,17 @@ static const char *log_safe(const char *s, char *out, size_t n)
 static void log_request(const request *q, int status)
 {
     char method[64], url[512];
-    if (!g_cfg.quiet)
+    if (!q->ctx.cfg->quiet)
         fprintf(stderr, "%s %s %d %.3f s\n", log_safe(q->method, method, sizeof method),
                 log_safe(q->url, url, sizeof url), status, ac_now() - q->t0);
 }
 
-static void add_common_headers(struct MHD_Response *resp, const char *type)
+static void add_common_headers(const request *q, struct MHD_Response *resp, const char *type)
 {
+    const char *cors = q->ctx.cfg->cors;
     if (type) MHD_add_response_header(resp, "Content-Type", type);
-    if (g_cfg.cors) {
-        MHD_add_response_header(resp, "Access-Control-Allow-Origin", g_cfg.cors);
+    if (cors) {
+        MHD_add_response_header(resp, "Access-Control-Allow-Origin", cors);
         MHD_add_response_header(resp, "Vary", "Origin");
     }
 }
@@ -79,11 +84,15 @@ static enum MHD_Result send_reply(request *q, reply *r)
     struct MHD_Response *resp =
         MHD_create_response_from_buffer(r->body.len, r->body.data ? r->body.data : (void *)"", MHD_RESPMEM_MUST_COPY);
     if (!resp) return MHD_NO;
-    add_common_headers(resp, r->content_type);
+    add_common_headers(q, resp, r->content_type);
     /* an answer before the body was read: the rest of the body is not read, so the connection cannot go on */
     if (q->has_body && r == &q->early) MHD_add_response_header(resp, "Connection", "close");
-    if (r->status == 405) MHD_add_response_header(resp, "Allow", q->route <= R_MODEL ? "GET, OPTIONS" : "POST, OPTIONS");
-    if (q->route == R_OPTIONS) {
+    if (r->status == 405 && q->route) {
+        char allow[32];
+        snprintf(allow, sizeof allow, "%s, OPTIONS", q->route->method);
+        MHD_add_response_header(resp, "Allow", allow);
+    }
+    if (q->preflight) {
         MHD_add_response_header(resp, "Access-Control-Allow-Methods", "GET, POST, OPTIONS");
         MHD_add_response_header(resp, "Access-Control-Allow-Headers", "Authorization, Content-Type");
         MHD_add_response_header(resp, "Access-Control-Max-Age", "86400");
@@ -100,33 +109,48 @@ static const char *header(struct MHD_Connection *c, const char *name)
     return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
 }
 
-/* First sight of a request: where it goes, and whether it is refused
- * before its body (into q->early). */
+/* First sight of a request: its route, and whether it is refused before
+ * its body (into q->early). */
 static void admit(request *q, const char *url, const char *method)
 {
+    const server_config *cfg = q->ctx.cfg;
     request_head h = {method, url, header(q->conn, "Authorization"), header(q->conn, "Content-Length"),
                       header(q->conn, "Transfer-Encoding"), header(q->conn, "Expect")};
     admission a;
-    admit_head(&h, g_cfg.api_key, (size_t)g_cfg.max_upload_mb << 20, &a);
+    admit_head(&h, cfg, &a);
     q->route = a.route;
+    q->ctx.id = a.id;
     q->has_body = a.has_body;
-    if (a.status == 204) q->early.status = 204;
-    if (a.status && a.status != 204) reply_error(&q->early, a.status, a.param, "%s", a.message);
-    if (a.status || q->route <= R_MODEL || q->route == R_OPTIONS) return;
+    q->preflight = a.status == 204;
+    if (q->preflight) q->early.status = 204;
+    else if (a.status) reply_error(&q->early, a.status, a.param, "%s", a.message);
+    if (a.status) return;
     /* refused before a byte of the body is read: a full queue, or a full upload budget */
-    if (queue_full()) {
-        reply_error(&q->early, 503, NULL, "the server is busy: %d requests are waiting; try again later", g_cfg.max_queue);
+    if (q->route->lane == LANE_QUEUE && queue_full()) {
+        reply_error(&q->early, 503, NULL, "the server is busy: %d requests are waiting; try again later", cfg->max_queue);
         return;
     }
+    if (q->route->body == BODY_NONE) return;
     if (!budget_take(q, (size_t)a.length)) {
         reply_error(&q->early, 503, NULL, "the server is busy receiving other uploads (%ld MB at most at once); "
-                    "try again later", g_cfg.max_buffer_mb);
+                    "try again later", cfg->max_buffer_mb);
         return;
     }
-    if (q->route == R_SPEECH) return;   /* a JSON body */
-    q->form = form_new(q->conn, (size_t)g_cfg.max_upload_mb << 20, (size_t)a.length);
+    if (q->route->body == BODY_JSON) {
+        q->ctx.json = &q->json;
+        return;
+    }
+    q->ctx.form = q->form = form_new(q->conn, route_body_max(q->route, cfg), (size_t)a.length);
     if (!q->form)
         reply_error(&q->early, 400, NULL, "the body must be multipart/form-data (with a boundary)");
+}
+
+/* Appends bytes of a JSON body: -1 when they would pass the route's limit. */
+static int json_feed(request *q, const char *data, size_t n)
+{
+    size_t max = route_body_max(q->route, q->ctx.cfg);
+    if (n > max || q->json.len > max - n) return -1;
+    return buffer_add(&q->json, data, n);
 }
 
 static int client_gone(struct MHD_Connection *c)
@@ -153,7 +177,7 @@ static enum MHD_Result start_stream(request *q)
 {
     struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, read_events, q, NULL);
     if (!resp) return MHD_NO;
-    add_common_headers(resp, "text/event-stream");
+    add_common_headers(q, resp, "text/event-stream");
     MHD_add_response_header(resp, "Cache-Control", "no-cache");
     enum MHD_Result ok = MHD_queue_response(q->conn, 200, resp);
     MHD_destroy_response(resp);
@@ -167,7 +191,8 @@ static int form_checked(request *q, reply *r)
     const char *field;
     int too_large = form_too_large(q->form, &field);
     if (too_large == FORM_BODY_TOO_LARGE) {
-        reply_error(r, 413, "file", "the upload is larger than the limit of %ld MB", g_cfg.max_upload_mb);
+        reply_error(r, 413, "file", "the upload is larger than the limit of %zu MB",
+                    route_body_max(q->route, q->ctx.cfg) >> 20);
         return -1;
     }
     if (too_large == FORM_FIELD_TOO_LARGE) {
@@ -188,28 +213,22 @@ static int form_checked(request *q, reply *r)
 /* The body is in: check it, queue the job, wait for its answer. */
 static enum MHD_Result run_job(request *q)
 {
+    const server_config *cfg = q->ctx.cfg;
     reply r = {0};
     if (q->over_budget) {
         reply_error(&r, 503, NULL, "the server is busy receiving other uploads (%ld MB at most at once); "
-                    "try again later", g_cfg.max_buffer_mb);
+                    "try again later", cfg->max_buffer_mb);
         return send_reply(q, &r);
     }
-    int bad;
-    if (q->route == R_SPEECH) {
-        if (q->bad_body) {
-            reply_error(&r, 413, NULL, "the JSON body is larger than %u KB", SPEECH_BODY_MAX >> 10);
-            return send_reply(q, &r);
-        }
-        bad = endpoint_speech_prepare(&q->json, &q->job, &r);
-    } else {
-        if (form_checked(q, &r)) return send_reply(q, &r);
-        bad = q->route == R_TRANSCRIPTION ? endpoint_transcription_prepare(q->form, &q->job, &r)
-              : q->route == R_VAD         ? endpoint_vad_prepare(q->form, &q->job, &r)
-                                          : endpoint_conversion_prepare(q->form, &q->job, &r);
+    if (q->route->body == BODY_JSON && q->bad_body) {
+        reply_error(&r, 413, NULL, "the JSON body is larger than %zu KB", route_body_max(q->route, cfg) >> 10);
+        return send_reply(q, &r);
     }
-    if (bad) return send_reply(q, &r);
+    if (q->route->body == BODY_FORM && form_checked(q, &r)) return send_reply(q, &r);
+    if (q->route->prepare && q->route->prepare(&q->job, &r)) return send_reply(q, &r);
+    q->job.run = q->route->respond;
     if (queue_submit(&q->job)) {
-        reply_error(&r, 503, NULL, "the server is busy: %d requests are waiting; try again later", g_cfg.max_queue);
+        reply_error(&r, 503, NULL, "the server is busy: %d requests are waiting; try again later", cfg->max_queue);
         return send_reply(q, &r);
     }
     q->submitted = 1;
@@ -240,6 +259,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         if (!(q = calloc(1, sizeof *q))) return MHD_NO;
         atomic_fetch_add(&in_flight, 1);
         *con_cls = q;
+        q->ctx.cfg = cls;
+        q->job.req = &q->ctx;
         q->conn = c;
         q->method = method;
         q->url = url;
@@ -255,29 +276,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         /* a body without Content-Length takes its budget as it comes */
         if (!header(c, "Content-Length") && !q->over_budget && !budget_take(q, *upload_size)) q->over_budget = 1;
         if (q->form && !q->bad_body && !q->over_budget && form_feed(q->form, upload, *upload_size)) q->bad_body = 1;
-        if (q->route == R_SPEECH && !q->bad_body && !q->over_budget && speech_body_feed(&q->json, upload, *upload_size))
-            q->bad_body = 1;
+        if (q->ctx.json && !q->bad_body && !q->over_budget && json_feed(q, upload, *upload_size)) q->bad_body = 1;
         *upload_size = 0;
         return MHD_YES;
     }
     guard_phase(c, CONN_WORK);
-    reply r = {0};
-    switch (q->route) {
-    case R_HEALTH:
-        endpoint_health(&r);
-        return send_reply(q, &r);
-    case R_MODELS:
-        endpoint_models(&r);
-        return send_reply(q, &r);
-    case R_MODEL:
-        endpoint_model(&r, q->url + 11);
-        return send_reply(q, &r);
-    case R_VOICES:
-        endpoint_voices(&r);
-        return send_reply(q, &r);
-    default:
-        return run_job(q);
-    }
+    if (q->route->lane == LANE_QUEUE) return run_job(q);
+    q->route->respond(&q->job);
+    return send_reply(q, &q->job.result);
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe)
@@ -295,7 +301,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
     buffer_free(&q->early.body);
     buffer_free(&q->job.result.body);
     buffer_free(&q->job.events);
-    endpoint_free(&q->job);
+    free(q->job.ctx);
     free(q);
     *con_cls = NULL;
     atomic_fetch_sub(&in_flight, 1);
@@ -304,8 +310,10 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
 
 static struct MHD_Daemon *daemon_;
 
-int http_start(const char *host, int port, int *bound_port)
+int http_start(const server_config *cfg, int *bound_port)
 {
+    const char *host = cfg->host;
+    int port = cfg->port;
     struct sockaddr_storage sa = {0};
     /* ITC lets the daemon stop accepting while requests finish (http_quiesce) */
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC;
@@ -321,19 +329,19 @@ int http_start(const char *host, int port, int *bound_port)
         a->sin_port = htons((uint16_t)port);
         if (inet_pton(AF_INET, host, &a->sin_addr) != 1) return -1;
     }
-    daemon_ = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, handle, NULL,
+    daemon_ = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, handle, (void *)cfg,
                                MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
                                MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-                               MHD_OPTION_NOTIFY_CONNECTION, guard_notify, NULL,
+                               MHD_OPTION_NOTIFY_CONNECTION, guard_notify, (void *)cfg,
                                /* the guard keeps max_connections by dropping; this hard limit only has to
                                 * leave room for newcomers while dropped connections are still closing,
                                 * which lags on a loaded machine */
-                               MHD_OPTION_CONNECTION_LIMIT, (unsigned)(4 * g_cfg.max_connections + 64),
-                               MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)g_cfg.max_per_client,
+                               MHD_OPTION_CONNECTION_LIMIT, (unsigned)(4 * cfg->max_connections + 64),
+                               MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)cfg->max_per_client,
                                MHD_OPTION_CONNECTION_TIMEOUT, 120u,
                                MHD_OPTION_END);
     if (!daemon_) return -2;
-    if (guard_start()) {
+    if (guard_start(cfg)) {
         MHD_stop_daemon(daemon_);
         daemon_ = NULL;
         return -2;

@@ -1,6 +1,10 @@
-/* audioc-server: an OpenAI-compatible HTTP server for transcription and
- * voice activity detection. Models are loaded once and shared read-only;
- * requests run on a few workers that split the thread budget. */
+/* audioc-server: an OpenAI-compatible HTTP server for transcription, voice
+ * activity detection, speech from text and voice conversion. This file
+ * reads the options (command line over environment) into the server_config
+ * that every part is handed, loads the models and the --voice references
+ * once (shared read-only), starts the workers, which split the thread
+ * budget, and the HTTP front, and stops gracefully on SIGINT/SIGTERM. The
+ * endpoints are the rows of routes.c. */
 #include <malloc.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -10,8 +14,6 @@
 #include "args.h"
 #include "default_model.h"
 #include "speech.h"
-
-server_config g_cfg;
 
 static void usage(FILE *f)
 {
@@ -77,35 +79,26 @@ static void usage(FILE *f)
         f);
 }
 
-const served_model *find_model(const char *id, ac_task task)
-{
-    for (int i = 0; i < g_cfg.n_models; i++) {
-        const served_model *m = &g_cfg.models[i];
-        if (m->task == task && (!id || strcmp(m->id, id) == 0)) return m;
-    }
-    return NULL;
-}
-
-static int add_model(const char *spec)
+static int add_model(server_config *cfg, const char *spec)
 {
     const char *eq = strchr(spec, '=');
-    if (!eq || eq == spec || !eq[1] || (size_t)(eq - spec) >= sizeof g_cfg.models->id) {
+    if (!eq || eq == spec || !eq[1] || (size_t)(eq - spec) >= sizeof cfg->models->id) {
         fprintf(stderr, "audioc-server: --model '%s': expected ID=PATH with an ID of 1..63 characters\n", spec);
         return -1;
     }
-    served_model *v = realloc(g_cfg.models, (size_t)(g_cfg.n_models + 1) * sizeof *v);
+    served_model *v = realloc(cfg->models, (size_t)(cfg->n_models + 1) * sizeof *v);
     if (!v) return -1;
-    g_cfg.models = v;
-    served_model *m = &v[g_cfg.n_models];
+    cfg->models = v;
+    served_model *m = &v[cfg->n_models];
     memset(m, 0, sizeof *m);
     snprintf(m->id, sizeof m->id, "%.*s", (int)(eq - spec), spec);
     m->path = eq + 1;
-    for (int i = 0; i < g_cfg.n_models; i++)
+    for (int i = 0; i < cfg->n_models; i++)
         if (strcmp(v[i].id, m->id) == 0) {
             fprintf(stderr, "audioc-server: model id '%s' is given twice\n", m->id);
             return -1;
         }
-    g_cfg.n_models++;
+    cfg->n_models++;
     return 0;
 }
 
@@ -122,14 +115,25 @@ static int load_model(served_model *m)
     return 0;
 }
 
+/* The models (loaded or not) and the voices of CFG. */
+static void config_free(server_config *cfg)
+{
+    for (int i = 0; i < cfg->n_models; i++) ac_model_free(cfg->models[i].model);
+    free(cfg->models);
+    cfg->models = NULL;
+    cfg->n_models = 0;
+    voices_free(cfg);
+}
+
 /* Each worker runs every model once on a moment of silence before the first
  * request: the weights are paged in and the worker's scratch and thread pool
  * exist, so the first requests are not slower and memory stays flat after. */
-static void warm_up(void)
+static void warm_up(void *arg)
 {
+    const server_config *cfg = arg;
     static const float silence[8000];
-    for (int i = 0; i < g_cfg.n_models; i++) {
-        served_model *m = &g_cfg.models[i];
+    for (int i = 0; i < cfg->n_models; i++) {
+        served_model *m = &cfg->models[i];
         ac_audio_input in = ac_input_pcm(silence, 8000, 1, 16000);
         if (m->task == AC_TASK_ASR) {
             ac_asr_options o;
@@ -145,39 +149,39 @@ static void warm_up(void)
 }
 
 /* Settings from the environment first; the command line overrides them. */
-static int set_option(const char *opt, const char *v, int *threads)
+static int set_option(server_config *cfg, const char *opt, const char *v, int *threads)
 {
-    if (!strcmp(opt, "--host")) g_cfg.host = v;
-    else if (!strcmp(opt, "--port")) return arg_int(opt, v, 0, 65535, &g_cfg.port);
+    if (!strcmp(opt, "--host")) cfg->host = v;
+    else if (!strcmp(opt, "--port")) return arg_int(opt, v, 0, 65535, &cfg->port);
     else if (!strcmp(opt, "--threads")) return arg_int(opt, v, 1, 256, threads);
-    else if (!strcmp(opt, "--workers")) return arg_int(opt, v, 1, 256, &g_cfg.workers);
-    else if (!strcmp(opt, "--max-queue")) return arg_int(opt, v, 1, 100000, &g_cfg.max_queue);
+    else if (!strcmp(opt, "--workers")) return arg_int(opt, v, 1, 256, &cfg->workers);
+    else if (!strcmp(opt, "--max-queue")) return arg_int(opt, v, 1, 100000, &cfg->max_queue);
     else if (!strcmp(opt, "--max-upload-mb")) {
         int mb;
         if (arg_int(opt, v, 1, 1 << 20, &mb)) return -1;
-        g_cfg.max_upload_mb = mb;
-    } else if (!strcmp(opt, "--api-key")) g_cfg.api_key = *v ? v : NULL;
-    else if (!strcmp(opt, "--cors")) g_cfg.cors = *v ? v : NULL;
-    else if (!strcmp(opt, "--model")) return add_model(v);
-    else if (!strcmp(opt, "--voice")) return voice_add(v);
-    else if (!strcmp(opt, "--max-connections")) return arg_int(opt, v, 1, 100000, &g_cfg.max_connections);
-    else if (!strcmp(opt, "--max-connections-per-client")) return arg_int(opt, v, 1, 100000, &g_cfg.max_per_client);
+        cfg->max_upload_mb = mb;
+    } else if (!strcmp(opt, "--api-key")) cfg->api_key = *v ? v : NULL;
+    else if (!strcmp(opt, "--cors")) cfg->cors = *v ? v : NULL;
+    else if (!strcmp(opt, "--model")) return add_model(cfg, v);
+    else if (!strcmp(opt, "--voice")) return voice_add(cfg, v);
+    else if (!strcmp(opt, "--max-connections")) return arg_int(opt, v, 1, 100000, &cfg->max_connections);
+    else if (!strcmp(opt, "--max-connections-per-client")) return arg_int(opt, v, 1, 100000, &cfg->max_per_client);
     else if (!strcmp(opt, "--header-timeout")) {
         int s;
         if (arg_int(opt, v, 1, 3600, &s)) return -1;
-        g_cfg.header_timeout = s;
+        cfg->header_timeout = s;
     } else if (!strcmp(opt, "--max-buffer-mb")) {
         int mb;
         if (arg_int(opt, v, 1, 1 << 20, &mb)) return -1;
-        g_cfg.max_buffer_mb = mb;
+        cfg->max_buffer_mb = mb;
     } else if (!strcmp(opt, "--shutdown-timeout")) {
         int s;
         if (arg_int(opt, v, 0, 86400, &s)) return -1;
-        g_cfg.shutdown_timeout = s;
+        cfg->shutdown_timeout = s;
     } else if (!strcmp(opt, "--min-upload-rate")) {
         int kb;
         if (arg_int(opt, v, 0, 1 << 20, &kb)) return -1;
-        g_cfg.min_upload_rate = kb * 1024.0;
+        cfg->min_upload_rate = kb * 1024.0;
     }
     else return 1;
     return 0;
@@ -196,14 +200,14 @@ static const struct {
                    {"AUDIOC_SHUTDOWN_TIMEOUT", "--shutdown-timeout"},
                    {"AUDIOC_MAX_BUFFER_MB", "--max-buffer-mb"}};
 
-static int parse(int argc, char **argv, int *threads)
+static int parse(server_config *cfg, int argc, char **argv, int *threads)
 {
     static char *env_models;
     for (size_t k = 0; k < sizeof env_options / sizeof *env_options; k++) {
         const char *v = getenv(env_options[k].env);
         int on_cli = 0;
         for (int i = 1; i < argc; i++) on_cli |= arg_is(argv[i], env_options[k].opt);
-        if (v && !on_cli && set_option(env_options[k].opt, v, threads)) return -1;
+        if (v && !on_cli && set_option(cfg, env_options[k].opt, v, threads)) return -1;
     }
     int cli_models = 0;
     for (int i = 1; i < argc; i++) cli_models |= arg_is(argv[i], "--model");
@@ -211,7 +215,7 @@ static int parse(int argc, char **argv, int *threads)
     if (em && *em && !cli_models) {   /* --model replaces the environment's list */
         env_models = strdup(em);
         for (char *save, *tok = strtok_r(env_models, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-            if (add_model(tok)) return -1;
+            if (add_model(cfg, tok)) return -1;
     }
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v;
@@ -220,11 +224,11 @@ static int parse(int argc, char **argv, int *threads)
             exit(0);
         }
         if (!strcmp(o, "-q") || !strcmp(o, "--quiet")) {
-            g_cfg.quiet = 1;
+            cfg->quiet = 1;
             continue;
         }
         if (!strcmp(o, "--no-vad")) {
-            g_cfg.no_vad = 1;
+            cfg->no_vad = 1;
             continue;
         }
         char name[64];
@@ -235,17 +239,17 @@ static int parse(int argc, char **argv, int *threads)
             fprintf(stderr, "audioc-server: unknown option '%s' (see --help)\n", o);
             return -1;
         }
-        if (!(v = arg_value(argc, argv, &i)) || set_option(name, v, threads)) return -1;
+        if (!(v = arg_value(argc, argv, &i)) || set_option(cfg, name, v, threads)) return -1;
     }
     const char *def = default_asr_model(), *def_vad = default_vad_model();
-    if (!g_cfg.n_models && def) {
+    if (!cfg->n_models && def) {
         static char spec[4200], vad_spec[4200];
         snprintf(spec, sizeof spec, DEFAULT_MODEL_ID "=%s", def);
-        add_model(spec);
+        add_model(cfg, spec);
         snprintf(vad_spec, sizeof vad_spec, DEFAULT_VAD_ID "=%s", def_vad ? def_vad : "");
-        if (def_vad) add_model(vad_spec);
+        if (def_vad) add_model(cfg, vad_spec);
     }
-    if (!g_cfg.n_models) {
+    if (!cfg->n_models) {
         fprintf(stderr, "audioc-server: no models: give --model ID=PATH (or AUDIOC_MODELS)\n");
         return -1;
     }
@@ -259,19 +263,25 @@ int main(int argc, char **argv)
     /* every connection thread would get its own malloc arena and keep what it
      * freed there: two arenas keep the memory flat under load */
     mallopt(M_ARENA_MAX, 2);
-    g_cfg = (server_config){.host = "127.0.0.1", .port = 8080, .max_queue = 16, .max_upload_mb = 25,
+    /* the defaults; the options change them, and every part is handed this one */
+    server_config config = {.host = "127.0.0.1", .port = 8080, .max_queue = 16, .max_upload_mb = 25,
                             .max_connections = 256, .max_per_client = 32, .header_timeout = 10,
                             .min_upload_rate = 16 * 1024.0, .shutdown_timeout = 30};
+    server_config *cfg = &config;
     int threads = ac_get_threads();
-    if (parse(argc, argv, &threads)) return 2;
-    if (!g_cfg.max_buffer_mb) g_cfg.max_buffer_mb = 4 * g_cfg.max_upload_mb > 256 ? 4 * g_cfg.max_upload_mb : 256;
-    if (g_cfg.max_buffer_mb < g_cfg.max_upload_mb + 1) {
-        fprintf(stderr, "audioc-server: --max-buffer-mb %ld cannot hold one upload of --max-upload-mb %ld (give at "
-                "least %ld)\n", g_cfg.max_buffer_mb, g_cfg.max_upload_mb, g_cfg.max_upload_mb + 1);
+    if (parse(cfg, argc, argv, &threads)) {
+        config_free(cfg);
         return 2;
     }
-    if (!g_cfg.workers) g_cfg.workers = threads / 2 > 1 ? threads / 2 : 1;
-    int each = threads / g_cfg.workers > 1 ? threads / g_cfg.workers : 1;
+    if (!cfg->max_buffer_mb) cfg->max_buffer_mb = 4 * cfg->max_upload_mb > 256 ? 4 * cfg->max_upload_mb : 256;
+    if (cfg->max_buffer_mb < cfg->max_upload_mb + 1) {
+        fprintf(stderr, "audioc-server: --max-buffer-mb %ld cannot hold one upload of --max-upload-mb %ld (give at "
+                "least %ld)\n", cfg->max_buffer_mb, cfg->max_upload_mb, cfg->max_upload_mb + 1);
+        config_free(cfg);
+        return 2;
+    }
+    if (!cfg->workers) cfg->workers = threads / 2 > 1 ? threads / 2 : 1;
+    int each = threads / cfg->workers > 1 ? threads / cfg->workers : 1;
 
     /* signals are taken by sigwait below; no other thread sees them */
     sigset_t stop;
@@ -282,26 +292,26 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
 
     int rc = 1;
-    for (int i = 0; i < g_cfg.n_models; i++)
-        if (load_model(&g_cfg.models[i])) goto out;
-    if (voices_load()) goto out;
-    if (queue_start(g_cfg.workers, each, g_cfg.max_queue, warm_up)) {
-        fprintf(stderr, "audioc-server: cannot start %d workers\n", g_cfg.workers);
+    for (int i = 0; i < cfg->n_models; i++)
+        if (load_model(&cfg->models[i])) goto out;
+    if (voices_load(cfg)) goto out;
+    if (queue_start(cfg->workers, each, cfg->max_queue, warm_up, cfg)) {
+        fprintf(stderr, "audioc-server: cannot start %d workers\n", cfg->workers);
         goto out;
     }
     int port;
-    int e = http_start(g_cfg.host, g_cfg.port, &port);
+    int e = http_start(cfg, &port);
     if (e) {
-        fprintf(stderr, "audioc-server: %s %s:%d\n", e == -1 ? "not an IP address:" : "cannot listen on", g_cfg.host,
-                g_cfg.port);
+        fprintf(stderr, "audioc-server: %s %s:%d\n", e == -1 ? "not an IP address:" : "cannot listen on", cfg->host,
+                cfg->port);
         queue_stop();
         goto out;
     }
     fprintf(stderr, "audioc-server: %d worker(s) x %d thread(s), queue %d, uploads up to %ld MB (%ld MB at once)%s%s\n",
-            g_cfg.workers, each, g_cfg.max_queue, g_cfg.max_upload_mb, g_cfg.max_buffer_mb, g_cfg.api_key ? ", API key required" : "",
-            g_cfg.cors ? ", CORS on" : "");
-    printf("audioc-server: listening on http://%s%s%s:%d\n", strchr(g_cfg.host, ':') ? "[" : "", g_cfg.host,
-           strchr(g_cfg.host, ':') ? "]" : "", port);
+            cfg->workers, each, cfg->max_queue, cfg->max_upload_mb, cfg->max_buffer_mb, cfg->api_key ? ", API key required" : "",
+            cfg->cors ? ", CORS on" : "");
+    printf("audioc-server: listening on http://%s%s%s:%d\n", strchr(cfg->host, ':') ? "[" : "", cfg->host,
+           strchr(cfg->host, ':') ? "]" : "", port);
     fflush(stdout);
     int sig;
     sigwait(&stop, &sig);
@@ -309,9 +319,9 @@ int main(int argc, char **argv)
      * answered until the deadline; a second signal stops at once */
     http_quiesce();
     fprintf(stderr, "audioc-server: stopping after %d request(s) in progress, %.0f s at most (%s; again to stop now)\n",
-            http_in_flight(), g_cfg.shutdown_timeout, sig == SIGINT ? "SIGINT" : "SIGTERM");
+            http_in_flight(), cfg->shutdown_timeout, sig == SIGINT ? "SIGINT" : "SIGTERM");
     struct timespec tick = {0, 50 * 1000 * 1000};
-    double until = ac_now() + g_cfg.shutdown_timeout;
+    double until = ac_now() + cfg->shutdown_timeout;
     while (http_in_flight() > 0 && ac_now() < until && sigtimedwait(&stop, NULL, &tick) < 0) {
     }
     if (http_in_flight() > 0)
@@ -321,8 +331,6 @@ int main(int argc, char **argv)
     http_stop();              /* closes every connection, slow uploads too */
     rc = 0;
 out:
-    for (int i = 0; i < g_cfg.n_models; i++) ac_model_free(g_cfg.models[i].model);
-    free(g_cfg.models);
-    voices_free();
+    config_free(cfg);
     return rc;
 }

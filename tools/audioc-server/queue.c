@@ -20,7 +20,8 @@ static struct {
     pthread_t *tid;
     job **running;            /* each worker's job, or NULL */
     int n_workers, threads_each, warm;
-    void (*warm_up)(void);
+    void (*warm_up)(void *arg);
+    void *warm_up_arg;
 } q = {.mu = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER};
 
 static void deadline(struct timespec *ts, double seconds)
@@ -44,7 +45,7 @@ static void *worker(void *arg)
 {
     int me = (int)(intptr_t)arg;
     ac_set_local_threads(q.threads_each);
-    if (q.warm_up) q.warm_up();
+    if (q.warm_up) q.warm_up(q.warm_up_arg);
     pthread_mutex_lock(&q.mu);
     q.warm++;
     pthread_cond_broadcast(&q.changed);
@@ -69,9 +70,10 @@ static void *worker(void *arg)
     return NULL;
 }
 
-int queue_start(int workers, int threads_per_worker, int max_queue, void (*warm_up)(void))
+int queue_start(int workers, int threads_per_worker, int max_queue, void (*warm_up)(void *arg), void *arg)
 {
     q.warm_up = warm_up;
+    q.warm_up_arg = arg;
     q.cap = max_queue > 0 ? max_queue : 1;
     q.ring = calloc((size_t)q.cap, sizeof *q.ring);
     q.tid = calloc((size_t)workers, sizeof *q.tid);

@@ -1,5 +1,8 @@
-/* audioc-server: shared types of the HTTP front (http.c), the form reader
- * (form.c), the work queue (queue.c) and the endpoints (endpoints.c). */
+/* audioc-server's core, which knows no endpoint by name: the configuration
+ * (parsed in main.c), byte buffers, the multipart reader (form.c), form-field
+ * values (fields.c), replies (reply.c), the work queue (queue.c), the
+ * connection guard (guard.c) and the HTTP front (http.c). The endpoints
+ * and the table that routes to them are in routes.h. */
 #ifndef AUDIOC_SERVER_H
 #define AUDIOC_SERVER_H
 
@@ -11,7 +14,7 @@
 
 #include "audioc.h"
 
-/* ---- models ---------------------------------------------------------- */
+/* ---- the configuration ------------------------------------------------ */
 
 typedef struct {
     char id[64];
@@ -36,12 +39,12 @@ typedef struct {
     long max_buffer_mb;                    /* upload bytes held in memory at once, all requests together */
     served_model *models;
     int n_models;
+    struct served_voice *voices;           /* the --voice references (the voice module's, speech.h) */
+    int n_voices;
 } server_config;
 
-extern server_config g_cfg;
-
 /* The model called ID for TASK, or the first of that task when ID is NULL. */
-const served_model *find_model(const char *id, ac_task task);
+const served_model *find_model(const server_config *cfg, const char *id, ac_task task);
 
 /* ---- a growable byte buffer ------------------------------------------ */
 
@@ -92,31 +95,7 @@ int field_number(const char *v, double lo, double hi, int integer, double *out);
 /* The index of V among the N NAMES, or -1. */
 int field_choice(const char *v, const char *const *names, int n);
 
-/* ---- admission of a request head (admit.c) -------------------------------- */
-
-/* GET routes come first (up to R_MODEL); the POST routes after them run as jobs. */
-typedef enum { R_NONE, R_HEALTH, R_MODELS, R_VOICES, R_MODEL, R_TRANSCRIPTION, R_VAD, R_SPEECH, R_CONVERSION,
-               R_OPTIONS } route;
-
-/* The head as received; a header is NULL when absent. */
-typedef struct {
-    const char *method, *url;
-    const char *authorization, *content_length, *transfer_encoding, *expect;
-} request_head;
-
-typedef struct {
-    route route;
-    int status;              /* 0: go on; 204: a CORS preflight; else refused with MESSAGE */
-    const char *param;       /* the field an error is about, or NULL */
-    char message[320];
-    unsigned long long length;   /* Content-Length (0 when absent or bad) */
-    int has_body;            /* a body follows (an early answer closes the connection) */
-} admission;
-
-/* API_KEY: NULL when none is required. MAX_UPLOAD: the upload limit in bytes. */
-void admit_head(const request_head *h, const char *api_key, size_t max_upload, admission *a);
-
-/* ---- responses -------------------------------------------------------- */
+/* ---- responses (reply.c) ---------------------------------------------- */
 
 typedef struct {
     int status;
@@ -138,12 +117,23 @@ void body_close(reply_body *b, reply *r, int status, const char *type);
 void reply_error(reply *r, int status, const char *param, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* ---- jobs: requests run by a bounded pool of workers -------------------- */
+/* ---- jobs: the work of a request --------------------------------------- */
 
+/* What a request hands its endpoint: the configuration, and what it sent. */
+typedef struct {
+    const server_config *cfg;
+    const char *id;            /* what follows a prefix route's path (GET /v1/models/ID), else "" */
+    const form *form;          /* the fields of a multipart body, else NULL */
+    const buffer *json;        /* a JSON body as received, else NULL */
+} request_ctx;
+
+/* A request's work: answered at once on the connection's thread, or queued
+ * for a bounded pool of workers. */
 typedef struct job job;
 struct job {
-    void (*run)(job *j);       /* runs on a worker */
-    void *ctx;
+    void (*run)(job *j);       /* runs on a worker: the route's respond */
+    const request_ctx *req;    /* the request it answers (lives as long as the job) */
+    void *ctx;                 /* the endpoint's state, from malloc: freed with the request */
     int state;                 /* JOB_QUEUED, JOB_RUNNING, JOB_DONE (under the queue lock) */
     atomic_int cancelled;      /* JOB_CLIENT_GONE or JOB_STOPPED: stop at the next chance */
     reply result;
@@ -154,9 +144,9 @@ struct job {
 enum { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
 enum { JOB_CLIENT_GONE = 1, JOB_STOPPED = 2 };   /* why a job was cancelled */
 
-/* Starts the workers; each first runs WARM_UP (may be NULL), and this
- * returns when all have. */
-int queue_start(int workers, int threads_per_worker, int max_queue, void (*warm_up)(void));
+/* Starts the workers; each first runs WARM_UP(ARG) (WARM_UP may be NULL),
+ * and this returns when all have. */
+int queue_start(int workers, int threads_per_worker, int max_queue, void (*warm_up)(void *arg), void *arg);
 /* 0, or -1 when the queue is full. */
 int queue_submit(job *j);
 /* Whether a job submitted now would be refused (a hint: others may come first). */
@@ -167,7 +157,7 @@ int queue_full(void);
 int queue_wait(job *j, int want, int *events, double timeout);
 /* Appends to J's event stream and wakes its reader. */
 void queue_push_event(job *j, const char *data, size_t n);
-/* The event data: {"type": TYPE, KEY: TEXT} (TEXT as a JSON string). */
+/* The event data: {"type": TYPE, KEY: TEXT} (TEXT as a JSON string; reply.c). */
 void push_text_event(job *j, const char *type, const char *key, const char *text);
 /* Copies up to MAX bytes of events from offset POS, waiting up to TIMEOUT
  * seconds for some; returns the count, 0 on timeout, -1 at the end. */
@@ -178,34 +168,25 @@ void queue_finish(job *j);
 void queue_cancel_running(void);
 void queue_stop(void);
 
-/* ---- endpoints --------------------------------------------------------- */
-
-void endpoint_health(reply *r);
-void endpoint_models(reply *r);
-/* GET /v1/models/ID: one model, or 404. */
-void endpoint_model(reply *r, const char *id);
-/* Checks the form and prepares J (400/404 into R when it cannot run). */
-int endpoint_transcription_prepare(const form *f, job *j, reply *r);
-int endpoint_vad_prepare(const form *f, job *j, reply *r);
-void endpoint_free(job *j);
-
 /* ---- the connection guard (guard.c) -------------------------------------- */
 
 /* What a connection is doing: waiting for a request head (connected, or
  * kept alive after an answer), receiving a body, or being answered. */
 enum { CONN_HEAD, CONN_BODY, CONN_WORK };
-/* libmicrohttpd's MHD_OPTION_NOTIFY_CONNECTION callback. */
+/* libmicrohttpd's MHD_OPTION_NOTIFY_CONNECTION callback; CLS is the server_config. */
 void guard_notify(void *cls, struct MHD_Connection *c, void **socket_context,
                   enum MHD_ConnectionNotificationCode code);
 void guard_phase(struct MHD_Connection *c, int phase);
 long guard_dropped(void);                               /* connections dropped so far */
-int guard_start(void);
+/* Starts the watchdog that holds connections to CFG's deadlines. */
+int guard_start(const server_config *cfg);
 void guard_stop(void);
 
 /* ---- the HTTP daemon ---------------------------------------------------- */
 
-/* 0, -1 for a bad host address, -2 when the daemon cannot start. */
-int http_start(const char *host, int port, int *bound_port);
+/* Serves CFG's host and port (the port bound in *BOUND_PORT): 0, -1 for a
+ * bad host address, -2 when the daemon cannot start. */
+int http_start(const server_config *cfg, int *bound_port);
 /* Stops accepting: the listening socket is closed, so new clients are
  * refused at once; requests in progress go on. */
 void http_quiesce(void);

@@ -16,6 +16,7 @@ static const char *const types[] = {"audio/wav", "audio/flac", "audio/pcm", "aud
 enum { N_FORMATS = sizeof formats / sizeof *formats };
 
 typedef struct {
+    const server_config *cfg;
     const served_model *model;
     int fmt, sse, emitted;
     const char *upload;          /* the source upload's name in messages, or NULL (speech from text) */
@@ -27,20 +28,16 @@ typedef struct {
 
 /* ---- replies ------------------------------------------------------------- */
 
-int speech_body_feed(buffer *b, const char *data, size_t n)
+void endpoint_voices(job *j)
 {
-    if (n > SPEECH_BODY_MAX || b->len > SPEECH_BODY_MAX - n) return -1;
-    return buffer_add(b, data, n);
-}
-
-void endpoint_voices(reply *r)
-{
+    const server_config *cfg = j->req->cfg;
+    reply *r = &j->result;
     reply_body b;
     FILE *f = body_open(&b, r);
     if (!f) return;
     fputs("{\"object\":\"list\",\"data\":[", f);
-    for (int i = 0; voice_at(i); i++) {
-        const served_voice *v = voice_at(i);
+    for (int i = 0; voice_at(cfg, i); i++) {
+        const served_voice *v = voice_at(cfg, i);
         fputs(i ? ",{\"id\":" : "{\"id\":", f);
         json_string(f, v->id);
         fprintf(f, ",\"object\":\"voice\",\"duration\":%.3f,\"has_transcript\":%s}", (double)v->n / VOICE_RATE,
@@ -123,7 +120,7 @@ static int on_audio(const float *x, int64_t n, int chunk, int n_chunks, void *us
     return 0;
 }
 
-static void run_voice(job *j)
+void endpoint_voice_run(job *j)
 {
     voice_task *t = j->ctx;
     t->opt.on_progress = on_progress;
@@ -170,14 +167,14 @@ static voice_task *new_task(job *j, size_t text_len, reply *r)
         return NULL;
     }
     j->ctx = t;
-    j->run = run_voice;
+    t->cfg = j->req->cfg;
     ac_voice_options_default(&t->opt);
     return t;
 }
 
 static int pick_model(voice_task *t, const char *id, reply *r)
 {
-    t->model = find_model(id && *id ? id : NULL, AC_TASK_VOICE);
+    t->model = find_model(t->cfg, id && *id ? id : NULL, AC_TASK_VOICE);
     if (t->model) return 0;
     if (id && *id) reply_error(r, 404, "model", "no voice model '%s' (see GET /v1/models)", id);
     else reply_error(r, 400, "model", "no voice model is loaded: start the server with --model ID=VEVO2_PACKAGE");
@@ -249,7 +246,7 @@ static void set_reference(voice_task *t, int k, ac_audio_input in)
 /* A configured voice as reference K of T. */
 static int use_voice(voice_task *t, int k, const char *id, const char *param, reply *r)
 {
-    const served_voice *v = voice_find(id);
+    const served_voice *v = voice_find(t->cfg, id);
     if (!v) {
         reply_error(r, 404, param, "no voice '%.64s' (see GET /v1/audio/voices)", id);
         return -1;
@@ -261,8 +258,9 @@ static int use_voice(voice_task *t, int k, const char *id, const char *param, re
     return 0;
 }
 
-int endpoint_speech_prepare(const buffer *body, job *j, reply *r)
+int endpoint_speech_prepare(job *j, reply *r)
 {
+    const buffer *body = j->req->json;
     speech_request q;
     int bad = -1;
     if (speech_request_parse(body->data ? body->data : "", body->len, &q)) {
@@ -342,8 +340,9 @@ static int form_numbers(voice_task *t, const form *f, reply *r)
     return 0;
 }
 
-int endpoint_conversion_prepare(const form *f, job *j, reply *r)
+int endpoint_conversion_prepare(job *j, reply *r)
 {
+    const form *f = j->req->form;
     voice_task *t = new_task(j, 0, r);
     if (!t) return -1;
     if (pick_model(t, text_field(f, "model"), r)) return -1;

@@ -1,6 +1,7 @@
 /* audioc-server's voice side: the reference voices of --voice (voices.c),
  * the speech request's JSON body (speech_request.c) and the endpoints
- * /v1/audio/speech, /v1/audio/voices and /v1/audio/conversions (speech.c). */
+ * /v1/audio/speech, /v1/audio/voices and /v1/audio/conversions (speech.c),
+ * whose rows are in routes.c. */
 #ifndef AUDIOC_SERVER_SPEECH_H
 #define AUDIOC_SERVER_SPEECH_H
 
@@ -8,7 +9,7 @@
 
 /* ---- reference voices (voices.c) --------------------------------------- */
 
-typedef struct {
+typedef struct served_voice {
     char id[64];
     const char *path;
     const char *transcript;   /* NULL: none */
@@ -18,15 +19,15 @@ typedef struct {
 
 #define VOICE_RATE 24000   /* Vevo2's rate: references decoded once at it are not resampled per request */
 
-/* --voice ID=PATH[:TRANSCRIPT]: 0, or -1 with a message on stderr. */
-int voice_add(const char *spec);
+/* --voice ID=PATH[:TRANSCRIPT] into CFG's voices: 0, or -1 with a message on stderr. */
+int voice_add(server_config *cfg, const char *spec);
 /* Decodes every voice (errors name the file); 0 or -1. */
-int voices_load(void);
-void voices_free(void);
+int voices_load(server_config *cfg);
+void voices_free(server_config *cfg);
 /* The voice called ID, or NULL. */
-const served_voice *voice_find(const char *id);
+const served_voice *voice_find(const server_config *cfg, const char *id);
 /* The I-th voice in --voice order, or NULL past the last. */
-const served_voice *voice_at(int i);
+const served_voice *voice_at(const server_config *cfg, int i);
 
 /* ---- the numeric options of a voice request (speech_request.c) ---------- */
 
@@ -58,11 +59,12 @@ void speech_request_free(speech_request *r);
 
 /* ---- endpoints (speech.c) ------------------------------------------------- */
 
-/* Appends body bytes to B: -1 when they would pass SPEECH_BODY_MAX. */
-int speech_body_feed(buffer *b, const char *data, size_t n);
-void endpoint_voices(reply *r);
-/* Check the request and prepare J (the error in R when it cannot run). */
-int endpoint_speech_prepare(const buffer *body, job *j, reply *r);
-int endpoint_conversion_prepare(const form *f, job *j, reply *r);
+/* GET /v1/audio/voices. */
+void endpoint_voices(job *j);
+/* Check the request (the JSON body, the conversion's form) and ready J
+ * (the error in R when it cannot run); endpoint_voice_run answers both on a worker. */
+int endpoint_speech_prepare(job *j, reply *r);
+int endpoint_conversion_prepare(job *j, reply *r);
+void endpoint_voice_run(job *j);
 
 #endif

@@ -1,29 +1,27 @@
-/* The reference voices of --voice ID=PATH[:TRANSCRIPT]: decoded once at
- * start-up, shared read-only by every request. */
+/* The reference voices of --voice ID=PATH[:TRANSCRIPT], kept in the
+ * server's configuration: decoded once at start-up, shared read-only by
+ * every request. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "speech.h"
 
-static served_voice *voices;
-static int n_voices;
-
-int voice_add(const char *spec)
+int voice_add(server_config *cfg, const char *spec)
 {
     const char *eq = strchr(spec, '=');
-    if (!eq || eq == spec || !eq[1] || eq[1] == ':' || (size_t)(eq - spec) >= sizeof voices->id) {
+    if (!eq || eq == spec || !eq[1] || eq[1] == ':' || (size_t)(eq - spec) >= sizeof cfg->voices->id) {
         fprintf(stderr, "audioc-server: --voice '%s': expected ID=REF.wav[:transcript] with an ID of 1..63 "
                 "characters\n", spec);
         return -1;
     }
-    served_voice *v = realloc(voices, (size_t)(n_voices + 1) * sizeof *v);
+    served_voice *v = realloc(cfg->voices, (size_t)(cfg->n_voices + 1) * sizeof *v);
     if (!v) return -1;
-    voices = v;
-    served_voice *x = &v[n_voices];
+    cfg->voices = v;
+    served_voice *x = &v[cfg->n_voices];
     memset(x, 0, sizeof *x);
     snprintf(x->id, sizeof x->id, "%.*s", (int)(eq - spec), spec);
-    if (voice_find(x->id)) {
+    if (voice_find(cfg, x->id)) {
         fprintf(stderr, "audioc-server: voice id '%s' is given twice\n", x->id);
         return -1;
     }
@@ -36,18 +34,18 @@ int voice_add(const char *spec)
     path[len] = 0;
     x->path = path;
     x->transcript = colon && colon[1] ? colon + 1 : NULL;
-    n_voices++;
+    cfg->n_voices++;
     return 0;
 }
 
-int voices_load(void)
+int voices_load(server_config *cfg)
 {
-    if (n_voices && !find_model(NULL, AC_TASK_VOICE)) {
+    if (cfg->n_voices && !find_model(cfg, NULL, AC_TASK_VOICE)) {
         fprintf(stderr, "audioc-server: --voice needs a voice model: give --model ID=VEVO2_PACKAGE\n");
         return -1;
     }
-    for (int i = 0; i < n_voices; i++) {
-        served_voice *v = &voices[i];
+    for (int i = 0; i < cfg->n_voices; i++) {
+        served_voice *v = &cfg->voices[i];
         ac_audio_input in = ac_input_file(v->path);
         if (ac_audio_decode(&in, VOICE_RATE, &v->pcm, &v->n, NULL) != AC_OK) {
             fprintf(stderr, "audioc-server: voice '%s': %s\n", v->id, ac_last_error());
@@ -63,22 +61,25 @@ int voices_load(void)
     return 0;
 }
 
-void voices_free(void)
+void voices_free(server_config *cfg)
 {
-    for (int i = 0; i < n_voices; i++) {
-        ac_free(voices[i].pcm);
-        free((char *)voices[i].path);
+    for (int i = 0; i < cfg->n_voices; i++) {
+        ac_free(cfg->voices[i].pcm);
+        free((char *)cfg->voices[i].path);
     }
-    free(voices);
-    voices = NULL;
-    n_voices = 0;
+    free(cfg->voices);
+    cfg->voices = NULL;
+    cfg->n_voices = 0;
 }
 
-const served_voice *voice_find(const char *id)
+const served_voice *voice_find(const server_config *cfg, const char *id)
 {
-    for (int i = 0; i < n_voices; i++)
-        if (strcmp(voices[i].id, id) == 0) return &voices[i];
+    for (int i = 0; i < cfg->n_voices; i++)
+        if (strcmp(cfg->voices[i].id, id) == 0) return &cfg->voices[i];
     return NULL;
 }
 
-const served_voice *voice_at(int i) { return i >= 0 && i < n_voices ? &voices[i] : NULL; }
+const served_voice *voice_at(const server_config *cfg, int i)
+{
+    return i >= 0 && i < cfg->n_voices ? &cfg->voices[i] : NULL;
+}
