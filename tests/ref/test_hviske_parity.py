@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Parity of Hviske ASR (cohere_asr) with the PyTorch reference in
-tests/ref/cohere_asr/, on tiny random checkpoints in the exact upstream
+tests/ref/hviske_asr/, on tiny random checkpoints in the exact upstream
 layout with the real Cohere tokenizer (F32, plus F16 and BF16 copies, and
 one without the front-end tensors, and single-file GGUF packages in F16
 and Q8_0 made with tools/gguf_pack.py), on espeak-ng Danish speech of several
@@ -23,7 +23,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REF = os.path.join(HERE, "cohere_asr")
+REF = os.path.join(HERE, "hviske_asr")
 AUDIOC = os.environ["AUDIOC"]
 STAGES = os.environ["HVISKE_STAGES"]
 DATA = os.environ.get("AUDIOC_DATA", "")

@@ -25,7 +25,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "qwen2"))
-sys.path.insert(0, os.path.join(HERE, "cohere_asr"))
+sys.path.insert(0, os.path.join(HERE, "hviske_asr"))
 import make_checkpoints  # noqa: E402
 import qwen2_ref  # noqa: E402
 import sampler_ref  # noqa: E402

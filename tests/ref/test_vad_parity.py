@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path[:0] = [HERE, os.path.join(HERE, "silero_vad"), os.path.join(HERE, "marblenet_vad")]
 import marblenet_vad_ref  # noqa: E402
 import silero_vad_ref  # noqa: E402
 from vad_ref import read_wav  # noqa: E402

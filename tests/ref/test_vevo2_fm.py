@@ -21,7 +21,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "vevo2"))
-sys.path.insert(0, os.path.join(HERE, "cohere_asr"))
+sys.path.insert(0, os.path.join(HERE, "hviske_asr"))
 import fm_ref  # noqa: E402
 import st_io  # noqa: E402
 from checker import Checker  # noqa: E402

@@ -42,8 +42,8 @@ import pitch_ref  # noqa: E402
 import route_ref  # noqa: E402
 from checker import Checker  # noqa: E402
 
-from route_test import AUDIOC, RATE, TOL_WAV, load24, raw, rel, run  # noqa: E402
-import route_test  # noqa: E402
+from route_common import AUDIOC, RATE, TOL_WAV, load24, raw, rel, run  # noqa: E402
+import route_common  # noqa: E402
 
 DRIVER = os.environ["VEVO2_ROUTE"]
 WORK = os.path.join(os.environ["TEST_WORK"], "vevo2_route")
@@ -51,11 +51,11 @@ check = Checker()
 
 
 def speech(name, *args, **kw):
-    return route_test.speech(WORK, name, *args, **kw)
+    return route_common.speech(WORK, name, *args, **kw)
 
 
 def ids_match(name, c_ids, ref):
-    route_test.ids_match(check, name, c_ids, ref["ids"], ref["gaps"])
+    route_common.ids_match(check, name, c_ids, ref["ids"], ref["gaps"])
 
 
 def parity(pkg, name, src, tgt, shift, ref=None, seed=7):

@@ -39,10 +39,10 @@ import ar_ref  # noqa: E402
 import f0_ref  # noqa: E402
 import make_package  # noqa: E402
 import pitch_ref  # noqa: E402
-import route_test  # noqa: E402
+import route_common  # noqa: E402
 import speak_ref  # noqa: E402
 from checker import Checker  # noqa: E402
-from route_test import AUDIOC, RATE, TOL_WAV, load24, raw, rel, run  # noqa: E402
+from route_common import AUDIOC, RATE, TOL_WAV, load24, raw, rel, run  # noqa: E402
 
 DRIVER = os.environ["VEVO2_SPEAK"]
 WORK = os.path.join(os.environ["TEST_WORK"], "vevo2_speak")
@@ -54,7 +54,7 @@ check = Checker()
 
 
 def speech(name, *args, **kw):
-    return route_test.speech(WORK, name, *args, **kw)
+    return route_common.speech(WORK, name, *args, **kw)
 
 
 def hum(seconds=2.4, seed=3):
@@ -124,15 +124,15 @@ def case(ref, name, route, clips, text, texts, use_prosody=None, shift=0, style_
     same = True
     if "prosody" in got:
         gaps = np.concatenate([got["style_prosody"]["gaps"] if "style_prosody" in got else [], got["prosody"]["gaps"]])
-        same &= route_test.ids_match(check, f"{name} prosody ids", read(first, "prosody_ids"), got["prosody_ids"], gaps)
+        same &= route_common.ids_match(check, f"{name} prosody ids", read(first, "prosody_ids"), got["prosody_ids"], gaps)
     else:
         check(read(first, "prosody_ids") is None, f"{name}: prosody ids without the prosody code")
     if "style" in got:
-        same &= route_test.ids_match(check, f"{name} style ids", read(first, "style_ids"), got["style"]["ids"],
+        same &= route_common.ids_match(check, f"{name} style ids", read(first, "style_ids"), got["style"]["ids"],
                                      got["style"]["gaps"])
     else:
         check(read(first, "style_ids") is None, f"{name}: style ids without a style reference")
-    same &= route_test.ids_match(check, f"{name} timbre ids", read(first, "timbre_ids"), got["timbre"]["ids"],
+    same &= route_common.ids_match(check, f"{name} timbre ids", read(first, "timbre_ids"), got["timbre"]["ids"],
                                  got["timbre"]["gaps"])
     # the prompt as §4.6 builds it from the C tokens, and Hugging Face's ids of it
     c_prompt = open(os.path.join(first, "prompt"), encoding="utf-8").read()

@@ -31,7 +31,7 @@ from scipy.io import wavfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "vevo2"))
-sys.path.insert(0, os.path.join(HERE, "cohere_asr"))
+sys.path.insert(0, os.path.join(HERE, "hviske_asr"))
 import coco_ref  # noqa: E402
 import make_speech  # noqa: E402
 import st_io  # noqa: E402

@@ -30,7 +30,7 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "vevo2"))
-sys.path.insert(0, os.path.join(HERE, "cohere_asr"))
+sys.path.insert(0, os.path.join(HERE, "hviske_asr"))
 import st_io  # noqa: E402
 import whisper_ref  # noqa: E402
 from checker import Checker  # noqa: E402

@@ -6,7 +6,7 @@ on), upload limits, the bounded queue, clients that hang up, a few requests
 with the curl tool (the load test is test_load.py).
 
 Expected texts and segments come from the audioc CLI on the same files: a
-tiny random-weight Hviske package (tests/ref/cohere_asr/make_tiny.py with the
+tiny random-weight Hviske package (tests/ref/hviske_asr/make_tiny.py with the
 real tokenizer) gives arbitrary but deterministic text. Python stdlib only."""
 import http.client
 import json

@@ -41,7 +41,7 @@ from serverlib import Server, check_error, multipart, request
 from testenv import AUDIOC
 
 sys.path.insert(0, os.path.join(testenv.ROOT, "tests", "ref", "vevo2"))
-import route_test  # noqa: E402
+import route_common  # noqa: E402
 
 WORK = testenv.work("test_speech")
 PKG = None   # the tiny Vevo2 package, set by the voices fixture
@@ -394,8 +394,8 @@ def voices(server_work, audioc):
     global PKG
     testenv.require_tools("espeak-ng", "sox")
     PKG = packages.vevo2("F32", seed=21)
-    route_test.speech(WORK, "voice", VOICE_TEXT, "en+f3", 75, RATE, 3.3)
-    route_test.speech(WORK, "source", SOURCE_TEXT, "en", 40, RATE)
+    route_common.speech(WORK, "voice", VOICE_TEXT, "en+f3", 75, RATE, 3.3)
+    route_common.speech(WORK, "source", SOURCE_TEXT, "en", 40, RATE)
     wavfile.write(path("short.wav"), RATE, (0.3 * np.sin(np.arange(1200) * 0.05)).astype(np.float32))
     with open(path("not_audio.txt"), "w") as f:
         f.write("not audio at all\n" * 50)
