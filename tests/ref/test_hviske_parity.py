@@ -15,6 +15,7 @@ layer, projected encoder output, prefill log-probs, sampling distribution
 the joined text equal the reference's; ids may differ only after a step
 whose reference top-1 margin is below 1e-3 (a proven near-tie).
 """
+import functools
 import json
 import os
 import shutil
@@ -89,16 +90,14 @@ def q8_values(f32):
 @pytest.fixture(scope="module")
 def models(tokenizer):
     """The model packages by name, each made once."""
-    made = {}
     makers = {"f32": lambda: packages.hviske(0), "f16": lambda: packages.hviske(0) + "_f16",
               "bf16": lambda: packages.hviske(0) + "_bf16", "nofe": lambda: packages.hviske(0, frontend=False),
               "gguf_f16": lambda: packages.hviske_gguf("f16"), "gguf_q8_0": lambda: packages.hviske_gguf("q8_0"),
               "q8_values": lambda: q8_values(packages.hviske(0))}
 
+    @functools.cache
     def get(name):
-        if name not in made:
-            made[name] = makers[name]()
-        return made[name]
+        return makers[name]()
     return get
 
 
@@ -128,17 +127,14 @@ def clips(audioc):
 @pytest.fixture(scope="module")
 def golden(models, clips):
     """name -> (folder, result.json) of the reference run of GOLDENS[name] (3 beams), made once."""
-    done = {}
-
+    @functools.cache
     def get(name):
-        if name not in done:
-            model, clip, extra = GOLDENS[name]
-            out = os.path.join(WORK, f"golden_{name}")
-            run([testenv.PY, os.path.join(REF, "golden.py"), "--model", models(model), "--audio", clips[clip + "_16k"],
-                 "--out", out, "--beams", "3", *extra])
-            with open(os.path.join(out, "result.json")) as f:
-                done[name] = out, json.load(f)
-        return done[name]
+        model, clip, extra = GOLDENS[name]
+        out = os.path.join(WORK, f"golden_{name}")
+        run([testenv.PY, os.path.join(REF, "golden.py"), "--model", models(model), "--audio", clips[clip + "_16k"],
+             "--out", out, "--beams", "3", *extra])
+        with open(os.path.join(out, "result.json")) as f:
+            return out, json.load(f)
     return get
 
 

@@ -12,6 +12,7 @@ within 1e-6 of sampler_ref's HF processors run on the same logits, the
 generation defaults read from generation_config.json, and the load errors
 of broken folders (each naming the file and the key or tensor).
 """
+import functools
 import json
 import os
 import shutil
@@ -62,17 +63,14 @@ def tiny(work):
 @pytest.fixture(scope="module")
 def stage_run(tiny, work, stages):
     """The reference's goldens of a checkpoint and the driver's run on them, once each."""
-    done = {}
-
+    @functools.cache
     def get(name):
-        if name not in done:
-            gold = os.path.join(work, "golden_" + name)
-            p = run([testenv.PY, os.path.join(HERE, "qwen2", "qwen2_ref.py"), os.path.join(tiny, name), gold])
-            assert p.returncode == 0, f"{name}: reference failed\n{p.stderr[-2000:]}"
-            p = run([stages, os.path.join(tiny, name), gold])
-            sys.stderr.write(p.stderr)
-            done[name] = gold, p
-        return done[name]
+        gold = os.path.join(work, "golden_" + name)
+        p = run([testenv.PY, os.path.join(HERE, "qwen2", "qwen2_ref.py"), os.path.join(tiny, name), gold])
+        assert p.returncode == 0, f"{name}: reference failed\n{p.stderr[-2000:]}"
+        p = run([stages, os.path.join(tiny, name), gold])
+        sys.stderr.write(p.stderr)
+        return gold, p
     return get
 
 

@@ -7,6 +7,7 @@ absolute and the segments are identical. The C engine's own decoding and
 resampling is the input of the reference (via `audioc convert`), so this
 compares the models; the decoder has unit tests of its own.
 """
+import functools
 import json
 import os
 import subprocess
@@ -74,16 +75,13 @@ def clips():
 @pytest.fixture(scope="module")
 def model_input(clips, audioc):
     """The 16 kHz mono samples the engine feeds its models, for a clip by name."""
-    done = {}
-
+    @functools.cache
     def get(name):
-        if name not in done:
-            out = os.path.join(WORK, "in16k_" + name)
-            run([audioc, "convert", "--rate", "16000", clips[name], out])
-            rate, channels, audio = read_wav(out)
-            assert rate == 16000 and channels == 1
-            done[name] = audio[:, 0]
-        return done[name]
+        out = os.path.join(WORK, "in16k_" + name)
+        run([audioc, "convert", "--rate", "16000", clips[name], out])
+        rate, channels, audio = read_wav(out)
+        assert rate == 16000 and channels == 1
+        return audio[:, 0]
     return get
 
 
@@ -102,23 +100,20 @@ def near_tie(p_c, p_ref, thresholds):
 @pytest.fixture(scope="module")
 def compared(clips, model_input, audioc):
     """audioc vad --probs on a clip with a family, and the reference's probabilities and segments."""
-    done = {}
-
+    @functools.cache
     def get(name, family):
-        if (name, family) not in done:
-            audio = model_input(name)
-            model = SILERO if family == "silero_vad" else MARBLE_DIR
-            got = json.loads(run([audioc, "vad", "-m", model, "--format", "json", "--probs", clips[name]]))
-            if family == "silero_vad":
-                probs = silero_vad_ref.silero_probs(SILERO, audio)
-                segs = silero_vad_ref.silero_segments(probs, len(audio))
-                thresholds = (0.5, 0.35)
-            else:
-                probs = marblenet_vad_ref.marblenet_probs(MARBLE, MARBLE_CFG, audio)
-                segs = marblenet_vad_ref.marblenet_segments(probs, len(audio))
-                thresholds = (0.5,)
-            done[name, family] = got, probs, segs, thresholds
-        return done[name, family]
+        audio = model_input(name)
+        model = SILERO if family == "silero_vad" else MARBLE_DIR
+        got = json.loads(run([audioc, "vad", "-m", model, "--format", "json", "--probs", clips[name]]))
+        if family == "silero_vad":
+            probs = silero_vad_ref.silero_probs(SILERO, audio)
+            segs = silero_vad_ref.silero_segments(probs, len(audio))
+            thresholds = (0.5, 0.35)
+        else:
+            probs = marblenet_vad_ref.marblenet_probs(MARBLE, MARBLE_CFG, audio)
+            segs = marblenet_vad_ref.marblenet_segments(probs, len(audio))
+            thresholds = (0.5,)
+        return got, probs, segs, thresholds
     return get
 
 

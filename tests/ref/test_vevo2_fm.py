@@ -12,6 +12,7 @@ is not finite. Here also: the _text variant loads (use_text_as_condition
 parsed), and broken packages fail with errors naming the file and the key
 or tensor.
 """
+import functools
 import os
 import re
 import shutil
@@ -51,12 +52,9 @@ def fm_driver(driver):
 @pytest.fixture(scope="module")
 def tiny(work):
     """The tiny FM folder (seed 7) of a dtype, written once per module."""
-    made = {}
-
+    @functools.cache
     def get(dtype):
-        if dtype not in made:
-            made[dtype] = fm_ref.write_tiny(os.path.join(work, dtype.lower()), seed=7, dtype=dtype)
-        return made[dtype]
+        return fm_ref.write_tiny(os.path.join(work, dtype.lower()), seed=7, dtype=dtype)
     return get
 
 

@@ -15,6 +15,7 @@ the median at 24 kHz, espeak-ng speech at two pitches, a pure tone (within
 and the difference from Praat's to_pitch_ac median (Debian's praat, when
 installed) in semitones. And the bad inputs of the C functions.
 """
+import functools
 import os
 import subprocess
 import sys
@@ -171,16 +172,13 @@ def c_median(run):
 @pytest.fixture(scope="module")
 def speech_f0(run, c_median):
     """F0 of espeak-ng speech at a pitch: the C track against YIN in numpy, the C median."""
-    done = {}
-
+    @functools.cache
     def get(pitch):
-        if pitch not in done:
-            x = speech(f"f0_p{pitch}", pitch, F0_TEXT)
-            x16 = to16k(x)
-            track_path = os.path.join(WORK, f"track_p{pitch}.f32")
-            run("f0", save(f"f0_16k_p{pitch}.f32", x16), f0_ref.RATE, track_path)
-            done[pitch] = x16, load(track_path), f0_ref.track(x16), c_median(x)
-        return done[pitch]
+        x = speech(f"f0_p{pitch}", pitch, F0_TEXT)
+        x16 = to16k(x)
+        track_path = os.path.join(WORK, f"track_p{pitch}.f32")
+        run("f0", save(f"f0_16k_p{pitch}.f32", x16), f0_ref.RATE, track_path)
+        return x16, load(track_path), f0_ref.track(x16), c_median(x)
     return get
 
 

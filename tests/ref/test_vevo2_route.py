@@ -24,6 +24,7 @@ Checked:
   noise file of the wrong size, no Whisper encoder, a config key missing or
   of the wrong type, a truncated whisper_stats.pt, a tensor missing.
 """
+import functools
 import json
 import os
 import shutil
@@ -84,19 +85,13 @@ def voices(audioc):
 @pytest.fixture(scope="module")
 def refs():
     """The PyTorch route of a package, loaded once per package."""
-    made = {}
-
-    def get(pkg):
-        if pkg not in made:
-            made[pkg] = route_ref.Package(pkg)
-        return made[pkg]
-    return get
+    return functools.cache(route_ref.Package)
 
 
 @pytest.fixture(scope="module")
 def converted(route, refs):
-    """The driver's conversion (name, package, source, target, shift, noise seed), run once:
-    its ids and audio, the reference and the injected noise."""
+    """The driver's conversion (name, package, source, target, shift, noise seed), run once per
+    name (the samples, arrays, are no cache key): its ids and audio, the reference and the injected noise."""
     done = {}
 
     def get(name, pkg, src, tgt, shift, seed=7):

@@ -23,6 +23,7 @@ that route gives them:
 - long text in several chunks, each its own prompt and audio; a seeded,
   sampled run the same on 1 and 2 threads.
 """
+import functools
 import os
 import shutil
 import sys
@@ -239,14 +240,12 @@ CASES = [  # name, route, the clip of each reference, text, transcripts, options
 @pytest.fixture(scope="module")
 def spoken(speak, S):
     """The result of a case of CASES by name, run once."""
-    done = {}
     cases = {c[0]: c for c in CASES}
 
+    @functools.cache
     def get(name):
-        if name not in done:
-            _, route, roles, text, texts, kw = cases[name]
-            done[name] = speak_case(speak, S, name, route, roles, text, texts, **kw)
-        return done[name]
+        _, route, roles, text, texts, kw = cases[name]
+        return speak_case(speak, S, name, route, roles, text, texts, **kw)
     return get
 
 

@@ -16,6 +16,7 @@ rounded); the same weights in two forms give identical outputs; 1 and 2
 threads agree within 1e-5 (the driver checks). Then the bad
 inputs: each refused with a message naming the file and the tensor or key.
 """
+import functools
 import json
 import os
 import shutil
@@ -103,30 +104,27 @@ def rel(got, want):
 def encoded(tiny, clips, whisper):
     """(label, clip) -> the driver's log-mel, encoder output and features beside the
     reference's, computed once; the driver's run asserted to succeed."""
-    done = {}
-
+    @functools.cache
     def get(label, name):
-        if (label, name) not in done:
-            folder, sub, stats_kind = FORMS[label]
-            model = os.path.join(WORK, folder, sub) if sub else os.path.join(WORK, folder)
-            stats = os.path.join(tiny, whisper_ref.STATS_DIR, "whisper_stats." + stats_kind)
-            path, x = clips[name]
-            state, dims = whisper_ref.load_state(model)
-            mel_ref = whisper_ref.log_mel(x, dims["n_mels"], dims["n_audio_ctx"])
-            mel_exact = whisper_ref.log_mel(x, dims["n_mels"], dims["n_audio_ctx"], torch.float64)
-            enc_ref = whisper_ref.encode(state, dims, mel_ref)
-            ck = torch.load(os.path.join(tiny, whisper_ref.STATS_DIR, "whisper_stats.pt"))
-            T = len(x) // 320  # Vevo2's 50 Hz frames: 24 kHz samples / 480
-            feat_ref = whisper_ref.features(enc_ref, T, ck["mean"].numpy(), ck["std"].numpy())
-            prefix = os.path.join(WORK, f"c_{label}_{name}_")
-            p = run([whisper, "run", model, stats, path, str(T), prefix])
-            sys.stderr.write(p.stderr)
-            assert p.returncode == 0, f"{label} {name}: driver failed ({p.returncode})"
-            load = lambda s, shape: np.fromfile(prefix + s + ".f32", dtype="<f4").reshape(shape)  # noqa: E731
-            done[label, name] = dict(mel=load("mel", (2 * dims["n_audio_ctx"], dims["n_mels"])), mel_exact=mel_exact,
-                                     mel_ref=mel_ref, enc=load("enc", enc_ref.shape), enc_ref=enc_ref,
-                                     feat=load("feat", feat_ref.shape), feat_ref=feat_ref)
-        return done[label, name]
+        folder, sub, stats_kind = FORMS[label]
+        model = os.path.join(WORK, folder, sub) if sub else os.path.join(WORK, folder)
+        stats = os.path.join(tiny, whisper_ref.STATS_DIR, "whisper_stats." + stats_kind)
+        path, x = clips[name]
+        state, dims = whisper_ref.load_state(model)
+        mel_ref = whisper_ref.log_mel(x, dims["n_mels"], dims["n_audio_ctx"])
+        mel_exact = whisper_ref.log_mel(x, dims["n_mels"], dims["n_audio_ctx"], torch.float64)
+        enc_ref = whisper_ref.encode(state, dims, mel_ref)
+        ck = torch.load(os.path.join(tiny, whisper_ref.STATS_DIR, "whisper_stats.pt"))
+        T = len(x) // 320  # Vevo2's 50 Hz frames: 24 kHz samples / 480
+        feat_ref = whisper_ref.features(enc_ref, T, ck["mean"].numpy(), ck["std"].numpy())
+        prefix = os.path.join(WORK, f"c_{label}_{name}_")
+        p = run([whisper, "run", model, stats, path, str(T), prefix])
+        sys.stderr.write(p.stderr)
+        assert p.returncode == 0, f"{label} {name}: driver failed ({p.returncode})"
+        load = lambda s, shape: np.fromfile(prefix + s + ".f32", dtype="<f4").reshape(shape)  # noqa: E731
+        return dict(mel=load("mel", (2 * dims["n_audio_ctx"], dims["n_mels"])), mel_exact=mel_exact,
+                    mel_ref=mel_ref, enc=load("enc", enc_ref.shape), enc_ref=enc_ref,
+                    feat=load("feat", feat_ref.shape), feat_ref=feat_ref)
     return get
 
 
