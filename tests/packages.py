@@ -10,7 +10,7 @@ import subprocess
 import testenv
 
 REF = os.path.join(testenv.ROOT, "tests", "ref")
-MAKE_TINY = os.path.join(REF, "cohere_asr", "make_tiny.py")
+MAKE_TINY = os.path.join(REF, "hviske_asr", "make_tiny.py")
 MAKE_VEVO2 = os.path.join(REF, "vevo2", "make_package.py")
 GGUF_PACK = os.path.join(testenv.ROOT, "tools", "gguf_pack.py")
 

@@ -6,7 +6,7 @@ usage: export.py CKPT.pt OUTDIR [--dtype f16|f32] [--max-mb 15]
 
 The tensor set is model.export_state(): the upstream names and shapes of spec §1.5, plus
 the two front-end tensors (fb, window) the engine prefers when present. config.json has
-the full nested structure of the real one (tests/ref/cohere_asr/make_tiny.py make_config)
+the full nested structure of the real one (tests/ref/hviske_asr/make_tiny.py make_config)
 with our dimensions; dither 0 (training used none), max_audio_clip_s 35 / overlap 5 as
 the real model (the decoder length limit caps tokens per chunk, not audio length).
 """
@@ -21,7 +21,7 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "ref", "cohere_asr"))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "ref", "hviske_asr"))
 import model as M  # noqa: E402
 import st_io  # noqa: E402
 from make_tiny import make_config, make_generation_config  # noqa: E402

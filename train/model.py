@@ -17,7 +17,7 @@ import torch.nn.functional as F
 
 import os
 import sys
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "ref", "cohere_asr"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "ref", "hviske_asr"))
 from cohere_ref import hann_symmetric, slaney_mel  # noqa: E402  (read-only reuse)
 
 N_MELS, N_FFT, WIN, HOP, PREEMPH, LOG_GUARD = 128, 512, 400, 160, 0.97, 2.0 ** -24

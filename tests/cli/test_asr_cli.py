@@ -1,5 +1,5 @@
 """audioc transcribe as a user runs it, on a tiny random cohere_asr package
-(tests/ref/cohere_asr/make_tiny.py, real tokenizer): output formats, audio
+(tests/ref/hviske_asr/make_tiny.py, real tokenizer): output formats, audio
 containers, options, and bad input (broken packages, configs, tokenizers,
 languages, audio), each a clear error and never a crash."""
 import json

@@ -282,7 +282,7 @@ def model_seeds():
 
     import sys
     import tempfile
-    sys.path.insert(0, os.path.join(root, "tests", "ref", "cohere_asr"))
+    sys.path.insert(0, os.path.join(root, "tests", "ref", "hviske_asr"))
     import make_tiny as mt
     mt.E, mt.E_LAYERS, mt.E_HEADS, mt.SUB_C, mt.K = 16, 1, 2, 4, 3
     mt.D, mt.D_INNER, mt.D_LAYERS, mt.D_HEADS, mt.P = 8, 16, 1, 2, 32

@@ -10,7 +10,7 @@ import sys
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "cohere_asr"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "hviske_asr"))
 import st_io  # noqa: E402
 
 torch.manual_seed(1234)

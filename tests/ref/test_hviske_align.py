@@ -1,13 +1,12 @@
-#!/usr/bin/python3
 """Word timestamps of the C engine (audioc transcribe --word-timestamps)
 against an independent reference: the PyTorch training model
 (train/model.py) with the bundled package's weights, teacher forced on the
 engine's tokens, its cross-attention of the top half of the decoder layers
 captured, aligned by the numpy/scipy DTW of align_ref.py, words cut at
-SentencePiece's "▁", words that took in a pause cut as openai-whisper does. Speech: espeak-ng Danish, one clip per word with
-known lengths, concatenated. The engine's words must equal the
-reference's, their times within one encoder frame (80 ms; the engine's
-cross-attention keys are F16).
+SentencePiece's "▁", words that took in a pause cut as openai-whisper does.
+Speech: espeak-ng Danish, one clip per word with known lengths,
+concatenated. The engine's words must equal the reference's, their times
+within one encoder frame (80 ms; the engine's cross-attention keys are F16).
 
 The distance of the times to the word boundaries of these concatenated
 clips is printed, not checked here: accuracy against the truth on whole
@@ -16,29 +15,27 @@ import json
 import os
 import subprocess
 import sys
+import wave
 
 import numpy as np
-import torch
+import pytest
+
+import testenv
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(ROOT, "train"))
-sys.path.insert(0, os.path.join(ROOT, "tests", "cli"))
+sys.path.insert(0, os.path.join(testenv.ROOT, "train"))
+sys.path.insert(0, os.path.join(testenv.ROOT, "tests", "cli"))
+torch = pytest.importorskip("torch")
 import export as X  # noqa: E402
 import sentencepiece as spm  # noqa: E402
 from align_ref import align, clamp_words, medfilt_width  # noqa: E402
-from checker import Checker  # noqa: E402
-
-BUNDLED_MODEL = os.path.join(ROOT, "models", "hviske-tiny-da")
 from train import PROMPT_TEXT, read_wav  # noqa: E402
 
-AUDIOC = os.environ["AUDIOC"]
-WORK = os.path.join(os.environ["TEST_WORK"], "hviske_align")
+BUNDLED_MODEL = testenv.BUNDLED_MODEL
 SR, FRAME_S, GAP_S = 16000, 0.08, 0.15
 SENTENCES = ["Svaret er to tusind otte hundrede og niogfyrre.", "Karen fandt opgaven i går.",
              "Mødet er søndag den tiende februar.", "Thomas rejser til Aarhus senere."]
-check = Checker()
 
 
 def say(word):
@@ -62,13 +59,21 @@ def make_clip(sentence, path):
         t += len(x) / SR + GAP_S
     y = np.concatenate(parts + [np.zeros(int(0.3 * SR), np.float32)])
     y = np.round(y / np.abs(y).max() * 0.8 * 32767).astype("<i2")
-    import wave
     with wave.open(path, "wb") as f:
         f.setnchannels(1)
         f.setsampwidth(2)
         f.setframerate(SR)
         f.writeframes(y.tobytes())
     return bounds
+
+
+@pytest.fixture(scope="module")
+def reference():
+    """The PyTorch model of the bundled package, its tokenizer and the prompt's ids."""
+    torch.set_num_threads(2)
+    net = X.load_package(BUNDLED_MODEL)
+    sp = spm.SentencePieceProcessor(model_file=os.path.join(BUNDLED_MODEL, "tokenizer.model"))
+    return net, sp, sp.encode(PROMPT_TEXT)
 
 
 def reference_words(net, sp, prompt, pcm, tokens):
@@ -93,40 +98,25 @@ def reference_words(net, sp, prompt, pcm, tokens):
     return [tuple(w) for w in clamp_words(words)] if words else words
 
 
-def main():
-    os.makedirs(WORK, exist_ok=True)
-    torch.set_num_threads(2)
-    net = X.load_package(BUNDLED_MODEL)
-    sp = spm.SentencePieceProcessor(model_file=os.path.join(BUNDLED_MODEL, "tokenizer.model"))
-    prompt = sp.encode(PROMPT_TEXT)
-    n_words = close = 0
-    errors = []
-    for k, sentence in enumerate(SENTENCES):
-        path = os.path.join(WORK, f"words{k}.wav")
-        bounds = make_clip(sentence, path)
-        p = subprocess.run([AUDIOC, "transcribe", "--model", BUNDLED_MODEL, "--no-vad", "--word-timestamps",
-                            "--tokens", "--format", "json", "--no-progress", path], capture_output=True, text=True)
-        if not check(p.returncode == 0, f"clip {k}: audioc exits 0 ({p.stderr[-300:]})"):
-            continue
-        j = json.loads(p.stdout)
-        tokens = j["segments"][0]["tokens"]
-        got = [(w["word"], w["start"], w["end"]) for w in j["words"]]
-        want = reference_words(net, sp, prompt, torch.from_numpy(read_wav(path).astype(np.float32) / 32768.0),
-                               tokens)
-        check([g[0] for g in got] == [w[0] for w in want], f"clip {k}: words {got} vs reference {want}")
-        for g, w in zip(got, want):
-            n_words += 1
-            close += abs(g[1] - w[1]) <= FRAME_S + 1e-6 and abs(g[2] - w[2]) <= FRAME_S + 1e-6
-        check(all(g[1] <= g[2] for g in got) and all(a[2] <= b[1] + 1e-6 for a, b in zip(got, got[1:])),
-              f"clip {k}: word times are ordered ({got})")
-        if [g[0] for g in got] == [b[0] for b in bounds]:
-            errors += [abs(g[1] - b[1]) for g, b in zip(got, bounds)]
-    check(n_words > 0 and close == n_words, f"{close}/{n_words} words within one frame of the reference times")
-    if errors:
+@pytest.mark.parametrize("k", range(len(SENTENCES)))
+def test_word_times(k, audioc, reference):
+    """Clip K: the engine's words equal the reference's, ordered, each time within one frame of it."""
+    net, sp, prompt = reference
+    path = os.path.join(testenv.work("hviske_align"), f"words{k}.wav")
+    bounds = make_clip(SENTENCES[k], path)
+    p = subprocess.run([audioc, "transcribe", "--model", BUNDLED_MODEL, "--no-vad", "--word-timestamps",
+                        "--tokens", "--format", "json", "--no-progress", path], capture_output=True, text=True)
+    assert p.returncode == 0, f"clip {k}: audioc exits 0 ({p.stderr[-300:]})"
+    j = json.loads(p.stdout)
+    tokens = j["segments"][0]["tokens"]
+    got = [(w["word"], w["start"], w["end"]) for w in j["words"]]
+    want = reference_words(net, sp, prompt, torch.from_numpy(read_wav(path).astype(np.float32) / 32768.0), tokens)
+    if [g[0] for g in got] == [b[0] for b in bounds]:
+        errors = [abs(g[1] - b[1]) for g, b in zip(got, bounds)]
         print(f"distance of word starts to the true boundaries: median {np.median(errors):.2f} s, "
               f"max {max(errors):.2f} s over {len(errors)} words (not checked: see the docstring)")
-    return check.finish()
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    assert [g[0] for g in got] == [w[0] for w in want], f"clip {k}: words {got} vs reference {want}"
+    assert all(g[1] <= g[2] for g in got) and all(a[2] <= b[1] + 1e-6 for a, b in zip(got, got[1:])), \
+        f"clip {k}: word times are ordered ({got})"
+    close = sum(abs(g[1] - w[1]) <= FRAME_S + 1e-6 and abs(g[2] - w[2]) <= FRAME_S + 1e-6 for g, w in zip(got, want))
+    assert got and close == len(got), f"{close}/{len(got)} words within one frame of the reference times"

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Parity of Vevo2's pitch pieces in src/audio with tests/ref/vevo2:
 
 pitch shift (pitch_shift.c) against pitch_ref.py (librosa's
@@ -15,24 +14,24 @@ the median at 24 kHz, espeak-ng speech at two pitches, a pure tone (within
 0.5 %), silence (nothing voiced, shift 0), the shift rule on table cases,
 and the difference from Praat's to_pitch_ac median (Debian's praat, when
 installed) in semitones. And the bad inputs of the C functions.
-Environment: VEVO2_PITCH, TEST_WORK.
 """
+import functools
 import os
 import subprocess
 import sys
 
 import numpy as np
+import pytest
+
+import testenv
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "vevo2"))
 import f0_ref  # noqa: E402
 import pitch_ref  # noqa: E402
-from checker import Checker  # noqa: E402
 
-DRIVER = os.environ["VEVO2_PITCH"]
-WORK = os.path.join(os.environ["TEST_WORK"], "vevo2_pitch")
+WORK = testenv.work("vevo2_pitch")
 SR = 24000
-check = Checker()
 
 # max |c - ref| / max |ref| per stage
 TOL_STFT = 1e-5
@@ -49,13 +48,25 @@ TOL_SOXR = 1e-6      # the same library on the same input (measured 0)
 TOL_STRETCH = 1e-2
 TOL_SHIFT = 1e-2
 TOL_F0 = 1e-4        # relative, per voiced frame and median
+STEPS = [-24, -12, -5, -1, 0, 2.5, 3, 7, 12, 24]
+TEXT = "The quick brown fox jumps over the lazy dog. We will meet at nine."
+F0_TEXT = "Please call Stella and ask her to bring these things with her."
+SHIFT_TABLE = [(2 ** (14 / 12), 2), (2 ** (-14 / 12), -2), (2 ** (12 / 12), 12), (2 ** (-12 / 12), -12),
+               (2 ** (13 / 12), 1), (2 ** (-13 / 12), -1), (2 ** (24 / 12), 0), (2 ** (-24 / 12), 0),
+               (2 ** (25 / 12), 1), (2 ** (-25 / 12), -1), (2 ** (5.4 / 12), 5), (2 ** (-5.6 / 12), -6),
+               (1.0, 0), (2 ** (36 / 12), 0), (2 ** (-31 / 12), -7)]
 
 
-def run(*args):
-    p = subprocess.run([DRIVER, *map(str, args)], capture_output=True, text=True)
-    if p.returncode != 0:
-        sys.exit(f"{' '.join(map(str, args))}: exit {p.returncode}: {p.stderr.strip()[:2000]}")
-    return p.stdout
+@pytest.fixture(scope="module")
+def run(driver):
+    """Runs test_vevo2_pitch with ARGS; its stdout, the run asserted to succeed."""
+    program = driver("test_vevo2_pitch")
+
+    def call(*args):
+        p = subprocess.run([program, *map(str, args)], capture_output=True, text=True)
+        assert p.returncode == 0, f"{' '.join(map(str, args))}: exit {p.returncode}: {p.stderr.strip()[:2000]}"
+        return p.stdout
+    return call
 
 
 def rel(c, r):
@@ -87,55 +98,61 @@ def load(path):
     return np.fromfile(path, dtype="<f4")
 
 
-def pitch_cases(x):
-    src = save("speech.f32", x)
+@pytest.fixture(scope="module")
+def x():
+    """The speech every pitch-shift case works on."""
+    return speech("speech", 50, TEXT)
+
+
+@pytest.mark.parametrize("steps", STEPS)
+def test_pitch_shift(steps, x, run):
+    """Every stage of the shift by STEPS semitones against pitch_ref at its tolerance."""
+    src = save(f"speech_{steps}.f32", x)
     bins = pitch_ref.N_FFT // 2 + 1
-    for steps in [-24, -12, -5, -1, 0, 2.5, 3, 7, 12, 24]:
-        rate = 2.0 ** (-steps / 12)
-        d = os.path.join(WORK, f"steps_{steps}")
-        os.makedirs(d, exist_ok=True)
-        run("stretch", src, repr(rate), d)
-        c_stft = load(os.path.join(d, "stft.f32")).reshape(-1, bins, 2)
-        c_stft = (c_stft[..., 0] + 1j * c_stft[..., 1]).T.astype(np.complex64)
-        c_pv = load(os.path.join(d, "pv.f32")).reshape(-1, bins, 2)
-        c_pv = (c_pv[..., 0] + 1j * c_pv[..., 1]).T.astype(np.complex64)
-        c_stretch = load(os.path.join(d, "stretch.f32"))
-        what = f"steps {steps}"
+    rate = 2.0 ** (-steps / 12)
+    d = os.path.join(WORK, f"steps_{steps}")
+    os.makedirs(d, exist_ok=True)
+    run("stretch", src, repr(rate), d)
+    c_stft = load(os.path.join(d, "stft.f32")).reshape(-1, bins, 2)
+    c_stft = (c_stft[..., 0] + 1j * c_stft[..., 1]).T.astype(np.complex64)
+    c_pv = load(os.path.join(d, "pv.f32")).reshape(-1, bins, 2)
+    c_pv = (c_pv[..., 0] + 1j * c_pv[..., 1]).T.astype(np.complex64)
+    c_stretch = load(os.path.join(d, "stretch.f32"))
+    what = f"steps {steps}"
+    out = os.path.join(d, "shift.f32")
+    run("shift", src, SR, repr(float(steps)), out)
+    c_shift = load(out)
 
-        e = rel(c_stft, pitch_ref.stft(x))
-        check(e <= TOL_STFT, f"{what}: STFT {e:.2e} > {TOL_STFT}")
-        ref_pv = pitch_ref.phase_vocoder(c_stft, rate)
-        e_pv = rel(c_pv, ref_pv)
-        check(e_pv <= TOL_PV, f"{what}: phase vocoder on the same STFT {e_pv:.2e} > {TOL_PV}")
-        e = rel(c_stretch, pitch_ref.istft(c_pv, pitch_ref.stretch_length(len(x), rate)))
-        check(e <= TOL_ISTFT, f"{what}: ISTFT {e:.2e} > {TOL_ISTFT}")
-        ref_stretch = pitch_ref.time_stretch(x, rate)
-        e_st = rel(c_stretch, ref_stretch)
-        check(len(c_stretch) == len(ref_stretch), f"{what}: stretch length {len(c_stretch)} != {len(ref_stretch)}")
-        check(e_st <= TOL_STRETCH, f"{what}: time stretch {e_st:.2e} > {TOL_STRETCH}")
+    e_stft = rel(c_stft, pitch_ref.stft(x))
+    e_pv = rel(c_pv, pitch_ref.phase_vocoder(c_stft, rate))
+    e_istft = rel(c_stretch, pitch_ref.istft(c_pv, pitch_ref.stretch_length(len(x), rate)))
+    ref_stretch = pitch_ref.time_stretch(x, rate)
+    e_st = rel(c_stretch, ref_stretch)
+    # the resampling of the C stretch: the same libsoxr, so equal
+    e_sx = rel(c_shift, pitch_ref.pitch_shift(x, SR, steps, stretched=c_stretch))
+    e_sh = rel(c_shift, pitch_ref.pitch_shift(x, SR, steps))
+    noise = rel(ref_stretch, pitch_ref.time_stretch(x, rate, acc=np.float64))
+    print(f"{what:10s} vocoder {e_pv:.1e}  stretch {e_st:.1e}  soxr step {e_sx:.1e}  shift {e_sh:.1e}"
+          f"  (f32 noise {noise:.1e})")
+    assert e_stft <= TOL_STFT, f"{what}: STFT {e_stft:.2e} > {TOL_STFT}"
+    assert e_pv <= TOL_PV, f"{what}: phase vocoder on the same STFT {e_pv:.2e} > {TOL_PV}"
+    assert e_istft <= TOL_ISTFT, f"{what}: ISTFT {e_istft:.2e} > {TOL_ISTFT}"
+    assert len(c_stretch) == len(ref_stretch), f"{what}: stretch length {len(c_stretch)} != {len(ref_stretch)}"
+    assert e_st <= TOL_STRETCH, f"{what}: time stretch {e_st:.2e} > {TOL_STRETCH}"
+    assert e_sx <= TOL_SOXR, f"{what}: resampling of the same stretch {e_sx:.2e} > {TOL_SOXR}"
+    assert e_sh <= TOL_SHIFT, f"{what}: pitch shift {e_sh:.2e} > {TOL_SHIFT}"
 
-        out = os.path.join(d, "shift.f32")
-        run("shift", src, SR, repr(float(steps)), out)
-        c_shift = load(out)
-        # the resampling of the C stretch: the same libsoxr, so equal
-        e_sx = rel(c_shift, pitch_ref.pitch_shift(x, SR, steps, stretched=c_stretch))
-        check(e_sx <= TOL_SOXR, f"{what}: resampling of the same stretch {e_sx:.2e} > {TOL_SOXR}")
-        e_sh = rel(c_shift, pitch_ref.pitch_shift(x, SR, steps))
-        check(e_sh <= TOL_SHIFT, f"{what}: pitch shift {e_sh:.2e} > {TOL_SHIFT}")
-        noise = rel(ref_stretch, pitch_ref.time_stretch(x, rate, acc=np.float64))
-        print(f"{what:10s} vocoder {e_pv:.1e}  stretch {e_st:.1e}  soxr step {e_sx:.1e}  shift {e_sh:.1e}"
-              f"  (f32 noise {noise:.1e})")
 
-    # the resampler glue alone, and python-soxr's chunks against one shot
+def test_soxr(x, run):
+    """The resampler glue alone equals libsoxr through ctypes; python-soxr's chunks equal one shot."""
     y = pitch_ref.time_stretch(x, 2 ** (-7 / 12))
     in_rate = SR / 2 ** (-7 / 12)
     out = os.path.join(WORK, "soxr.f32")
     run("soxr", save("soxr_in.f32", y), repr(in_rate), SR, out)
     ref = pitch_ref.soxr_resample(y, in_rate, SR)
-    check(rel(load(out), ref) == 0, f"soxr: C and ctypes differ by {rel(load(out), ref):.2e}")
+    assert rel(load(out), ref) == 0, f"soxr: C and ctypes differ by {rel(load(out), ref):.2e}"
     one = pitch_ref.soxr_oneshot(y, in_rate, SR)
-    print(f"soxr: {len(ref)} samples chunked, {len(one)} one-shot, differing by {rel(one, ref):.1e}")
-    check(len(one) == len(ref) and rel(one, ref) <= TOL_SOXR, "soxr: chunked and one-shot differ")
+    assert len(one) == len(ref) and rel(one, ref) <= TOL_SOXR, "soxr: chunked and one-shot differ"
 
 
 def to16k(x):
@@ -143,80 +160,89 @@ def to16k(x):
     return pitch_ref.fix_length(y, int(np.ceil(len(x) * f0_ref.RATE / SR)))
 
 
-def c_median(x, sr=SR):
-    med, voiced = run("f0", save("f0_in.f32", x), sr).split()
-    return float(med), int(voiced)
+@pytest.fixture(scope="module")
+def c_median(run):
+    """The C median F0 of a signal and its voiced frame count."""
+    def median(x, sr=SR):
+        med, voiced = run("f0", save("f0_in.f32", x), sr).split()
+        return float(med), int(voiced)
+    return median
 
 
-def f0_cases():
-    medians = {}
-    for pitch in (20, 80):
-        x = speech(f"f0_p{pitch}", pitch, "Please call Stella and ask her to bring these things with her.")
+@pytest.fixture(scope="module")
+def speech_f0(run, c_median):
+    """F0 of espeak-ng speech at a pitch: the C track against YIN in numpy, the C median."""
+    @functools.cache
+    def get(pitch):
+        x = speech(f"f0_p{pitch}", pitch, F0_TEXT)
         x16 = to16k(x)
-        track_path = os.path.join(WORK, "track.f32")
-        run("f0", save("f0_16k.f32", x16), f0_ref.RATE, track_path)
-        c_track = load(track_path)
-        ref_track, margins = f0_ref.track(x16)
-        sure = margins > 1e-4   # frames whose voicing decision is not a near-tie
-        check(len(c_track) == len(ref_track), f"p{pitch}: {len(c_track)} frames, ref {len(ref_track)}")
-        both = sure & (ref_track > 0)
-        check(np.array_equal(c_track[sure] > 0, ref_track[sure] > 0), f"p{pitch}: voicing differs")
-        e = float(np.max(np.abs(c_track[both] - ref_track[both]) / ref_track[both]))
-        check(e <= TOL_F0, f"p{pitch}: F0 track {e:.2e} > {TOL_F0}")
-        med, voiced = c_median(x)
-        ref_med = f0_ref.median_voiced(ref_track)
-        check(abs(med - ref_med) <= TOL_F0 * ref_med, f"p{pitch}: median {med} != ref {ref_med}")
-        medians[pitch] = med
-        line = (f"espeak -p {pitch}: median F0 {med:.2f} Hz ({voiced} of {len(ref_track)} frames voiced, "
-                f"{np.sum(~sure)} near-ties), track {e:.1e}")
-        pr = f0_ref.praat_f0(x16)
-        if pr is not None:
-            pm = f0_ref.praat_median(pr)
-            line += f"; Praat to_pitch_ac {pm:.2f} Hz, {12 * np.log2(med / pm):+.2f} semitones"
-            check(abs(12 * np.log2(med / pm)) < 1.0, f"p{pitch}: YIN and Praat medians differ by a semitone")
-        print(line)
-    check(medians[80] > medians[20] * 1.15, f"espeak -p 80 not higher than -p 20: {medians}")
-    steps = int(run("steps", medians[80], medians[20]))
-    check(steps == f0_ref.semitone_shift(medians[80], medians[20]), f"shift p20 -> p80: {steps}")
-    print(f"shift from -p 20 to -p 80: {steps} semitones")
+        track_path = os.path.join(WORK, f"track_p{pitch}.f32")
+        run("f0", save(f"f0_16k_p{pitch}.f32", x16), f0_ref.RATE, track_path)
+        return x16, load(track_path), f0_ref.track(x16), c_median(x)
+    return get
 
-    for hz in (110.0, 261.6, 440.0):
-        t = np.arange(2 * SR) / SR
-        med, voiced = c_median((0.5 * np.sin(2 * np.pi * hz * t)).astype(np.float32))
-        check(abs(med / hz - 1) < 0.005, f"tone {hz} Hz: median {med}")
-        print(f"tone {hz} Hz: median {med:.3f} Hz ({100 * (med / hz - 1):+.3f} %)")
+
+@pytest.mark.parametrize("pitch", [20, 80])
+def test_f0_track(pitch, speech_f0):
+    """The C F0 track and median of espeak-ng speech at PITCH equal the numpy YIN's
+    (voicing where not a near-tie, F0 and median within 1e-4), and Praat's median within a semitone."""
+    x16, c_track, (ref_track, margins), (med, voiced) = speech_f0(pitch)
+    sure = margins > 1e-4   # frames whose voicing decision is not a near-tie
+    assert len(c_track) == len(ref_track), f"p{pitch}: {len(c_track)} frames, ref {len(ref_track)}"
+    both = sure & (ref_track > 0)
+    assert np.array_equal(c_track[sure] > 0, ref_track[sure] > 0), f"p{pitch}: voicing differs"
+    e = float(np.max(np.abs(c_track[both] - ref_track[both]) / ref_track[both]))
+    assert e <= TOL_F0, f"p{pitch}: F0 track {e:.2e} > {TOL_F0}"
+    ref_med = f0_ref.median_voiced(ref_track)
+    assert abs(med - ref_med) <= TOL_F0 * ref_med, f"p{pitch}: median {med} != ref {ref_med}"
+    print(f"espeak -p {pitch}: median F0 {med:.2f} Hz ({voiced} of {len(ref_track)} frames voiced, "
+          f"{np.sum(~sure)} near-ties), track {e:.1e}")
+    pr = f0_ref.praat_f0(x16)
+    if pr is not None:
+        pm = f0_ref.praat_median(pr)
+        print(f"Praat to_pitch_ac {pm:.2f} Hz, {12 * np.log2(med / pm):+.2f} semitones")
+        assert abs(12 * np.log2(med / pm)) < 1.0, f"p{pitch}: YIN and Praat medians differ by a semitone"
+
+
+def test_f0_shift_between_voices(speech_f0, run):
+    """The higher voice has the higher median, and the C shift between them is the reference's rule."""
+    high, low = speech_f0(80)[3][0], speech_f0(20)[3][0]
+    assert high > low * 1.15, f"espeak -p 80 not higher than -p 20: {high}, {low}"
+    steps = int(run("steps", high, low))
+    assert steps == f0_ref.semitone_shift(high, low), f"shift p20 -> p80: {steps}"
+
+
+@pytest.mark.parametrize("hz", [110.0, 261.6, 440.0])
+def test_f0_tone(hz, c_median):
+    """A pure tone's median F0 is within 0.5 % of its frequency."""
+    t = np.arange(2 * SR) / SR
+    med, voiced = c_median((0.5 * np.sin(2 * np.pi * hz * t)).astype(np.float32))
+    assert abs(med / hz - 1) < 0.005, f"tone {hz} Hz: median {med}"
+
+
+def test_f0_silence(c_median, run):
+    """Silence: nothing voiced, median 0, and no shift from it."""
     med, voiced = c_median(np.zeros(SR, np.float32))
-    check(med == 0 and voiced == 0, f"silence: median {med}, {voiced} voiced")
-    check(int(run("steps", 200, med)) == 0, "silence: a shift")
-
-    table = [(2 ** (14 / 12), 2), (2 ** (-14 / 12), -2), (2 ** (12 / 12), 12), (2 ** (-12 / 12), -12),
-             (2 ** (13 / 12), 1), (2 ** (-13 / 12), -1), (2 ** (24 / 12), 0), (2 ** (-24 / 12), 0),
-             (2 ** (25 / 12), 1), (2 ** (-25 / 12), -1), (2 ** (5.4 / 12), 5), (2 ** (-5.6 / 12), -6),
-             (1.0, 0), (2 ** (36 / 12), 0), (2 ** (-31 / 12), -7)]
-    for ratio, want in table:
-        got = int(run("steps", 100 * ratio, 100))
-        check(got == want == f0_ref.semitone_shift(100 * ratio, 100),
-              f"shift of ratio {ratio:.4f}: C {got}, ref {f0_ref.semitone_shift(100 * ratio, 100)}, want {want}")
+    assert med == 0 and voiced == 0, f"silence: median {med}, {voiced} voiced"
+    assert int(run("steps", 200, med)) == 0, "silence: a shift"
 
 
-def timing():
-    """One 10 s pitch shift (+3 steps), best of 3, one thread."""
-    x = speech("speech10", 50, "The quick brown fox jumps over the lazy dog. We will meet at nine.", 10.0)
+@pytest.mark.parametrize("ratio,want", SHIFT_TABLE)
+def test_shift_rule(ratio, want, run):
+    """The C semitone shift of a frequency ratio is the table's and the reference's."""
+    got = int(run("steps", 100 * ratio, 100))
+    assert got == want == f0_ref.semitone_shift(100 * ratio, 100), \
+        f"shift of ratio {ratio:.4f}: C {got}, ref {f0_ref.semitone_shift(100 * ratio, 100)}, want {want}"
+
+
+def test_timing(run):
+    """One 10 s pitch shift (+3 steps), best of 3, one thread: it runs (the time is printed)."""
+    x = speech("speech10", 50, TEXT, 10.0)
     secs = float(run("time", save("speech10.f32", x), SR, 3))
     print(f"pitch shift of 10 s: {1000 * secs:.1f} ms")
 
 
-def main():
-    os.makedirs(WORK, exist_ok=True)
-    x = speech("speech", 50, "The quick brown fox jumps over the lazy dog. We will meet at nine.")
-    print(f"speech: {len(x) / SR:.2f} s")
-    pitch_cases(x)
-    f0_cases()
-    timing()
-    p = subprocess.run([DRIVER, "bad"], capture_output=True, text=True)
-    check(p.returncode == 0, f"bad inputs: {p.stderr.strip()[-2000:]}")
-    return check.finish()
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def test_bad_inputs(driver):
+    """Bad inputs of the C functions give AC_ERR_ARG with a message."""
+    p = subprocess.run([driver("test_vevo2_pitch"), "bad"], capture_output=True, text=True)
+    assert p.returncode == 0, f"bad inputs: {p.stderr.strip()[-2000:]}"

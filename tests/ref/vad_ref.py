@@ -6,13 +6,16 @@ usage: vad_ref.py --family silero_vad|marblenet_vad --weights FILE [--config FIL
 """
 import argparse
 import json
+import os
 import struct
 import sys
 
 import numpy as np
 
-from marblenet_vad_ref import marblenet_probs, marblenet_segments
-from silero_vad_ref import silero_probs, silero_segments
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "silero_vad"), os.path.join(HERE, "marblenet_vad")]
+from marblenet_vad_ref import marblenet_probs, marblenet_segments  # noqa: E402
+from silero_vad_ref import silero_probs, silero_segments  # noqa: E402
 
 PCM, FLOAT, EXTENSIBLE = 1, 3, 0xFFFE
 

@@ -5,6 +5,7 @@ import os
 
 import pytest
 
+import sdklib
 import serverlib
 import testenv
 
@@ -42,11 +43,10 @@ def start_server(server_work):
 @pytest.fixture(scope="session")
 def node_sdk():
     """The official OpenAI SDK through tests/node/sdk_client.js."""
-    node_dir = os.path.join(testenv.ROOT, "tests", "node")
-    if not os.path.isdir(os.path.join(node_dir, "node_modules", "openai")):
+    if not os.path.isdir(os.path.join(sdklib.NODE_DIR, "node_modules", "openai")):
         msg = "the OpenAI SDK is not installed (node and tests/node/node_modules/openai: run scripts/setup.sh)"
         if os.environ.get("CI"):
             pytest.fail(msg)
         pytest.skip(msg)
     testenv.require_tools("node")
-    return os.path.join(node_dir, "sdk_client.js")
+    return sdklib.CLIENT

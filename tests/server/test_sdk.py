@@ -5,40 +5,15 @@ buffered (toFile) uploads, every response_format, language, temperature,
 timestamp_granularities, stream: true; models.list and models.retrieve; and
 the errors the SDK maps to its exception classes. Expected answers come from
 the audioc CLI on the same files, as in test_server.py."""
-import json
-import os
-import subprocess
-
 import pytest
 
 import serverlib as ts
-import testenv
+from sdklib import expect_error, sdk, value
 from serverlib import SILERO
-
-NODE_DIR = os.path.join(testenv.ROOT, "tests", "node")
-CLIENT = os.path.join(NODE_DIR, "sdk_client.js")
-
-
-def sdk(port, calls, api_key="none"):
-    """Runs CALLS through the SDK; one {ok, value | error} per call."""
-    spec = {"base": f"http://127.0.0.1:{port}/v1", "apiKey": api_key, "calls": calls,
-            "timeoutMs": 1000 * ts.HTTP_TIMEOUT}
-    p = subprocess.run(["node", CLIENT], input=json.dumps(spec), capture_output=True, text=True,
-                       timeout=ts.HTTP_TIMEOUT * max(1, len(calls)))
-    if p.returncode != 0:
-        pytest.fail(f"the SDK client ran (exit {p.returncode}): {p.stderr[-1000:]}")
-        return [{"ok": False, "error": {"class": "none", "status": None, "message": "client failed"}}] * len(calls)
-    return json.loads(p.stdout)
-
 
 def transcribe_call(a, name, upload="stream", **params):
     params.setdefault("model", "tiny")
     return {"kind": "transcribe", "file": a.path(name), "filename": name, "upload": upload, "params": params}
-
-
-def value(res, what):
-    assert res["ok"], f"SDK {what}: succeeds ({res.get('error')})"
-    return res.get("value")
 
 
 def test_formats(srv, assets):
@@ -138,12 +113,6 @@ def test_models(srv, assets):
     e = res[3].get("error") or {}
     assert not res[3]["ok"] and e.get("class") == "NotFoundError" and e.get("status") == 404, (
             f"SDK models.retrieve('nope'): NotFoundError 404 ({res[3]})")
-
-
-def expect_error(res, cls, status, what):
-    e = res.get("error") or {}
-    assert not res["ok"] and e.get("class") == cls and e.get("status") == status, (
-            f"SDK {what}: {cls} with status {status} (got {res})")
 
 
 def test_errors(srv, assets):

@@ -6,7 +6,7 @@ on), upload limits, the bounded queue, clients that hang up, a few requests
 with the curl tool (the load test is test_load.py).
 
 Expected texts and segments come from the audioc CLI on the same files: a
-tiny random-weight Hviske package (tests/ref/cohere_asr/make_tiny.py with the
+tiny random-weight Hviske package (tests/ref/hviske_asr/make_tiny.py with the
 real tokenizer) gives arbitrary but deterministic text. Python stdlib only."""
 import http.client
 import json
@@ -122,7 +122,9 @@ def test_cors(srv, assets):
     srv.survived("OPTIONS")
 
 
-def test_formats(srv, assets):
+def test_json(srv, assets):
+    """response_format json (the default): the CLI's text alone, with or without a model field,
+    and the OpenAI fields the server accepts without acting on them."""
     port = srv.port
     clip = assets.bytes("clip.wav")
     want = assets.asr("clip.wav")
@@ -135,55 +137,85 @@ def test_formats(srv, assets):
     check_text(srv, transcribe(port, clip, response_format="json", language="da", prompt="Hej, et stykke dansk.",
                                temperature="0", timestamp_granularities__=["segment", "word"]),
                want.get("text"), "prompt, temperature 0 and timestamp_granularities[] accepted")
-    r = transcribe(port, clip, response_format="text")
-    assert r.status == 200 and r.text == want.get("text") + "\n", f"text: the text and a newline ({r!r})"
+
+
+def test_text(srv, assets):
+    """response_format text: the CLI's text and a newline, as text/plain in UTF-8."""
+    r = transcribe(srv.port, assets.bytes("clip.wav"), response_format="text")
+    assert r.status == 200 and r.text == assets.asr_text("clip.wav") + "\n", f"text: the text and a newline ({r!r})"
     assert r.header("content-type").replace(" ", "").lower() == "text/plain;charset=utf-8", (
             f"text Content-Type {r.header('content-type')!r}")
 
-    # several chunks: gap.wav is ~11 s, chunked into several segments by the tiny config (no VAD)
+
+@pytest.mark.parametrize("fmt", ["srt", "vtt"])
+def test_subtitles(srv, assets, fmt):
+    """srt and vtt of several chunks (gap.wav, ~11 s, no VAD) are audioc transcribe --format's."""
     g = assets.bytes("gap.wav")
     gw = assets.asr("gap.wav", "--no-vad")
     assert len(gw.get("segments", [])) >= 3, f"CLI cuts gap.wav into chunks: {len(gw.get('segments', []))}"
-    for fmt in ("srt", "vtt"):
-        r = transcribe(port, g, response_format=fmt, vad="false")
-        cli = assets.asr_format("gap.wav", fmt, "--no-vad")
-        assert r.status == 200 and r.text.strip() != "" and r.text.strip() == cli.strip(), (
-                f"{fmt}: same as audioc transcribe --format {fmt}: got {r.text[:200]!r}, want {cli[:200]!r}")
-    r = transcribe(port, g, response_format="vtt")
-    assert r.text.startswith("WEBVTT"), f"vtt starts with WEBVTT ({r.text[:20]!r})"
-    r = transcribe(port, g, response_format="verbose_json", vad="false")
-    check_verbose(srv, r, gw, "verbose_json (gap.wav)", 0.0)
-    r = transcribe(port, clip, response_format="verbose_json", model="tiny")
-    check_verbose(srv, r, want, "verbose_json (clip.wav)", 0.0)
+    r = transcribe(srv.port, g, response_format=fmt, vad="false")
+    cli = assets.asr_format("gap.wav", fmt, "--no-vad")
+    assert r.status == 200 and r.text.strip() != "" and r.text.strip() == cli.strip(), (
+            f"{fmt}: same as audioc transcribe --format {fmt}: got {r.text[:200]!r}, want {cli[:200]!r}")
+    if fmt == "vtt":
+        r = transcribe(srv.port, g, response_format="vtt")
+        assert r.text.startswith("WEBVTT"), f"vtt starts with WEBVTT ({r.text[:20]!r})"
 
-    # model selection: tiny2 has other weights, hence another text
+
+@pytest.mark.parametrize("name,form,cli", [("gap.wav", {"vad": "false"}, ["--no-vad"]),
+                                           ("clip.wav", {"model": "tiny"}, [])])
+def test_verbose_json(srv, assets, name, form, cli):
+    """verbose_json: the CLI's segments, words and times."""
+    r = transcribe(srv.port, assets.bytes(name), response_format="verbose_json", **form)
+    check_verbose(srv, r, assets.asr(name, *cli), f"verbose_json ({name})", 0.0)
+
+
+def test_model_selection(srv, assets):
+    """model=tiny2 answers with tiny2's weights, hence another text."""
     w2 = assets.asr_text("clip.wav", model=assets.tiny2)
-    assert w2 != want.get("text"), "tiny2 says something else than tiny on clip.wav (test sanity)"
-    check_text(srv, transcribe(port, clip, model="tiny2"), w2, "model=tiny2")
+    assert w2 != assets.asr_text("clip.wav"), "tiny2 says something else than tiny on clip.wav (test sanity)"
+    check_text(srv, transcribe(srv.port, assets.bytes("clip.wav"), model="tiny2"), w2, "model=tiny2")
 
-    # decoding options
-    check_text(srv, transcribe(port, g, beam_size="2"), assets.asr_text("gap.wav", "--beam-size", "2"), "beam_size=2")
-    check_text(srv, transcribe(port, g, beam_size="3", temperature="0"), assets.asr_text("gap.wav", "--beam-size", "3"),
-               "beam_size=3")
-    check_text(srv, transcribe(port, clip, language="en"), assets.asr_text("clip.wav", "--language", "en"), "language=en")
-    check_text(srv, transcribe(port, g, temperature="0.7"), assets.asr_text("gap.wav", "--temperature", "0.7"),
-               "temperature=0.7 (sampling, default seed)")
-    r = transcribe(port, clip, temperature="0.7", response_format="verbose_json")
+
+DECODING = [  # what, clip, form fields, the CLI's options
+    ("beam_size=2", "gap.wav", {"beam_size": "2"}, ["--beam-size", "2"]),
+    ("beam_size=3", "gap.wav", {"beam_size": "3", "temperature": "0"}, ["--beam-size", "3"]),
+    ("language=en", "clip.wav", {"language": "en"}, ["--language", "en"]),
+    ("temperature=0.7 (sampling, default seed)", "gap.wav", {"temperature": "0.7"}, ["--temperature", "0.7"]),
+]
+
+
+@pytest.mark.parametrize("what,name,form,cli", DECODING, ids=[d[0].split(" ")[0] for d in DECODING])
+def test_decoding_options(srv, assets, what, name, form, cli):
+    """A decoding option gives the CLI's text with the same option."""
+    check_text(srv, transcribe(srv.port, assets.bytes(name), **form), assets.asr_text(name, *cli), what)
+
+
+def test_sampling_reported(srv, assets):
+    """verbose_json reports the temperature a segment was decoded with."""
+    r = transcribe(srv.port, assets.bytes("clip.wav"), temperature="0.7", response_format="verbose_json")
     segs = (r.json() or {}).get("segments") or [{}]
     assert r.status == 200 and abs(float(segs[0].get("temperature", -1)) - 0.7) < 1e-6, (
             f"verbose_json reports temperature 0.7 ({r!r})")
 
-    # audio containers and rates: the same samples give the same text as the CLI
-    for name in ("gap.flac", "gap.mp3", "stereo44k.wav", "gap.m4a", "gap.webm", "gap.aac"):
-        check_text(srv, transcribe(port, assets.bytes(name), filename=name), assets.asr_text(name), f"upload {name}")
-    # a file name that says nothing about the content
-    check_text(srv, transcribe(port, assets.bytes("gap.flac"), filename="upload.bin"), assets.asr_text("gap.flac"),
-               "FLAC bytes named upload.bin")
-    check_text(srv, transcribe(port, assets.bytes("gap.m4a"), filename="upload.bin"), assets.asr_text("gap.m4a"),
-               "M4A bytes named upload.bin")
-    # no samples at all: an empty transcript, like the CLI
-    check_text(srv, transcribe(port, assets.bytes("empty.wav")), assets.asr_text("empty.wav"), "0-sample WAV")
-    r = transcribe(port, assets.bytes("empty.wav"), response_format="verbose_json")
+
+@pytest.mark.parametrize("name", ["gap.flac", "gap.mp3", "stereo44k.wav", "gap.m4a", "gap.webm", "gap.aac"])
+def test_containers(srv, assets, name):
+    """Audio containers and rates: the same samples give the same text as the CLI."""
+    check_text(srv, transcribe(srv.port, assets.bytes(name), filename=name), assets.asr_text(name), f"upload {name}")
+
+
+@pytest.mark.parametrize("name,what", [("gap.flac", "FLAC"), ("gap.m4a", "M4A")])
+def test_name_says_nothing(srv, assets, name, what):
+    """A file name that says nothing about the content: the bytes decide."""
+    check_text(srv, transcribe(srv.port, assets.bytes(name), filename="upload.bin"), assets.asr_text(name),
+               f"{what} bytes named upload.bin")
+
+
+def test_no_samples(srv, assets):
+    """No samples at all: an empty transcript like the CLI's, and no segments."""
+    check_text(srv, transcribe(srv.port, assets.bytes("empty.wav")), assets.asr_text("empty.wav"), "0-sample WAV")
+    r = transcribe(srv.port, assets.bytes("empty.wav"), response_format="verbose_json")
     assert r.status == 200 and (r.json() or {}).get("segments") == [], f"0-sample WAV verbose_json: no segments {r!r}"
 
 

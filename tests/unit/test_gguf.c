@@ -738,7 +738,7 @@ static void test_packer(void)
         return;
     }
     snprintf(pkg, sizeof pkg, "%s/gguf_tiny_pkg", test_work_dir);
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s/tests/ref/cohere_asr/make_tiny.py' '%s' --tokenizer '%s' "
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s/tests/ref/hviske_asr/make_tiny.py' '%s' --tokenizer '%s' "
              "--dtypes f32,bf16 2>&1", repo_root, pkg, tok);
     CHECK(run(cmd) == 0, "%s failed", cmd);
     check_packed(pkg, "f16", 32);

@@ -19,7 +19,7 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cohere_asr"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hviske_asr"))
 import st_io  # noqa: E402
 
 VOCAB = 300

@@ -16,7 +16,7 @@ logits = RMSNorm(x) . head^T with head = lm_head.weight, or the embedding
 matrix when tie_word_embeddings. Generation recomputes the whole sequence at
 every step (no cache): the C side's cache is checked against it.
 
-GOLDEN_DIR gets (read by tests/unit/test_qwen2_stages.c):
+GOLDEN_DIR gets (read by tests/drivers/test_qwen2_stages.c):
   seq.txt        prompt length, then the teacher-forced ids
   logits_tf.bin  f32 [len(seq)][vocab]: logits at every position
   greedy.txt     greedy ids (repetition penalty 1.1, min_new 5, 30 new), then
@@ -34,7 +34,7 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
-sys.path.insert(0, os.path.join(HERE, "..", "cohere_asr"))
+sys.path.insert(0, os.path.join(HERE, "..", "hviske_asr"))
 import sampler_ref  # noqa: E402
 import st_io  # noqa: E402
 

@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as Fn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "cohere_asr"))
+sys.path.insert(0, os.path.join(HERE, "..", "hviske_asr"))
 import st_io  # noqa: E402
 sys.path.insert(0, HERE)
 from vocoder_ref import read_relaxed_json, write_relaxed_json  # noqa: E402

@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "cohere_asr"))
+sys.path.insert(0, os.path.join(HERE, "..", "hviske_asr"))
 import st_io  # noqa: E402
 
 LN_EPS = 1e-6

@@ -30,7 +30,7 @@ import torch
 import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "cohere_asr"))
+sys.path.insert(0, os.path.join(HERE, "..", "hviske_asr"))
 from cohere_ref import slaney_mel  # noqa: E402  (numpy port of librosa filters.mel)
 import st_io  # noqa: E402
 

@@ -290,6 +290,6 @@ int main(int argc, char **argv)
         vevo2_coco_free(m);
         return 0;
     }
-    fprintf(stderr, "usage: see the comment at the top of tests/unit/test_vevo2_vocos.c\n");
+    fprintf(stderr, "usage: see the comment at the top of tests/drivers/test_vevo2_vocos.c\n");
     return 2;
 }

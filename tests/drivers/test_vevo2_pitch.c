@@ -218,6 +218,6 @@ int main(int argc, char **argv)
     }
     if (!strcmp(mode, "bad") && argc == 2) return run_bad();
     if (!strcmp(mode, "time") && argc == 5) return run_time(argv[2], atoi(argv[3]), atof(argv[4]));
-    fprintf(stderr, "usage: see tests/unit/test_vevo2_pitch.c\n");
+    fprintf(stderr, "usage: see tests/drivers/test_vevo2_pitch.c\n");
     return 2;
 }

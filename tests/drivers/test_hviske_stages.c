@@ -1,6 +1,6 @@
 /* Hviske ASR stage by stage against the PyTorch reference's dumps:
  *   test_hviske_stages MODEL_DIR AUDIO.wav GOLDEN_DIR
- * GOLDEN_DIR holds the .npy files and result.json of tests/ref/cohere_asr/
+ * GOLDEN_DIR holds the .npy files and result.json of tests/ref/hviske_asr/
  * golden.py for the same model and audio (16 kHz mono, the first chunk).
  * Also checks that the KV-cached decoder gives the ids of recomputing the
  * whole prefix at every step. */
