@@ -22,8 +22,8 @@ import time
 import urllib.parse
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "tests", "server"))
-from load_test import percentile  # noqa: E402
+sys.path[:0] = [os.path.join(ROOT, "tests", "server"), os.path.join(ROOT, "tests")]
+from test_load import percentile  # noqa: E402
 MALFORMED = {
     "cut.wav": b"RIFF\x24\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00",
     "cut.ogg": b"OggS\x00\x02" + bytes(20) + b"\x01\x1e\x01vorbis" + bytes(8),

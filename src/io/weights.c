@@ -110,28 +110,14 @@ static ac_status resolve(const ac_weights *w, char *buf, const char *fmt, va_lis
     return AC_OK;
 }
 
-static const ac_tensor *vfind(const ac_weights *w, const char *fmt, va_list ap)
-{
-    char name[NAME_LEN];
-    return resolve(w, name, fmt, ap) ? NULL : ac_tensor_file_find(w->st, name);
-}
-
 const ac_tensor *ac_weights_find(const ac_weights *w, const char *fmt, ...)
 {
+    char name[NAME_LEN];
     va_list ap;
     va_start(ap, fmt);
-    const ac_tensor *t = vfind(w, fmt, ap);
+    ac_status s = resolve(w, name, fmt, ap);
     va_end(ap);
-    return t;
-}
-
-int ac_weights_has(const ac_weights *w, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    const ac_tensor *t = vfind(w, fmt, ap);
-    va_end(ap);
-    return t != NULL;
+    return s ? NULL : ac_tensor_file_find(w->st, name);
 }
 
 const struct ac_config *ac_weights_values(const ac_weights *w) { return ac_tensor_file_values(w->st); }

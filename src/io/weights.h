@@ -42,9 +42,9 @@ ac_status ac_weights_set_namespace(ac_weights *w, const char *ns);
  * conversions is refused. */
 ac_status ac_weights_set_names(ac_weights *w, const ac_weight_name *table, size_t n);
 
-/* The tensor of that name, or NULL (no error set). */
+/* The tensor of that name, or NULL (a name too long to form also sets the
+ * last error). */
 const ac_tensor *ac_weights_find(const ac_weights *w, const char *fmt, ...) AC_PRINTF(2, 3);
-int ac_weights_has(const ac_weights *w, const char *fmt, ...) AC_PRINTF(2, 3);
 /* The plain values of a torch checkpoint (medium.pt's "dims"), or NULL. */
 const struct ac_config *ac_weights_values(const ac_weights *w);
 /* A file carried inside the container (GGUF), or NULL. */

@@ -68,7 +68,8 @@ static ac_status search_single(const ac_decode_model *m, const ac_decode_options
         int token, stop;
         float lp;
         bar_stops(m, row, n, o->min_new_tokens);
-        AC_TRY(ac_sample(smp, &so, row, history, P + n, n, &token, &lp));
+        /* a model that gives log-probabilities needs no log_softmax of its own */
+        AC_TRY(ac_sample(smp, &so, row, history, P + n, n, &token, m->logprobs ? NULL : &lp));
         if (m->logprobs) lp = row[token];
         out->logprobs[n] = lp;
         out->logprob += lp;

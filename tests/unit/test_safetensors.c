@@ -146,7 +146,7 @@ static void check_weights(const char *path, int aligned)
     s = ac_weights_f32_copy(w, AC_SHAPE(2, 3), &copy, "a");
     CHECK(s == AC_OK && copy && (const void *)copy != ac_tensor_file_find(w->st, "a")->data && copy[4] == 4.25f, "copy");
     if (copy) copy[0] = 9; /* the copy is ours to change */
-    CHECK(ac_weights_has(w, "i") && !ac_weights_has(w, "x"), "has");
+    CHECK(ac_weights_find(w, "i") && !ac_weights_find(w, "x"), "has");
 
     ac_error_clear();
     s = ac_weights_f32(w, AC_SHAPE(1), &p, "x");
@@ -246,7 +246,7 @@ static void test_weight_names(void)
               error_has("tensor 'part.l.1.fc.weight' has shape [2, 3], expected [3, 2]"),
           "linear shape: %s", ac_last_error());
     CHECK(ac_weights_norm(w, 2, &g, &b, "bn") == AC_OK && g[0] == 2 && b[1] == -1, "norm");
-    CHECK(ac_weights_has(w, "bn.running_%s", "var") && ac_weights_find(w, "l.%d.fc.bias", 1) &&
+    CHECK(ac_weights_find(w, "bn.running_%s", "var") && ac_weights_find(w, "l.%d.fc.bias", 1) &&
               !ac_weights_find(w, "l.%d.fc.bias", 2),
           "has and find with formats");
     float *scale, *shift;

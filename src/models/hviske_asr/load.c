@@ -123,7 +123,7 @@ static ac_status load_frontend(hviske_model *m)
 {
     hviske_config *c = &m->cfg;
     int bins = c->n_fft / 2 + 1;
-    if (ac_weights_has(m->weights, "preprocessor.featurizer.window")) {
+    if (ac_weights_find(m->weights, "preprocessor.featurizer.window")) {
         AC_TRY(ac_weights_vec(m->weights, c->win, &m->window, "preprocessor.featurizer.window"));
     } else {
         float *w = ac_weights_scratch(m->weights, (size_t)c->win);
@@ -131,7 +131,7 @@ static ac_status load_frontend(hviske_model *m)
         ac_hann(c->win, 0, w);
         m->window = w;
     }
-    if (ac_weights_has(m->weights, "preprocessor.featurizer.fb")) {
+    if (ac_weights_find(m->weights, "preprocessor.featurizer.fb")) {
         AC_TRY(ac_weights_f32(m->weights, AC_SHAPE(1, c->n_mels, bins), &m->fb, "preprocessor.featurizer.fb"));
     } else {
         float *fb = ac_weights_scratch(m->weights, (size_t)c->n_mels * bins);
