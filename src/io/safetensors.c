@@ -53,7 +53,7 @@ static ac_status parse_tensor(ac_tensor *t, const cJSON *desc, uint64_t data_siz
         return ac_error(AC_ERR_FORMAT, "tensor '%s': needs dtype, shape and data_offsets", name);
     t->dtype = AC_DTYPE_COUNT;
     for (int i = 0; i < AC_DTYPE_COUNT; i++)
-        if (i != AC_DTYPE_Q8_0 && strcmp(dt->valuestring, ac_dtype_name((ac_dtype)i)) == 0) t->dtype = (ac_dtype)i;
+        if (ac_dtype_block((ac_dtype)i) == 1 && strcmp(dt->valuestring, ac_dtype_name((ac_dtype)i)) == 0) t->dtype = (ac_dtype)i;
     if (t->dtype == AC_DTYPE_COUNT)
         return ac_error(AC_ERR_UNSUPPORTED, "tensor '%s': dtype '%s' is not supported (F32, F16, BF16, I64)",
                         name, dt->valuestring);

@@ -13,6 +13,7 @@
 #include "base/f16.h"
 #include "base/mem.h"
 #include "tensor/kernels.h"
+#include "tensor/quant.h"
 
 ac_status ac_weights_open(const char *path, ac_weights **out)
 {
@@ -183,14 +184,8 @@ static void convert(const ac_tensor *t, float *dst)
         memcpy(dst, t->data, n * sizeof(float));
         return;
     }
-    if (t->dtype == AC_DTYPE_Q8_0) { /* blocks: f16 scale, 32 int8 */
-        const unsigned char *b = t->data;
-        for (size_t i = 0; i < n; i += 32, b += 34) {
-            uint16_t h;
-            memcpy(&h, b, 2);
-            float d = ac_f16_to_f32(h);
-            for (int k = 0; k < 32; k++) dst[i + k] = d * (float)(int8_t)b[2 + k];
-        }
+    if (ac_dtype_block(t->dtype) > 1) { /* quantized blocks */
+        ac_dequantize_row(t->dtype, t->data, dst, n);
         return;
     }
     /* the mapping may be unaligned for 2-byte reads: copy through a buffer */
@@ -256,9 +251,9 @@ static ac_status vmat(ac_weights *w, int ndim, const int64_t *shape, ac_mat *out
     char name[NAME_LEN];
     AC_TRY(lookup(w, ndim, shape, &t, name, fmt, ap));
     size_t rows = ndim > 0 ? (size_t)shape[0] : 1, cols = rows ? (size_t)t->numel / rows : 0;
-    if (t->dtype == AC_DTYPE_Q8_0 && cols % 32)
-        return ac_error(AC_ERR_MODEL, "%s: tensor '%s' is Q8_0 with rows of %zu values (not a multiple of 32)",
-                        w->file, name, cols);
+    if (cols % ac_dtype_block(t->dtype))
+        return ac_error(AC_ERR_MODEL, "%s: tensor '%s' is %s with rows of %zu values (not a multiple of %u)", w->file,
+                        name, ac_dtype_name(t->dtype), cols, (unsigned)ac_dtype_block(t->dtype));
     *out = (ac_mat){t->data, t->dtype, rows, cols};
     if (t->dtype == AC_DTYPE_F32 && ((uintptr_t)t->data & 3) != 0) {
         float *copy = ac_weights_scratch(w, (size_t)t->numel);

@@ -4,37 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/f16.h"
 #include "tensor/mat.h"
+#include "tensor/quant.h"
 
 /* Row R as f32, alignment-safe. */
 static void row_f32(const ac_mat *w, size_t r, float *out)
 {
     const unsigned char *p = (const unsigned char *)w->data + r * (size_t)ac_dtype_bytes(w->dtype, w->cols);
-    size_t n = w->cols;
-    switch (w->dtype) {
-    case AC_DTYPE_F32:
-        memcpy(out, p, n * sizeof *out);
-        break;
-    case AC_DTYPE_F16:
-    case AC_DTYPE_BF16:
-        for (size_t i = 0; i < n; i++) {
-            uint16_t h;
-            memcpy(&h, p + 2 * i, 2);
-            out[i] = w->dtype == AC_DTYPE_F16 ? ac_f16_to_f32(h) : ac_bf16_to_f32(h);
-        }
-        break;
-    case AC_DTYPE_Q8_0:
-        for (size_t b = 0; b < n / 32; b++, p += 34) {
-            uint16_t h;
-            memcpy(&h, p, 2);
-            float d = ac_f16_to_f32(h);
-            for (int k = 0; k < 32; k++) out[b * 32 + k] = d * (float)(int8_t)p[2 + k];
-        }
-        break;
-    default:
-        memset(out, 0, n * sizeof *out);
-    }
+    if (ac_dequantize_row(w->dtype, p, out, w->cols)) memset(out, 0, w->cols * sizeof *out);
 }
 
 void ac_mat_rows_ref(const ac_mat *w, size_t r0, size_t r1, float *out)

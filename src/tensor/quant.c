@@ -1,0 +1,127 @@
+/* Rows to and from the stored weight types (layouts in quant.h). */
+#include "tensor/quant.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "base/f16.h"
+
+static float f16_at(const unsigned char *p)
+{
+    uint16_t h;
+    memcpy(&h, p, 2);
+    return ac_f16_to_f32(h);
+}
+
+static void quantize_q8_0(const float *x, unsigned char *out, size_t n)
+{
+    for (size_t b = 0; b < n / AC_QK8_0; b++, x += AC_QK8_0, out += sizeof(ac_block_q8_0)) {
+        float amax = 0;
+        for (int i = 0; i < AC_QK8_0; i++) amax = fmaxf(amax, fabsf(x[i]));
+        float d = amax / 127.0f, id = d ? 1.0f / d : 0.0f;
+        uint16_t h = ac_f32_to_f16(d);
+        memcpy(out, &h, 2);
+        for (int i = 0; i < AC_QK8_0; i++) out[2 + i] = (unsigned char)(int8_t)lrintf(x[i] * id);
+    }
+}
+
+static void dequantize_q8_0(const unsigned char *p, float *out, size_t n)
+{
+    for (size_t b = 0; b < n / AC_QK8_0; b++, p += sizeof(ac_block_q8_0), out += AC_QK8_0) {
+        float d = f16_at(p);
+        for (int i = 0; i < AC_QK8_0; i++) out[i] = d * (float)(int8_t)p[2 + i];
+    }
+}
+
+/* sub-block J's 6-bit scale and min from a Q4_K block's scales[12] */
+static void q4_k_scale_min(const uint8_t *s, int j, int *sc, int *m)
+{
+    if (j < 4) {
+        *sc = s[j] & 63;
+        *m = s[j + 4] & 63;
+    } else {
+        *sc = (s[j + 4] & 15) | ((s[j - 4] >> 6) << 4);
+        *m = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+    }
+}
+
+static void dequantize_q4_k(const unsigned char *p, float *out, size_t n)
+{
+    for (size_t b = 0; b < n / AC_QK_K; b++, p += sizeof(ac_block_q4_k)) {
+        ac_block_q4_k blk;
+        memcpy(&blk, p, sizeof blk);
+        float d = ac_f16_to_f32(blk.d), dmin = ac_f16_to_f32(blk.dmin);
+        for (int pair = 0; pair < 4; pair++) {
+            const uint8_t *q = blk.qs + 32 * pair;
+            for (int half = 0; half < 2; half++) {
+                int sc, m;
+                q4_k_scale_min(blk.scales, 2 * pair + half, &sc, &m);
+                float a = d * (float)sc, c = dmin * (float)m;
+                for (int l = 0; l < 32; l++) *out++ = a * (float)(half ? q[l] >> 4 : q[l] & 15) - c;
+            }
+        }
+    }
+}
+
+static void dequantize_q6_k(const unsigned char *p, float *out, size_t n)
+{
+    for (size_t b = 0; b < n / AC_QK_K; b++, p += sizeof(ac_block_q6_k)) {
+        ac_block_q6_k blk;
+        memcpy(&blk, p, sizeof blk);
+        float d = ac_f16_to_f32(blk.d);
+        for (int h = 0; h < 2; h++, out += 128) {
+            const uint8_t *ql = blk.ql + 64 * h, *qh = blk.qh + 32 * h;
+            const int8_t *sc = blk.scales + 8 * h;
+            for (int l = 0; l < 32; l++) {
+                int is = l / 16;
+                int q1 = ((ql[l] & 15) | ((qh[l] & 3) << 4)) - 32;
+                int q2 = ((ql[l + 32] & 15) | (((qh[l] >> 2) & 3) << 4)) - 32;
+                int q3 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
+                int q4 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
+                out[l] = d * (float)sc[is] * (float)q1;
+                out[l + 32] = d * (float)sc[is + 2] * (float)q2;
+                out[l + 64] = d * (float)sc[is + 4] * (float)q3;
+                out[l + 96] = d * (float)sc[is + 6] * (float)q4;
+            }
+        }
+    }
+}
+
+int ac_quantize_row(ac_dtype t, const float *x, void *out, size_t n)
+{
+    unsigned char *o = out;
+    if (n % ac_dtype_block(t)) return -1;
+    switch (t) {
+    case AC_DTYPE_F32: memcpy(out, x, n * sizeof *x); return 0;
+    case AC_DTYPE_F16:
+    case AC_DTYPE_BF16:
+        for (size_t i = 0; i < n; i++) {
+            uint16_t h = t == AC_DTYPE_F16 ? ac_f32_to_f16(x[i]) : ac_f32_to_bf16(x[i]);
+            memcpy(o + 2 * i, &h, 2);
+        }
+        return 0;
+    case AC_DTYPE_Q8_0: quantize_q8_0(x, o, n); return 0;
+    default: return -1;
+    }
+}
+
+int ac_dequantize_row(ac_dtype t, const void *in, float *out, size_t n)
+{
+    const unsigned char *p = in;
+    if (n % ac_dtype_block(t)) return -1;
+    switch (t) {
+    case AC_DTYPE_F32: memcpy(out, in, n * sizeof *out); return 0;
+    case AC_DTYPE_F16:
+    case AC_DTYPE_BF16:
+        for (size_t i = 0; i < n; i++) {
+            uint16_t h;
+            memcpy(&h, p + 2 * i, 2);
+            out[i] = t == AC_DTYPE_F16 ? ac_f16_to_f32(h) : ac_bf16_to_f32(h);
+        }
+        return 0;
+    case AC_DTYPE_Q8_0: dequantize_q8_0(p, out, n); return 0;
+    case AC_DTYPE_Q4_K: dequantize_q4_k(p, out, n); return 0;
+    case AC_DTYPE_Q6_K: dequantize_q6_k(p, out, n); return 0;
+    default: return -1;
+    }
+}
