@@ -15,11 +15,12 @@
 #define AVX512_MAX_BYTES (1u << 20)
 
 static size_t row_bytes(const ac_mat *w) { return (size_t)ac_dtype_bytes(w->dtype, w->cols); }
+static int is_k_quant(const ac_mat *w) { return ac_dtype_block(w->dtype) == 256; }
 
 void ac_mat_rows(const ac_mat *w, size_t r0, size_t r1, float *out)
 {
-    /* f32 rows are a copy at every level */
-    if (w->dtype == AC_DTYPE_F32) ac_mat_rows_ref(w, r0, r1, out);
+    /* f32 rows are a copy at every level; the K-quants have only the scalar kernels */
+    if (w->dtype == AC_DTYPE_F32 || is_k_quant(w)) ac_mat_rows_ref(w, r0, r1, out);
     else ac_kernels()->mat_rows(w, r0, r1, out);
 }
 
@@ -37,6 +38,10 @@ static void stream_range(void *ctx, size_t n0, size_t n1)
 {
     const stream_job *j = ctx;
     const ac_kernel_table *k = ac_kernels();
+    if (is_k_quant(j->w)) {
+        ac_matmul_few_ref(j->x, j->w, j->bias, j->y, j->M, n0, n1);
+        return;
+    }
     if (j->M == 1 && j->w->dtype != AC_DTYPE_Q8_0 && j->w->rows * row_bytes(j->w) <= AVX512_MAX_BYTES)
         n0 = k->matmul_row16(j->x, j->w, j->bias, j->y, n0, n1);
     k->matmul_few(j->x, j->w, j->bias, j->y, j->M, n0, n1);
@@ -165,7 +170,7 @@ static void panel_range(void *ctx, size_t n0, size_t n1)
 static void many_range(void *ctx, size_t n0, size_t n1)
 {
     panel_job *j = ctx;
-    float *buf = j->w->dtype != AC_DTYPE_Q8_0 ? panel_get(AC_GEMM16_KC * AC_GEMM16_NR + 16) : NULL;
+    float *buf = ac_dtype_block(j->w->dtype) == 1 ? panel_get(AC_GEMM16_KC * AC_GEMM16_NR + 16) : NULL;
     if (buf) {
         float *pack = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
         n0 = ac_kernels()->gemm16(j->x, j->w, j->bias, j->y, j->M, n0, n1, pack);
