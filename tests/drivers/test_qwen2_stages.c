@@ -1,7 +1,8 @@
 /* The Qwen2 decoder against the PyTorch reference's dumps:
  *   test_qwen2_stages MODEL_DIR GOLDEN_DIR    parity (files of tests/ref/qwen2/qwen2_ref.py)
  *   test_qwen2_stages --load MODEL_DIR        loads only: prints the error, exit 3 on failure
- * Parity: logits at every position under teacher forcing, the KV-cached
+ * Parity: every layer's output (through the trace hook) and the logits at
+ * every position under teacher forcing, the KV-cached
  * steps against the full recomputation, greedy ids, ids sampled with the
  * reference's uniforms, the per-step log-probabilities, top-k 1 = greedy;
  * seeded sampling equal on 1 and 2 threads; a stop id ends the run; the
@@ -80,14 +81,56 @@ static double next_uniform(void *ctx)
     return *(*u)++;
 }
 
+/* The trace hook's "layer" outputs of one call, kept in order. */
+typedef struct {
+    float *data; /* [layers][L][hidden] */
+    size_t per_layer;
+    int layers, seen;
+} hidden_log;
+
+static void keep_layer(void *user, const char *name, int layer, const void *data, size_t bytes)
+{
+    hidden_log *h = user;
+    CHECK(strcmp(name, "layer") == 0 && layer == h->seen && layer < h->layers && bytes == h->per_layer * 4,
+          "trace: stage %s %d of %zu bytes, expected layer %d of %zu", name, layer, bytes, h->seen, h->per_layer * 4);
+    if (layer == h->seen && layer < h->layers && bytes == h->per_layer * 4)
+        memcpy(h->data + (size_t)layer * h->per_layer, data, bytes);
+    h->seen++;
+}
+
+/* Every layer's output of the teacher-forced pass against the reference's,
+ * so a divergence is found where it starts. */
+static void check_hidden(const hidden_log *h)
+{
+    size_t n = (size_t)h->layers * h->per_layer, got = 0;
+    float *want = malloc(n * sizeof *want);
+    FILE *f = open_golden("hidden_tf.bin", "rb");
+    if (f && want) got = fread(want, sizeof *want, n, f);
+    if (f) fclose(f);
+    CHECK(got == n && h->seen == h->layers, "hidden_tf.bin: %zu values, expected %zu; %d layers traced of %d", got, n,
+          h->seen, h->layers);
+    for (int l = 0; got == n && l < h->layers; l++) {
+        double d = row_diff(h->data + (size_t)l * h->per_layer, want + (size_t)l * h->per_layer, h->per_layer);
+        CHECK(d <= 1e-4, "layer %d: relative difference %.3g > 1e-4", l, d);
+        fprintf(stderr, "  layer %d output       max relative difference %.2e (tolerance 1e-4)\n", l, d);
+    }
+    free(want);
+}
+
 /* Logits at every position in one pass against the reference; returns them. */
 static float *teacher_forcing(const qwen2_model *m, const int *seq, int L, ac_arena *a)
 {
     size_t V = (size_t)m->cfg.vocab;
     float *got = malloc((size_t)L * V * sizeof *got), *want = malloc((size_t)L * V * sizeof *want);
     qwen2_session *s;
-    CHECK(qwen2_session_new(m, L, L, a, &s) == AC_OK && qwen2_forward(s, seq, L, 0, L, got) == AC_OK,
-          "teacher forcing: %s", ac_last_error());
+    hidden_log h = {.per_layer = (size_t)L * (size_t)m->cfg.hidden, .layers = m->cfg.layers};
+    h.data = malloc((size_t)h.layers * h.per_layer * sizeof *h.data);
+    CHECK(h.data && qwen2_session_new(m, L, L, a, &s) == AC_OK, "teacher forcing: %s", ac_last_error());
+    if (!h.data) return got;
+    qwen2_session_trace(s, &(ac_trace){.fn = keep_layer, .user = &h});
+    CHECK(qwen2_forward(s, seq, L, 0, L, got) == AC_OK, "teacher forcing: %s", ac_last_error());
+    check_hidden(&h);
+    free(h.data);
     FILE *f = open_golden("logits_tf.bin", "rb");
     size_t n = f ? fread(want, sizeof *want, (size_t)L * V, f) : 0;
     if (f) fclose(f);

@@ -3,7 +3,8 @@
  * the PyTorch reference:
  *   test_vevo2_whisper run MODEL STATS AUDIO.f32 T OUT_PREFIX
  *       writes OUT_PREFIX{mel,enc,feat}.f32: the log-mel [2*n_ctx][n_mels],
- *       the encoder output [n_ctx][d] and the normalized features [T][d];
+ *       the encoder output [n_ctx][d] and the normalized features [T][d],
+ *       and through the trace hook OUT_PREFIX{conv,layerN}.f32 [n_ctx][d];
  *       checks that 1 and 2 threads give the same encoder output within
  *       float rounding (1e-5)
  *   test_vevo2_whisper --load MODEL        prints the dims and the number of
@@ -30,6 +31,15 @@ static void dump(const char *prefix, const char *name, const float *x, size_t n)
     CHECK(write_file(p, x, n * sizeof *x) == 0, "%s: cannot write", p);
 }
 
+/* the trace hook: each stage to PREFIX<name>[<layer>].f32 */
+static void dump_stage(void *prefix, const char *name, int layer, const void *data, size_t bytes)
+{
+    char stage[64];
+    if (layer >= 0) snprintf(stage, sizeof stage, "%s%d", name, layer);
+    else snprintf(stage, sizeof stage, "%s", name);
+    dump(prefix, stage, data, bytes / sizeof(float));
+}
+
 static int run(const char *model, const char *stats_path, const char *audio, int T, const char *prefix)
 {
     whisper_encoder *m;
@@ -49,14 +59,15 @@ static int run(const char *model, const char *stats_path, const char *audio, int
     float *enc2 = malloc(E * sizeof *enc2), *feat = malloc((size_t)T * (size_t)m->cfg.d * sizeof *feat + 1);
     ac_arena a;
     ac_arena_init(&a, 1 << 20);
+    ac_trace trace = {.fn = dump_stage, .user = (void *)prefix};
     if (x && mel && enc && enc2 && feat) {
         CHECK(whisper_logmel(m, x, n, mel) == AC_OK, "log-mel: %s", ac_last_error());
         int before = ac_get_threads();
         ac_set_threads(1);
-        CHECK(whisper_encode(m, mel, &a, enc) == AC_OK, "encode: %s", ac_last_error());
+        CHECK(whisper_encode(m, mel, &trace, &a, enc) == AC_OK, "encode: %s", ac_last_error());
         ac_arena_reset(&a);
         ac_set_threads(2);
-        CHECK(whisper_encode_audio(m, x, n, &a, enc2) == AC_OK, "encode: %s", ac_last_error());
+        CHECK(whisper_encode_audio(m, x, n, NULL, &a, enc2) == AC_OK, "encode: %s", ac_last_error());
         ac_set_threads(before);
         /* OpenBLAS rounds an element differently where a thread's slice puts it */
         double d = max_rel_diff(enc, enc2, E);
@@ -104,7 +115,7 @@ static int bench(const char *model, int threads, int reps)
         double t0 = ac_now();
         CHECK(whisper_logmel(m, x, n, mel) == AC_OK, "log-mel: %s", ac_last_error());
         double t1 = ac_now();
-        CHECK(whisper_encode(m, mel, &a, enc) == AC_OK, "encode: %s", ac_last_error());
+        CHECK(whisper_encode(m, mel, NULL, &a, enc) == AC_OK, "encode: %s", ac_last_error());
         double t2 = ac_now();
         ac_arena_reset(&a);
         best_mel = t1 - t0 < best_mel ? t1 - t0 : best_mel;

@@ -113,7 +113,8 @@ def encoded(tiny, clips, whisper):
         state, dims = whisper_ref.load_state(model)
         mel_ref = whisper_ref.log_mel(x, dims["n_mels"], dims["n_audio_ctx"])
         mel_exact = whisper_ref.log_mel(x, dims["n_mels"], dims["n_audio_ctx"], torch.float64)
-        enc_ref = whisper_ref.encode(state, dims, mel_ref)
+        stages_ref = {}
+        enc_ref = whisper_ref.encode(state, dims, mel_ref, stages_ref)
         ck = torch.load(os.path.join(tiny, whisper_ref.STATS_DIR, "whisper_stats.pt"))
         T = len(x) // 320  # Vevo2's 50 Hz frames: 24 kHz samples / 480
         feat_ref = whisper_ref.features(enc_ref, T, ck["mean"].numpy(), ck["std"].numpy())
@@ -124,7 +125,8 @@ def encoded(tiny, clips, whisper):
         load = lambda s, shape: np.fromfile(prefix + s + ".f32", dtype="<f4").reshape(shape)  # noqa: E731
         return dict(mel=load("mel", (2 * dims["n_audio_ctx"], dims["n_mels"])), mel_exact=mel_exact,
                     mel_ref=mel_ref, enc=load("enc", enc_ref.shape), enc_ref=enc_ref,
-                    feat=load("feat", feat_ref.shape), feat_ref=feat_ref)
+                    feat=load("feat", feat_ref.shape), feat_ref=feat_ref,
+                    stages={s: (load(s, enc_ref.shape), v) for s, v in stages_ref.items()})
     return get
 
 
@@ -141,6 +143,19 @@ def test_parity(name, label, encoded):
     assert e_mel <= MEL_TOL, f"{label} {name}: log-mel differs by {e_mel:.3g} > {MEL_TOL}"
     assert e_enc <= ENC_TOL, f"{label} {name}: encoder output differs by {e_enc:.3g} (relative) > {ENC_TOL}"
     assert e_feat <= ENC_TOL, f"{label} {name}: features differ by {e_feat:.3g} (relative) > {ENC_TOL}"
+
+
+@pytest.mark.parametrize("name", CLIPS)
+def test_stages(name, encoded):
+    """Each stage the encoder hands to the trace hook (the convolutions, then
+    every block) within 1e-4 (relative) of the reference's, so a divergence
+    is found where it starts."""
+    stages = encoded("port folder F32", name)["stages"]
+    assert set(stages) == {"conv"} | {f"layer{i}" for i in range(whisper_ref.TINY_DIMS["n_audio_layer"])}
+    for s, (got, want) in stages.items():
+        e = rel(got, want)
+        print(f"{name} {s}: {e:.2e}")
+        assert e <= ENC_TOL, f"{name}: stage {s} differs by {e:.3g} (relative) > {ENC_TOL}"
 
 
 @pytest.mark.parametrize("a,b", SAME_WEIGHTS)

@@ -18,6 +18,7 @@ struct qwen2_session {
     ac_kv_cache cache;
     int *beam, *pos;         /* [max_rows]: every row is beam 0 */
     float *x, *n, *y, *scratch;
+    ac_trace trace;
 };
 
 static ac_ffn mlp(const qwen2_layer *L)
@@ -76,6 +77,8 @@ static ac_status check_call(const qwen2_session *s, const int *tokens, int n, in
     return AC_OK;
 }
 
+void qwen2_session_trace(qwen2_session *s, const ac_trace *t) { s->trace = t ? *t : (ac_trace){0}; }
+
 ac_status qwen2_forward(qwen2_session *s, const int *tokens, int n, int pos0, int n_out, float *logits)
 {
     AC_TRY(check_call(s, tokens, n, pos0, n_out));
@@ -97,6 +100,7 @@ ac_status qwen2_forward(qwen2_session *s, const int *tokens, int n, int pos0, in
         ac_ffn f = mlp(L);
         ac_ffn_forward(&f, s->n, R, s->y, s->scratch);
         ac_axpy(s->x, s->y, 1.0f, R * D);
+        ac_trace_put(&s->trace, "layer", l, s->x, R * D * sizeof *s->x);
     }
     if (pos0 + n > s->filled) s->filled = pos0 + n;
     const float *last = s->x + (R - (size_t)n_out) * D;

@@ -15,6 +15,7 @@
 
 #include "audioc.h"
 #include "base/arena.h"
+#include "base/trace.h"
 #include "io/weights.h"
 #include "nn/kv_cache.h"
 #include "nn/sampler.h"
@@ -76,6 +77,9 @@ ac_status qwen2_session_new(const qwen2_model *m, int cap, int max_rows, ac_aren
  * positions before POS0) and writes the logits [n_out][vocab] of the last
  * N_OUT positions: 1 after a prompt, n for teacher forcing. */
 ac_status qwen2_forward(qwen2_session *s, const int *tokens, int n, int pos0, int n_out, float *logits);
+/* Hands each call's "layer" outputs (f32 [n][hidden], the residual stream
+ * after block l) to T from now on; NULL stops. */
+void qwen2_session_trace(qwen2_session *s, const ac_trace *t);
 
 /* HF generate's options: the sampler's processors, the stop ids, the
  * length limits and the source of the draws. */

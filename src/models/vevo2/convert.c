@@ -95,7 +95,7 @@ ac_status vevo2_content_style_ids(vevo2_model *m, const float *x, int64_t n, int
     float *feat = ac_arena_floats(a, (size_t)T * wc->d);
     if (!x16 || !enc || !feat) return AC_ERR_NOMEM;
     AC_TRY(ac_sinc_resample(&m->to_whisper, x, n, a, x16));
-    AC_TRY(whisper_encode_audio(m->whisper, x16, (size_t)n16, a, enc));
+    AC_TRY(whisper_encode_audio(m->whisper, x16, (size_t)n16, NULL, a, enc));
     AC_TRY(whisper_features(wc, enc, T, m->stats, feat));
     double t1 = ac_now();
     t->whisper += t1 - t0;

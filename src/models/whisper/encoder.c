@@ -18,7 +18,8 @@ static ac_ffn mlp(const whisper_block *B)
     return (ac_ffn){.up = &B->fc1, .down = &B->fc2, .b_up = B->b_fc1, .b_down = B->b_fc2, .act = AC_ACT_GELU};
 }
 
-ac_status whisper_encode(const whisper_encoder *m, const float *mel, ac_arena *a, float *out)
+ac_status whisper_encode(const whisper_encoder *m, const float *mel, const ac_trace *trace, ac_arena *a,
+                         float *out)
 {
     const whisper_config *c = &m->cfg;
     size_t F = whisper_mel_frames(c), T = (size_t)c->n_ctx, D = (size_t)c->d;
@@ -37,6 +38,7 @@ ac_status whisper_encode(const whisper_encoder *m, const float *mel, ac_arena *a
     ac_conv1d_mat(&s2, x1, 1, F, &m->conv2_w, m->conv2_b, x, sc);
     ac_gelu(x, T * D);
     ac_axpy(x, m->pos, 1.0f, T * D);
+    ac_trace_put(trace, "conv", -1, x, T * D * sizeof *x);
     for (int l = 0; l < c->layers; l++) {
         const whisper_block *B = &m->block[l];
         ac_attn_weights w = {.wq = &B->wq, .wk = &B->wk, .wv = &B->wv, .wo = &B->wo, .bq = B->bq, .bv = B->bv,
@@ -48,17 +50,19 @@ ac_status whisper_encode(const whisper_encoder *m, const float *mel, ac_arena *a
         f = mlp(B);
         ac_ffn_forward(&f, n, T, y, sc);
         ac_axpy(x, y, 1.0f, T * D);
+        ac_trace_put(trace, "layer", l, x, T * D * sizeof *x);
     }
     ac_layernorm(x, out, T, D, m->ln_post_w, m->ln_post_b, LN_EPS);
     return AC_OK;
 }
 
-ac_status whisper_encode_audio(const whisper_encoder *m, const float *x, size_t n, ac_arena *a, float *out)
+ac_status whisper_encode_audio(const whisper_encoder *m, const float *x, size_t n, const ac_trace *trace,
+                               ac_arena *a, float *out)
 {
     float *mel = ac_arena_floats(a, whisper_mel_frames(&m->cfg) * (size_t)m->cfg.n_mels);
     if (!mel) return AC_ERR_NOMEM;
     AC_TRY(whisper_logmel(m, x, n, mel));
-    return whisper_encode(m, mel, a, out);
+    return whisper_encode(m, mel, trace, a, out);
 }
 
 ac_status whisper_features(const whisper_config *c, const float *enc, int T, const whisper_stats *stats, float *feat)

@@ -19,6 +19,7 @@
 #include "audio/mel.h"
 #include "audioc.h"
 #include "base/arena.h"
+#include "base/trace.h"
 #include "io/config.h"
 #include "io/weights.h"
 #include "tensor/mat.h"
@@ -79,10 +80,14 @@ size_t whisper_mel_frames(const whisper_config *c);
  * maximum, (x + 4) / 4. */
 ac_status whisper_logmel(const whisper_encoder *m, const float *x, size_t n, float *mel);
 
-/* OUT[n_ctx][d] = the encoder over MEL[2*n_ctx][n_mels]; scratch from A. */
-ac_status whisper_encode(const whisper_encoder *m, const float *mel, ac_arena *a, float *out);
+/* OUT[n_ctx][d] = the encoder over MEL[2*n_ctx][n_mels]; scratch from A.
+ * TRACE (may be NULL) receives "conv" (the convolutions' output plus the
+ * positions) and "layer" per block, each f32 [n_ctx][d]. */
+ac_status whisper_encode(const whisper_encoder *m, const float *mel, const ac_trace *trace, ac_arena *a,
+                         float *out);
 /* whisper_logmel then whisper_encode. */
-ac_status whisper_encode_audio(const whisper_encoder *m, const float *x, size_t n, ac_arena *a, float *out);
+ac_status whisper_encode_audio(const whisper_encoder *m, const float *x, size_t n, const ac_trace *trace,
+                               ac_arena *a, float *out);
 
 /* Feature normalization stats (Vevo2's whisper_stats: mean, std [d]). */
 typedef struct whisper_stats {

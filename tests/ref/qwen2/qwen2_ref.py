@@ -69,8 +69,9 @@ class Qwen2:
         rot = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
         return x * cos[None] + rot * sin[None]
 
-    def forward(self, ids):
-        """Logits [L][vocab] of every position of IDS."""
+    def forward(self, ids, hidden=None):
+        """Logits [L][vocab] of every position of IDS; HIDDEN, a list if given,
+        receives the residual stream after each layer (the C trace's "layer")."""
         t, L = self.t, len(ids)
         x = t["model.embed_tokens.weight"][torch.tensor(ids)]
         pos = torch.arange(L)
@@ -92,6 +93,8 @@ class Qwen2:
             mlp = lin("mlp.down_proj", torch.nn.functional.silu(lin("mlp.gate_proj", m, False))
                       * lin("mlp.up_proj", m, False), False)
             x = x + mlp
+            if hidden is not None:
+                hidden.append(x.numpy().copy())
         return self.rmsnorm(x, t["model.norm.weight"]) @ self.head.T
 
 
@@ -136,7 +139,9 @@ def main():
     seq = prompt + rng.integers(0, V, size=23).tolist()
     with open(os.path.join(out, "seq.txt"), "w") as f:
         f.write(f"{len(prompt)}\n{' '.join(map(str, seq))}\n")
-    model.forward(seq).numpy().astype("<f4").tofile(os.path.join(out, "logits_tf.bin"))
+    hidden = []
+    model.forward(seq, hidden).numpy().astype("<f4").tofile(os.path.join(out, "logits_tf.bin"))
+    np.stack(hidden).astype("<f4").tofile(os.path.join(out, "hidden_tf.bin"))
     g = model.gen
     stops = g["eos_token_id"] if isinstance(g["eos_token_id"], list) else [g["eos_token_id"]]
     greedy = {"penalty": 1.1, "min_new": MIN_NEW, "temperature": 0.0, "top_k": 0, "top_p": 1.0}

@@ -70,8 +70,9 @@ def log_mel(audio, n_mels=80, n_ctx=1500, dtype=torch.float32):
 
 
 # ---- encoder -------------------------------------------------------------------------
-def encode(state, dims, mel):
-    """OpenAI's AudioEncoder.forward in float32 over STATE (OpenAI names, numpy)."""
+def encode(state, dims, mel, stages=None):
+    """OpenAI's AudioEncoder.forward in float32 over STATE (OpenAI names, numpy);
+    STAGES, a dict if given, receives "conv" and "layer<i>" as the C trace names them."""
     t = {k: torch.from_numpy(np.asarray(v, np.float32)) for k, v in state.items() if k.startswith("encoder.")}
     g = lambda name: t["encoder." + name]  # noqa: E731
     d, H = dims["n_audio_state"], dims["n_audio_head"]
@@ -81,6 +82,8 @@ def encode(state, dims, mel):
     x = F.gelu(F.conv1d(x, g("conv2.weight"), g("conv2.bias"), stride=2, padding=1))
     x = x.permute(0, 2, 1) + g("positional_embedding")
     T = x.shape[1]
+    keep = (lambda name: stages.__setitem__(name, x[0].numpy().copy())) if stages is not None else (lambda name: None)
+    keep("conv")
     scale = dh ** -0.25
     for i in range(dims["n_audio_layer"]):
         b = lambda name: g(f"blocks.{i}.{name}")  # noqa: E731
@@ -93,6 +96,7 @@ def encode(state, dims, mel):
         x = x + F.linear(o, b("attn.out.weight"), b("attn.out.bias"))
         h = F.layer_norm(x, (d,), b("mlp_ln.weight"), b("mlp_ln.bias"), 1e-5)
         x = x + F.linear(F.gelu(F.linear(h, b("mlp.0.weight"), b("mlp.0.bias"))), b("mlp.2.weight"), b("mlp.2.bias"))
+        keep(f"layer{i}")
     x = F.layer_norm(x, (d,), g("ln_post.weight"), g("ln_post.bias"), 1e-5)
     return x[0].numpy()
 
