@@ -17,10 +17,18 @@ static float f16_at(const unsigned char *p)
  * the one quantization of weights and activations alike. */
 static float quantize_block_q8(const float *x, int8_t *q)
 {
+    /* written so that the compiler inlines and vectorizes it: a comparison
+     * for fmaxf (a NaN is passed over alike), and rounding to nearest even
+     * by adding and taking away 1.5 * 2^23 (exact for |v| < 2^22; here
+     * |v| <= 127) for lrintf */
+    const float round = 12582912.0f;
     float amax = 0;
-    for (int i = 0; i < AC_QK8_0; i++) amax = fmaxf(amax, fabsf(x[i]));
+    for (int i = 0; i < AC_QK8_0; i++) {
+        float a = fabsf(x[i]);
+        amax = a > amax ? a : amax;
+    }
     float d = amax / 127.0f, id = d ? 1.0f / d : 0.0f;
-    for (int i = 0; i < AC_QK8_0; i++) q[i] = (int8_t)lrintf(x[i] * id);
+    for (int i = 0; i < AC_QK8_0; i++) q[i] = (int8_t)(int32_t)((x[i] * id + round) - round);
     return d;
 }
 
