@@ -66,22 +66,12 @@ int main(int argc, char **argv)
     cpu_set_t set;
     int cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
     cores = cores > MAX_THREADS ? MAX_THREADS : cores;
-    /* the roofs, measured now on the machine as loaded as the products find it */
-    double roof[MAX_THREADS + 1][PEAK_KINDS], bw[MAX_THREADS + 1];
     float *buf = read_buffer(512);
     if (!buf) return 1;
-    printf("kernels at level %d\n\n| threads | f32 FMA G/s | bf16 dot G/s | int8 dot G/s | read GB/s |\n|---|---|---|---|---|\n",
-           ac_kernels_simd());
-    for (int t = 1; t <= cores; t++) {
-        for (int k = 0; k < PEAK_KINDS; k++) roof[t][k] = peak_gops(k, t);
-        ac_set_threads(t);
-        bw[t] = read_gbs(buf, 512, 5);
-        printf("| %d | %.1f | %.1f | %.1f | %.1f |\n", t, roof[t][PEAK_F32], roof[t][PEAK_BF16], roof[t][PEAK_INT8],
-               bw[t]);
-    }
-    free(buf);
-    printf("\n| M | N | K | weights | threads | ms | GFLOP/s | of its roof | weight GB/s | of read bandwidth |\n"
-           "|---|---|---|---|---|---|---|---|---|---|\n");
+    printf("kernels at level %d; the roofs as measured just before each product (a shared machine's\n"
+           "speed changes from second to second)\n\n", ac_kernels_simd());
+    printf("| M | N | K | weights | threads | ms | GFLOP/s | roof G/s | of roof | weight GB/s | read GB/s | of read |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     int n = argc > 1 ? (argc - 1) / 3 : (int)(sizeof def / sizeof *def);
     for (int i = 0; i < n; i++) {
         size_t M = argc > 1 ? (size_t)atol(argv[1 + 3 * i]) : def[i][0];
@@ -105,10 +95,11 @@ int main(int argc, char **argv)
             }
             for (int th = 1; th <= cores; th++) {
                 ac_set_threads(th);
+                double roof = peak_gops(roof_of(types[t]), th), bw = read_gbs(buf, 512, 3);
                 double sec = time_it(&j), gf = 2.0 * M * N * K / sec / 1e9, gbs = bytes / sec / 1e9;
-                printf("| %zu | %zu | %zu | %s | %d | %.3f | %.1f | %.2f of %s | %.1f | %.2f |\n", M, N, K,
-                       ac_dtype_name(types[t]), th, 1e3 * sec, gf, gf / roof[th][roof_of(types[t])],
-                       peak_name(roof_of(types[t])), gbs, gbs / bw[th]);
+                printf("| %zu | %zu | %zu | %s | %d | %.3f | %.1f | %.1f %s | %.2f | %.1f | %.1f | %.2f |\n", M, N, K,
+                       ac_dtype_name(types[t]), th, 1e3 * sec, gf, roof, peak_name(roof_of(types[t])), gf / roof, gbs,
+                       bw, gbs / bw);
                 fflush(stdout);
             }
             for (int c = 0; c < j.copies; c++) ac_free_aligned((void *)j.w[c].data);
@@ -116,5 +107,6 @@ int main(int argc, char **argv)
         }
         free(wf), free(j.x), free(j.y);
     }
+    free(buf);
     return 0;
 }
