@@ -4,7 +4,6 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "base/threadpool.h"
 #include "tensor/dispatch.h"
@@ -73,37 +72,40 @@ static void *scratch_get(int kind, size_t bytes)
 
 /* ---- the activations a product computes with ------------------------- */
 
+/* X as a product's kernels take it */
 typedef struct {
-    const float *x;       /* as given, or rounded to bf16 for BF16 weights */
-    ac_block_q8_act *xq;  /* quantized for Q8_0 weights, else NULL */
-    size_t K;
+    const float *x;            /* as given, or rounded to bf16 for BF16 weights */
+    const ac_block_q8_act *xq; /* quantized for Q8_0 weights, else NULL */
 } acts_job;
+
+typedef struct {
+    const float *x;
+    float *xr;           /* BF16: X rounded */
+    ac_block_q8_act *xq; /* Q8_0: X quantized */
+    size_t K;
+} acts_fill;
 
 static void acts_range(void *ctx, size_t m0, size_t m1)
 {
-    const acts_job *j = ctx;
-    if (j->xq) ac_quantize_q8_act(j->x + m0 * j->K, j->xq + m0 * (j->K / AC_QK8_0), (m1 - m0) * j->K);
-    else ac_round_bf16_act(j->x + m0 * j->K, (float *)j->x + m0 * j->K, (m1 - m0) * j->K);
+    const acts_fill *f = ctx;
+    if (f->xq) ac_quantize_q8_act(f->x + m0 * f->K, f->xq + m0 * (f->K / AC_QK8_0), (m1 - m0) * f->K);
+    else ac_round_bf16_act(f->x + m0 * f->K, f->xr + m0 * f->K, (m1 - m0) * f->K);
 }
 
-/* X[M][K] as products with weights of type T take it: J->x (rounded into
- * the calling thread's scratch for BF16) and J->xq (Q8_0). Returns -1 when
- * the scratch cannot be had. */
+/* X[M][K] as products with weights of type T take it, rounded or
+ * quantized into the calling thread's scratch. Returns -1 when the scratch
+ * cannot be had. */
 static int acts_prepare(const float *x, size_t M, size_t K, ac_dtype t, acts_job *j)
 {
-    *j = (acts_job){x, NULL, K};
+    *j = (acts_job){x, NULL};
     if (t != AC_DTYPE_BF16 && t != AC_DTYPE_Q8_0) return 0;
     size_t bytes = t == AC_DTYPE_BF16 ? M * K * sizeof *x : M * (K / AC_QK8_0) * sizeof *j->xq;
     void *buf = scratch_get(SCRATCH_ACTS, bytes ? bytes : 1);
     if (!buf) return -1;
-    acts_job fill = {x, t == AC_DTYPE_Q8_0 ? buf : NULL, K};
-    if (t == AC_DTYPE_BF16) { /* round in place after a copy: one buffer, one pass per row */
-        memcpy(buf, x, M * K * sizeof *x);
-        fill.x = buf;
-    }
-    if (M * K < 100000) acts_range(&fill, 0, M);
-    else ac_parallel_for(M, 1, acts_range, &fill);
-    *j = fill;
+    acts_fill f = {x, t == AC_DTYPE_BF16 ? buf : NULL, t == AC_DTYPE_Q8_0 ? buf : NULL, K};
+    if (M * K < 100000) acts_range(&f, 0, M);
+    else ac_parallel_for(M, 1, acts_range, &f);
+    *j = (acts_job){f.xr ? f.xr : x, f.xq};
     return 0;
 }
 
