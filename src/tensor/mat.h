@@ -1,13 +1,15 @@
 /* The matrix product of the library, Y = X . W^T + bias, with W a weight
  * matrix used where it lies: a Linear weight [rows][cols] in the
- * checkpoint's own type (f32, f16, bf16, q8_0 blocks along a row), read
- * straight from the memory-mapped file, or any f32 array (ac_mat_f32).
- * Large f32 products run on OpenBLAS. Others convert on the fly:
- * few rows of input (decoding) read every weight once per call, so the
- * narrow types halve or quarter the bytes that bound the speed; many rows
- * (encoders, a prompt's prefill) run our own packed GEMM with AVX-512,
- * which converts 16-bit weights as it packs them, and otherwise convert the
- * weights a panel at a time for f32 products. */
+ * checkpoint's own type (f32, f16, bf16, q8_0 and the K-quants' blocks
+ * along a row), read straight from the memory-mapped file, or any f32
+ * array (ac_mat_f32). Large f32 products run on OpenBLAS. Others convert
+ * on the fly: few rows of input (decoding) read every weight once per
+ * call, so the narrow types halve or quarter the bytes that bound the
+ * speed; many rows (encoders, a prompt's prefill) run our own packed GEMMs
+ * where the level has one (AVX-512 converts 16-bit weights to f32 as it
+ * packs them; AVX512_BF16 packs bf16 pairs for vdpbf16ps, AVX512_VNNI
+ * int8 quads for vpdpbusd), and otherwise convert the weights a panel at a
+ * time for f32 products (Q8_0's go to the level's int8 kernel). */
 #ifndef AC_TENSOR_MAT_H
 #define AC_TENSOR_MAT_H
 
