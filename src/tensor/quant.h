@@ -51,6 +51,22 @@ _Static_assert(sizeof(ac_block_q8_0) == 34, "Q8_0 block is 34 bytes");
 _Static_assert(sizeof(ac_block_q4_k) == 144, "Q4_K block is 144 bytes");
 _Static_assert(sizeof(ac_block_q6_k) == 210, "Q6_K block is 210 bytes");
 
+/* Activations as products with Q8_0 weights take them: per block of 32
+ * values, d = amax / 127 in f32, qs = x * (1/d) rounded to nearest even,
+ * and sum = the sum of qs (for kernels that offset the int8 operand by
+ * 128 to make it unsigned). */
+typedef struct ac_block_q8_act {
+    float d;
+    int32_t sum;
+    int8_t qs[AC_QK8_0];
+} ac_block_q8_act;
+
+/* N values of X (N a multiple of 32) as N/32 activation blocks. */
+void ac_quantize_q8_act(const float *x, ac_block_q8_act *out, size_t n);
+/* N values of X rounded to bf16 (nearest even) and widened back to f32, as
+ * products with BF16 weights take activations. */
+void ac_round_bf16_act(const float *x, float *out, size_t n);
+
 /* N values of X into type T (F32, F16, BF16, Q8_0, and the K-quants once
  * they are written), N a multiple of T's block. Returns 0, or -1 for a type
  * it cannot write. */
