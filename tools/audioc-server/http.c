@@ -85,6 +85,7 @@ static enum MHD_Result send_reply(request *q, reply *r)
         MHD_create_response_from_buffer(r->body.len, r->body.data ? r->body.data : (void *)"", MHD_RESPMEM_MUST_COPY);
     if (!resp) return MHD_NO;
     add_common_headers(q, resp, r->content_type);
+    for (const char *const *h = r->headers; h && *h; h += 2) MHD_add_response_header(resp, h[0], h[1]);
     /* an answer before the body was read: the rest of the body is not read, so the connection cannot go on */
     if (q->has_body && r == &q->early) MHD_add_response_header(resp, "Connection", "close");
     if (r->status == 405 && q->route) {
@@ -265,6 +266,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         q->method = method;
         q->url = url;
         q->t0 = ac_now();
+        q->ctx.if_none_match = header(c, "If-None-Match");
         admit(q, url, method);
         /* a refusal is answered at once, before any body is read: the
          * connection is closed after it (see send_reply) */
