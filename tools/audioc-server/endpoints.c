@@ -42,13 +42,24 @@ void endpoint_health(job *j)
     r->content_type = "application/json";
 }
 
-/* A model object as OpenAI's /v1/models lists it, plus family and task. */
+/* A model object as OpenAI's /v1/models lists it, plus family and task
+ * (and a voice model's routes). */
 static void write_model(FILE *f, const served_model *m)
 {
     fputs("{\"id\":", f);
     json_string(f, m->id);
-    fprintf(f, ",\"object\":\"model\",\"created\":0,\"owned_by\":\"audio.c\",\"family\":\"%s\",\"task\":\"%s\"}",
+    fprintf(f, ",\"object\":\"model\",\"created\":0,\"owned_by\":\"audio.c\",\"family\":\"%s\",\"task\":\"%s\"",
             m->family, ac_task_name(m->task));
+    const char *const *routes = m->task == AC_TASK_VOICE ? ac_voice_routes(m->model) : NULL;
+    if (routes) {
+        fputs(",\"routes\":[", f);
+        for (int i = 0; routes[i]; i++) {
+            if (i) fputc(',', f);
+            json_string(f, routes[i]);
+        }
+        fputc(']', f);
+    }
+    fputc('}', f);
 }
 
 void endpoint_models(job *j)
