@@ -31,6 +31,7 @@ typedef struct {
     reply early;        /* an answer decided before the body was read */
     job job;
     int submitted;
+    int streaming;      /* its events are being sent */
 } request;
 
 static atomic_int in_flight;   /* requests begun and not yet completed */
@@ -183,6 +184,7 @@ static enum MHD_Result start_stream(request *q)
     enum MHD_Result ok = MHD_queue_response(q->conn, 200, resp);
     MHD_destroy_response(resp);
     log_request(q, 200);
+    q->streaming = 1;
     return ok;
 }
 
@@ -293,6 +295,9 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
     request *q = *con_cls;
     if (!q) return;
     if (q->submitted) {
+        /* a stream cut short by its client (the job is stopped below): logged again as 499 */
+        if (q->streaming && toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && toe != MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN)
+            log_request(q, 499);
         atomic_store(&q->job.cancelled, JOB_CLIENT_GONE);
         while (queue_wait(&q->job, JOB_DONE, NULL, 1.0) != JOB_DONE) {
         }

@@ -9,7 +9,7 @@
 
 #define CSP                                                                                                 \
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; media-src 'self' blob:; "     \
-    "connect-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
+    "connect-src 'self' blob:; form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
 
 static const struct {
     const char *ext, *type;

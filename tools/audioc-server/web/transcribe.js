@@ -124,6 +124,7 @@ export function initTranscribe() {
     transcript = null;
     downloads.forEach((b) => { b.disabled = true; });
     list.replaceChildren();
+    list.dataset.state = "streaming";
     result.hidden = false;
     const duration = Number.isFinite(audio.duration) ? audio.duration : 0;
     await task.run(`Sending ${file.name}…`, async (signal) => {
@@ -138,6 +139,7 @@ export function initTranscribe() {
         }
       });
       if (!transcript) throw new Error("the stream ended before the transcription was done");
+      list.dataset.state = "done";
       showTranscript(transcript);
       downloads.forEach((b) => { b.disabled = false; });
     });
