@@ -59,7 +59,7 @@ async function waitForFile(dir, name) {
 }
 
 const served = (page) => page.waitForFunction(
-  () => /model/.test(document.getElementById("served").textContent), { timeout: TIMEOUT });
+  () => /^\d+ models?:/.test(document.getElementById("served").textContent), { timeout: TIMEOUT });
 
 // Transcribes FILE on PAGE; returns what the page shows when done (or its error).
 async function transcribe(page, file) {
@@ -148,9 +148,14 @@ const scenarios = {
     const { page } = await open(cfg.base);
     await served(page);
     await (await page.$("#t-file")).uploadFile(cfg.files.long);
+    await page.evaluate(() => {   // the slowest settings: the work lasts long enough to be cancelled
+      document.getElementById("t-vad").value = "false";
+      document.getElementById("t-beam").value = "16";
+    });
     await page.click("#t-go");
     await sleep(cfg.cancel_after_ms || 1500);
     const running = await page.evaluate(() => !document.getElementById("t-cancel").disabled);
+    const clicked = Date.now();
     await page.click("#t-cancel");
     await page.waitForFunction(() => document.getElementById("t-cancel").disabled);
     const out = await page.evaluate(() => ({
@@ -160,7 +165,7 @@ const scenarios = {
     }));
     await shot(page, "desktop-cancelled");
     await page.close();
-    return { running, ...out };
+    return { running, clicked_ms: clicked, ...out };
   },
 
   // the microphone (Chromium's fake capture device playing a file)
