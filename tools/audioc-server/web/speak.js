@@ -11,7 +11,8 @@ const $ = (id) => document.getElementById(id);
 const RATE = 24000;   // Vevo2's rate: what response_format=pcm carries
 const TYPES = { wav: "audio/wav", flac: "audio/flac", mp3: "audio/mpeg", opus: "audio/ogg", pcm: "audio/pcm" };
 
-// Min and max of SAMPLES per pixel column of CANVAS.
+// Min and max of SAMPLES per pixel column of CANVAS, scaled to the peak
+// (quiet speech still shows its shape).
 export function drawWave(canvas, samples) {
   const w = canvas.width = Math.max(1, Math.round(canvas.clientWidth * (window.devicePixelRatio || 1)));
   const h = canvas.height;
@@ -19,13 +20,16 @@ export function drawWave(canvas, samples) {
   g.clearRect(0, 0, w, h);
   g.fillStyle = getComputedStyle(canvas).color;
   const per = Math.max(1, Math.ceil(samples.length / w));
+  let peak = 1e-4;
+  for (let i = 0; i < samples.length; i++) peak = Math.max(peak, Math.abs(samples[i]));
+  const gain = 0.95 / peak;
   for (let x = 0; x * per < samples.length; x++) {
     let lo = 1, hi = -1;
     for (let i = x * per; i < Math.min(samples.length, (x + 1) * per); i++) {
       lo = Math.min(lo, samples[i]);
       hi = Math.max(hi, samples[i]);
     }
-    const y0 = Math.round((1 - hi) * h / 2), y1 = Math.round((1 - lo) * h / 2);
+    const y0 = Math.round((1 - hi * gain) * h / 2), y1 = Math.round((1 - lo * gain) * h / 2);
     g.fillRect(x, y0, 1, Math.max(1, y1 - y0));
   }
 }
@@ -51,6 +55,11 @@ export function initSpeak() {
     link.download = `speech.${ext}`;
     link.textContent = `Download ${ext.toUpperCase()}`;
   }
+
+  // streamed speech is 16-bit PCM, kept as WAV: the format is for the whole answer only
+  const formatChoice = () => { $("s-format").disabled = $("s-stream").checked; };
+  $("s-stream").addEventListener("change", formatChoice);
+  formatChoice();
 
   $("s-form").addEventListener("submit", async (e) => {
     e.preventDefault();
