@@ -24,7 +24,8 @@ person would use the page. One browser run covers every scenario (about
   panels chosen with the arrow keys), every field has a label;
 - a phone's screen (375x667): no panel scrolls sideways.
 Screenshots of each state: WORK/test_web/screenshots (desktop-*.png, phone-*.png).
-Skipped, with the reason, where Chromium or puppeteer-core is not installed."""
+The browser tests are skipped, with the reason, where Chromium or
+puppeteer-core is not installed (the HTTP ones still run)."""
 import base64
 import json
 import os
@@ -59,15 +60,7 @@ def chromium():
 @pytest.fixture(scope="module")
 def files(server_work, audioc):
     """The clips under WORK, and the tiny Vevo2 package."""
-    browser = chromium()
-    if not browser:
-        pytest.skip("no Chromium: install Debian's chromium (scripts/setup.sh) to test the web page in a browser")
-    if not os.path.isdir(os.path.join(NODE_DIR, "node_modules", "puppeteer-core")):
-        msg = "puppeteer-core is not installed (tests/node/node_modules: run scripts/setup.sh)"
-        if os.environ.get("CI"):
-            pytest.fail(msg)
-        pytest.skip(msg)
-    testenv.require_tools("node", "espeak-ng", "sox")
+    testenv.require_tools("espeak-ng", "sox")
     w = lambda name: os.path.join(server_work, name)  # noqa: E731
     sh("espeak-ng", "-v", "da", "-w", w("raw1.wav"), "Hej med dig, hvordan går det i dag?")
     sh("espeak-ng", "-v", "da", "-w", w("raw2.wav"), "Vejret er godt, og solen skinner over byen.")
@@ -81,7 +74,7 @@ def files(server_work, audioc):
     sh("sox", "-D", w("voice22.wav"), "-r", "24000", "-b", "16", w("voice.wav"), "trim", "0", "3.3")
     with open(w("notes.wav"), "w") as f:
         f.write("not audio\n" * 50)
-    return {"chromium": browser, "vevo2": packages.vevo2("F32", seed=21), "path": w}
+    return {"vevo2": packages.vevo2("F32", seed=21), "path": w}
 
 
 @pytest.fixture(scope="module")
@@ -101,13 +94,22 @@ def servers(files):
 @pytest.fixture(scope="module")
 def page(files, servers, server_work):
     """What the browser saw in each scenario (one run of web_page.js)."""
+    browser = chromium()
+    if not browser:
+        pytest.skip("no Chromium: install Debian's chromium (scripts/setup.sh) to test the web page in a browser")
+    if not os.path.isdir(os.path.join(NODE_DIR, "node_modules", "puppeteer-core")):
+        msg = "puppeteer-core is not installed (tests/node/node_modules: run scripts/setup.sh)"
+        if os.environ.get("CI"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+    testenv.require_tools("node")
     main, keyed = servers
     p = files["path"]
     shots, downloads = os.path.join(server_work, "screenshots"), os.path.join(server_work, "downloads")
     for d in (shots, downloads):
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
-    cfg = {"chromium": files["chromium"], "base": f"http://127.0.0.1:{main.port}/",
+    cfg = {"chromium": browser, "base": f"http://127.0.0.1:{main.port}/",
            "key_base": f"http://127.0.0.1:{keyed.port}/", "key": KEY, "shots": shots, "downloads": downloads,
            "timeout_ms": 60000 * ts.SLOW, "cancel_after_ms": 1000, "record_ms": 1500,
            "files": {"speech": p("speech.wav"), "bad": p("notes.wav"), "long": p("long.wav"),
