@@ -27,6 +27,7 @@ Screenshots of each state: WORK/test_web/screenshots (desktop-*.png, phone-*.png
 The browser tests are skipped, with the reason, where Chromium or
 puppeteer-core is not installed (the HTTP ones still run)."""
 import base64
+import gzip
 import json
 import os
 import shutil
@@ -159,6 +160,13 @@ def test_files_served(servers, start_server):
         r = request(main.port, "GET", f"/web/{name}")
         assert r.status == 200 and r.header("content-type") == ctype and r.header("etag") and len(r.body) > 0, (
                 f"GET /web/{name}: {ctype} with an ETag ({r!r})")
+    plain = request(main.port, "GET", "/web/app.js")
+    z = request(main.port, "GET", "/web/app.js", headers={"Accept-Encoding": "gzip, deflate"})
+    assert (z.status == 200 and z.header("content-encoding") == "gzip" and gzip.decompress(z.body) == plain.body
+            and len(z.body) < len(plain.body) and z.header("etag") != plain.header("etag")
+            and "Accept-Encoding" in z.header("vary")), f"GET /web/app.js, Accept-Encoding gzip: compressed ({z!r})"
+    r = request(main.port, "GET", "/web/app.js", headers={"Accept-Encoding": "gzip;q=0"})
+    assert r.header("content-encoding") == "" and r.body == plain.body, "Accept-Encoding gzip;q=0: not compressed"
     r = request(main.port, "GET", "/web/missing.js")
     assert r.status == 404 and (r.json() or {}).get("error"), f"GET /web/missing.js: 404 in OpenAI's shape ({r!r})"
     r = request(main.port, "POST", "/", b"x")

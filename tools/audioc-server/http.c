@@ -269,6 +269,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         q->url = url;
         q->t0 = ac_now();
         q->ctx.if_none_match = header(c, "If-None-Match");
+        q->ctx.accept_encoding = header(c, "Accept-Encoding");
         admit(q, url, method);
         /* a refusal is answered at once, before any body is read: the
          * connection is closed after it (see send_reply) */

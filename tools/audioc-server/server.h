@@ -128,6 +128,7 @@ typedef struct {
     const form *form;          /* the fields of a multipart body, else NULL */
     const buffer *json;        /* a JSON body as received, else NULL */
     const char *if_none_match; /* the If-None-Match header, or NULL */
+    const char *accept_encoding;   /* the Accept-Encoding header, or NULL */
 } request_ctx;
 
 /* A request's work: answered at once on the connection's thread, or queued
