@@ -312,6 +312,17 @@ const scenarios = {
     return out;
   },
 
+  // behind a reverse proxy at a sub-path: every request stays under it
+  async subpath() {
+    const { page, seen } = await open(cfg.sub_base);
+    await served(page);
+    const out = await transcribe(page, cfg.files.speech);
+    await page.close();
+    const prefix = new URL(cfg.sub_base).pathname;
+    const outside = seen.requests.filter((u) => u.startsWith("http") && !new URL(u).pathname.startsWith(prefix));
+    return { ...out, outside, console_errors: seen.console_errors };
+  },
+
   // a phone's screen: no horizontal scrolling on any panel
   async phone() {
     const { page } = await open(cfg.base, PHONE);

@@ -22,16 +22,21 @@ person would use the page. One browser run covers every scenario (about
   message, again after a wrong key, and keeps the right one;
 - keyboard only: Tab reaches every control of each panel in order (the
   panels chosen with the arrow keys), every field has a label;
-- a phone's screen (375x667): no panel scrolls sideways.
+- a phone's screen (375x667): no panel scrolls sideways;
+- behind a reverse proxy at a sub-path (/audioc/): it loads and transcribes,
+  and no request leaves the sub-path.
 Screenshots of each state: WORK/test_web/screenshots (desktop-*.png, phone-*.png).
 The browser tests are skipped, with the reason, where Chromium or
 puppeteer-core is not installed (the HTTP ones still run)."""
 import base64
 import gzip
+import http.client
+import http.server
 import json
 import os
 import shutil
 import subprocess
+import threading
 import time
 
 import pytest
@@ -48,7 +53,8 @@ KEY = "sekret-web"
 VOICE_TEXT = "Please call Stella and ask her to bring these things."
 SPEAK = {"input": "Good morning to you.", "voice": "alice", "seed": 5, "steps": 8, "max_tokens": 30}
 SCENARIOS = ["load", "transcribe_file", "bad_file", "cancel", "microphone", "speak", "convert", "api_key",
-             "keyboard", "phone"]
+             "keyboard", "phone", "subpath"]
+PREFIX = "/audioc"   # the sub-path of the proxy
 
 
 def chromium():
@@ -92,8 +98,57 @@ def servers(files):
     keyed.stop()
 
 
+class Proxy(http.server.BaseHTTPRequestHandler):
+    """A reverse proxy as nginx's `location /audioc/ { proxy_pass http://server/; }`:
+    PREFIX/PATH to the server's /PATH, answers passed on as they come."""
+    upstream = None
+
+    def log_message(self, *args):
+        pass
+
+    def forward(self):
+        if self.path == PREFIX:
+            self.send_response(301)
+            self.send_header("Location", PREFIX + "/")
+            self.end_headers()
+            return
+        if not self.path.startswith(PREFIX + "/"):
+            self.send_error(404)
+            return
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        up = http.client.HTTPConnection("127.0.0.1", self.upstream, timeout=ts.HTTP_TIMEOUT)
+        hop = {"connection", "keep-alive", "transfer-encoding", "host", "content-length"}
+        up.request(self.command, self.path[len(PREFIX):], body=body,
+                   headers={k: v for k, v in self.headers.items() if k.lower() not in hop})
+        r = up.getresponse()
+        self.send_response(r.status)
+        for k, v in r.getheaders():
+            if k.lower() not in hop:
+                self.send_header(k, v)
+        self.send_header("Connection", "close")
+        self.end_headers()
+        try:
+            while chunk := r.read1(65536):
+                self.wfile.write(chunk)
+                self.wfile.flush()
+        except OSError:
+            pass
+        up.close()
+
+    do_GET = do_POST = do_HEAD = forward
+
+
 @pytest.fixture(scope="module")
-def page(files, servers, server_work):
+def proxy(servers):
+    Proxy.upstream = servers[0].port
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}{PREFIX}/"
+    srv.shutdown()
+
+
+@pytest.fixture(scope="module")
+def page(files, servers, server_work, proxy):
     """What the browser saw in each scenario (one run of web_page.js)."""
     browser = chromium()
     if not browser:
@@ -111,7 +166,7 @@ def page(files, servers, server_work):
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
     cfg = {"chromium": browser, "base": f"http://127.0.0.1:{main.port}/",
-           "key_base": f"http://127.0.0.1:{keyed.port}/", "key": KEY, "shots": shots, "downloads": downloads,
+           "key_base": f"http://127.0.0.1:{keyed.port}/", "sub_base": proxy, "key": KEY, "shots": shots, "downloads": downloads,
            "timeout_ms": 60000 * ts.SLOW, "cancel_after_ms": 1000, "record_ms": 1500,
            "files": {"speech": p("speech.wav"), "bad": p("notes.wav"), "long": p("long.wav"),
                      "source": p("voice.wav"), "microphone": p("clip.wav")},
@@ -338,3 +393,12 @@ def test_phone(page):
     res = scenario(page, "phone")
     for panel in ("transcribe", "speak", "convert"):
         assert res.get(panel) == 0, f"{panel} on a 375 px wide phone: {res.get(panel)} px of sideways scrolling"
+
+
+def test_subpath(page):
+    res = scenario(page, "subpath")
+    assert res.get("error") is None and len(res.get("segments", [])) == 2, (
+            f"behind a proxy at {PREFIX}/: the page lists the models and transcribes ({res})")
+    assert res.get("outside") == [] and res.get("console_errors") == [], (
+            f"behind a proxy at {PREFIX}/: no request leaves the sub-path ({res.get('outside')}, "
+            f"{res.get('console_errors')})")
