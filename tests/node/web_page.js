@@ -97,6 +97,9 @@ const scenarios = {
       voices: [...document.querySelectorAll("#s-voice option")].map((o) => o.value),
       speak_routes: [...document.querySelectorAll("#s-route option")].map((o) => o.value),
       convert_routes: [...document.querySelectorAll("#c-route option")].map((o) => o.value),
+      // what is hidden is not shown: no progress, error or result before a request
+      shown_hidden: [...document.querySelectorAll("[hidden]")].filter((e) => getComputedStyle(e).display !== "none")
+        .map((e) => e.id),
     }));
     await shot(page, "desktop-load");
     await page.close();
@@ -126,7 +129,8 @@ const scenarios = {
       });
     }
     await shot(page, "desktop-transcribed");
-    await page.setViewport(PHONE);
+    // a phone's width (isMobile would reload the page and lose the transcript)
+    await page.setViewport({ width: PHONE.width, height: PHONE.height, deviceScaleFactor: 2 });
     out.phone_overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     await shot(page, "phone-transcribed");
     await page.close();

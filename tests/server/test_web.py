@@ -266,6 +266,7 @@ def test_page_loads(page):
     assert res.get("console_errors") == [] and res.get("page_errors") == [], (
             f"the page loads without console errors: {res.get('console_errors')} {res.get('page_errors')}")
     assert res.get("external") == [], f"the page fetches nothing from elsewhere: {res.get('external')}"
+    assert res.get("shown_hidden") == [], f"hidden parts are not shown: {res.get('shown_hidden')}"
     assert res.get("asr_models") == ["hviske"] and res.get("voices") == ["alice", "bob"], (
             f"the served models and voices are listed: {res}")
     assert "zero_shot_tts" in res.get("speak_routes", []) and "style_preserved_vc" in res.get("convert_routes", []), (

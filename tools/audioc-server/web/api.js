@@ -4,6 +4,8 @@
 // events read from a fetch body as they come.
 
 const KEY = "audioc.apiKey";
+let memoryKey = "";   // where storage is refused, the key lasts as long as the page
+let onUnauthorized = () => {};
 
 export function apiKey() {
   try { return localStorage.getItem(KEY) || ""; } catch { return ""; }
@@ -13,12 +15,9 @@ export function setApiKey(key) {
   try {
     if (key) localStorage.setItem(KEY, key);
     else localStorage.removeItem(KEY);
-  } catch { /* storage refused: the key lasts as long as the page */ }
+  } catch { /* storage refused: memoryKey keeps it */ }
   memoryKey = key;
 }
-
-let memoryKey = "";
-let onUnauthorized = () => {};
 
 // F(message) is called when the server answers 401: the page asks for a key.
 export function whenUnauthorized(f) { onUnauthorized = f; }
