@@ -224,6 +224,54 @@ const scenarios = {
     return { ...out, console_errors: seen.console_errors, page_errors: seen.page_errors };
   },
 
+  // word timestamps: each word its own span, marked while it plays
+  async words() {
+    const { page } = await open(cfg.base);
+    await served(page);
+    await page.evaluate(() => { document.getElementById("t-words").checked = true; });
+    const out = await transcribe(page, cfg.files.speech);
+    out.words = await page.evaluate(() => [...document.querySelectorAll("#t-segments .word")].map((w) => ({
+      word: w.textContent, start: Number(w.dataset.start), end: Number(w.dataset.end) })));
+    out.marked = await page.evaluate(async () => {
+      const a = document.getElementById("t-audio");
+      const w = document.querySelectorAll("#t-segments .word")[1];
+      if (!w) return null;
+      a.muted = true;
+      a.currentTime = (Number(w.dataset.start) + Number(w.dataset.end)) / 2;
+      await new Promise((r) => a.addEventListener("seeked", r, { once: true }));
+      return [...document.querySelectorAll("#t-segments .word.current")].map((e) => e.textContent);
+    });
+    await shot(page, "desktop-words");
+    await page.close();
+    return out;
+  },
+
+  // a recording from the (fake) microphone in a served voice
+  async convert_recording() {
+    const { page } = await open(`${cfg.base}#convert`);
+    await served(page);
+    await page.click("#c-record");
+    await sleep(cfg.record_ms || 1500);
+    await page.click("#c-record");
+    await page.waitForFunction(() => /recorded/.test(document.getElementById("c-record-time").textContent));
+    await page.evaluate((opt) => {
+      document.getElementById("c-voice").value = opt.voice;
+      for (const [k, v] of Object.entries(opt.fields)) document.getElementById(k).value = String(v);
+    }, cfg.convert);
+    await page.click("#c-go");
+    await page.waitForFunction(() => !document.getElementById("c-error").hidden ||
+      !document.getElementById("c-result").hidden, { timeout: TIMEOUT });
+    const out = await page.evaluate(async () => {
+      const err = document.getElementById("c-error");
+      if (!err.hidden) return { error: err.textContent };
+      const bytes = await (await fetch(document.getElementById("c-download").href)).arrayBuffer();
+      const decoded = await new OfflineAudioContext(1, 1, 24000).decodeAudioData(bytes);
+      return { duration: decoded.duration, name: document.getElementById("c-download").download };
+    });
+    await page.close();
+    return out;
+  },
+
   // a recording in a served voice
   async convert() {
     const { page } = await open(`${cfg.base}#convert`);

@@ -11,13 +11,15 @@ person would use the page. One browser run covers every scenario (about
   streamed, with their times; the TXT, SRT and VTT downloads are audioc
   transcribe's, the JSON download the server's verbose_json; playback marks
   the segment being played;
+- word timestamps: a span per word with the server's times, the one playing marked;
 - a file that is not audio: the server's message on the page;
 - Cancel: the browser aborts the request and the server logs the hang-up (499);
 - the microphone (Chromium's fake capture device playing a clip): recorded
   as WebM, sent and transcribed;
 - speech with the tiny Vevo2 package, streamed (played as it comes) and not:
   the audio decodes in the page, and its download is /v1/audio/speech's
-  bytes for the same seed; a conversion's download is /v1/audio/conversions';
+  bytes for the same seed; a conversion's download is /v1/audio/conversions',
+  and a recording from the microphone converts too;
 - a server with --api-key: the page asks for the key with the server's 401
   message, again after a wrong key, and keeps the right one;
 - keyboard only: Tab reaches every control of each panel in order (the
@@ -52,8 +54,8 @@ VAD = os.path.join(testenv.ROOT, "models", "silero-vad", "silero_vad_16k.safeten
 KEY = "sekret-web"
 VOICE_TEXT = "Please call Stella and ask her to bring these things."
 SPEAK = {"input": "Good morning to you.", "voice": "alice", "seed": 5, "steps": 8, "max_tokens": 30}
-SCENARIOS = ["load", "transcribe_file", "bad_file", "cancel", "microphone", "speak", "convert", "api_key",
-             "keyboard", "phone", "subpath"]
+SCENARIOS = ["load", "transcribe_file", "words", "bad_file", "cancel", "microphone", "speak", "convert",
+             "convert_recording", "api_key", "keyboard", "phone", "subpath"]
 PREFIX = "/audioc"   # the sub-path of the proxy
 
 
@@ -301,6 +303,17 @@ def test_transcribe_file(page, files, servers, audioc):
             f"no console errors, nothing fetched elsewhere: {res.get('console_errors')} {res.get('external')}")
 
 
+def test_words(page, files, servers):
+    res = scenario(page, "words")
+    main, _ = servers
+    want = transcribe(main.port, open(files["path"]("speech.wav"), "rb").read(), filename="speech.wav",
+                      response_format="verbose_json", timestamp_granularities__=["segment", "word"]).json() or {}
+    words = [{"word": w["word"], "start": w["start"], "end": w["end"]} for w in want.get("words", [])]
+    assert res.get("error") is None and words and res.get("words") == words, (
+            f"word timestamps: a span per word with its times ({res.get('words')} vs {words})")
+    assert res.get("marked") == [words[1]["word"]], f"playing marks the word being played: {res.get('marked')}"
+
+
 def test_bad_file(page, files, servers):
     res = scenario(page, "bad_file")
     main, _ = servers
@@ -367,6 +380,12 @@ def test_convert(page, files, servers):
     r = request(main.port, "POST", "/v1/audio/conversions", body, {"Content-Type": ctype})
     assert r.status == 200 and wav_b64(res, "conversion") == r.body, (
             f"the conversion's download is /v1/audio/conversions' bytes ({r!r})")
+
+
+def test_convert_recording(page):
+    res = scenario(page, "convert_recording")
+    assert res.get("error") is None and res.get("duration", 0) > 0.5 and res.get("name", "").endswith(".wav"), (
+            f"a recording from the microphone converted, played and offered as WAV: {res}")
 
 
 def test_api_key(page):

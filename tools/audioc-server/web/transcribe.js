@@ -143,6 +143,7 @@ export function initTranscribe() {
       showTranscript(transcript);
       downloads.forEach((b) => { b.disabled = false; });
     });
+    if (!transcript && !list.children.length) result.hidden = true;   // failed or cancelled before any text
   });
 
   const writers = { txt: [toText, "text/plain"], srt: [toSrt, "application/x-subrip"], vtt: [toVtt, "text/vtt"],
