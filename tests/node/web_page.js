@@ -157,7 +157,9 @@ const scenarios = {
       document.getElementById("t-beam").value = "16";
     });
     await page.click("#t-go");
-    await sleep(cfg.cancel_after_ms || 1500);
+    // the first segments are streamed: the work is under way
+    await page.waitForFunction(() => /Recogni/.test(document.getElementById("t-status").textContent));
+    await sleep(cfg.cancel_after_ms || 0);
     const running = await page.evaluate(() => !document.getElementById("t-cancel").disabled);
     const clicked = Date.now();
     await page.click("#t-cancel");
