@@ -236,12 +236,14 @@ const scenarios = {
       word: w.textContent, start: Number(w.dataset.start), end: Number(w.dataset.end) })));
     out.marked = await page.evaluate(async () => {
       const a = document.getElementById("t-audio");
-      const w = document.querySelectorAll("#t-segments .word")[1];
+      const span = (w) => Number(w.dataset.end) - Number(w.dataset.start);
+      const w = [...document.querySelectorAll("#t-segments .word")].reduce((b, x) => (!b || span(x) > span(b) ? x : b), null);
       if (!w) return null;
       a.muted = true;
       a.currentTime = (Number(w.dataset.start) + Number(w.dataset.end)) / 2;
       await new Promise((r) => a.addEventListener("seeked", r, { once: true }));
-      return [...document.querySelectorAll("#t-segments .word.current")].map((e) => e.textContent);
+      return { played: w.textContent,
+               marked: [...document.querySelectorAll("#t-segments .word.current")].map((e) => e.textContent) };
     });
     await shot(page, "desktop-words");
     await page.close();
