@@ -276,6 +276,33 @@ const scenarios = {
     return out;
   },
 
+  // speech in an uploaded reference voice with its transcript
+  async speak_upload() {
+    const { page } = await open(`${cfg.base}#speak`);
+    await served(page);
+    await (await page.$("#s-voice-file")).uploadFile(cfg.files.source);
+    await page.evaluate((opt) => {
+      document.getElementById("s-text").value = opt.input;
+      document.getElementById("s-voice-text").value = opt.voice_text;
+      document.getElementById("s-stream").checked = false;
+      document.getElementById("s-format").value = "wav";
+      for (const [k, v] of Object.entries(opt.fields)) document.getElementById(k).value = String(v);
+    }, cfg.speak);
+    await page.click("#s-go");
+    await page.waitForFunction(() => !document.getElementById("s-error").hidden ||
+      document.getElementById("s-download").hasAttribute("href"), { timeout: TIMEOUT });
+    const out = await page.evaluate(async () => {
+      const err = document.getElementById("s-error");
+      if (!err.hidden) return { error: err.textContent };
+      const bytes = new Uint8Array(await (await fetch(document.getElementById("s-download").href)).arrayBuffer());
+      let s = "";
+      for (let i = 0; i < bytes.length; i += 8192) s += String.fromCharCode(...bytes.subarray(i, i + 8192));
+      return { base64: btoa(s) };
+    });
+    await page.close();
+    return out;
+  },
+
   // a recording in a served voice
   async convert() {
     const { page } = await open(`${cfg.base}#convert`);

@@ -19,7 +19,7 @@ part of what the page showed:
   as WebM, sent and transcribed;
 - speech with the tiny Vevo2 package, streamed (played as it comes) and not:
   the audio decodes in the page, and its download is /v1/audio/speech's
-  bytes for the same seed; a conversion's download is /v1/audio/conversions',
+  bytes for the same seed, also when the voice is uploaded with its transcript; a conversion's download is /v1/audio/conversions',
   and a recording from the microphone converts too;
 - a server with --api-key: the page asks for the key with the server's 401
   message, again after a wrong key, and keeps the right one;
@@ -55,8 +55,8 @@ VAD = os.path.join(testenv.ROOT, "models", "silero-vad", "silero_vad_16k.safeten
 KEY = "sekret-web"
 VOICE_TEXT = "Please call Stella and ask her to bring these things."
 SPEAK = {"input": "Good morning to you.", "voice": "alice", "seed": 5, "steps": 8, "max_tokens": 30}
-SCENARIOS = ["load", "transcribe_file", "words", "bad_file", "cancel", "microphone", "speak", "convert",
-             "convert_recording", "api_key", "keyboard", "phone", "subpath"]
+SCENARIOS = ["load", "transcribe_file", "words", "bad_file", "cancel", "microphone", "speak", "speak_upload",
+             "convert", "convert_recording", "api_key", "keyboard", "phone", "subpath"]
 PREFIX = "/audioc"   # the sub-path of the proxy
 
 
@@ -173,7 +173,7 @@ def page(files, servers, server_work, proxy):
            "timeout_ms": 60000 * ts.SLOW, "cancel_after_ms": 200, "record_ms": 1500,
            "files": {"speech": p("speech.wav"), "bad": p("notes.wav"), "long": p("long.wav"),
                      "source": p("voice.wav"), "microphone": p("clip.wav")},
-           "speak": {"input": SPEAK["input"], "voice": SPEAK["voice"],
+           "speak": {"input": SPEAK["input"], "voice": SPEAK["voice"], "voice_text": VOICE_TEXT,
                      "fields": {"s-seed": SPEAK["seed"], "s-steps": SPEAK["steps"], "s-max-tokens": SPEAK["max_tokens"]}},
            "convert": {"voice": "bob", "fields": {"c-seed": 5}},
            "scenarios": SCENARIOS}
@@ -371,6 +371,16 @@ def test_speak(page, servers):
                 f"speech ({kind}): the page decodes {res[kind].get('duration')} s (want {n:.3f})")
     assert res.get("page_errors") == [] and res.get("console_errors") == [], (
             f"speech: no errors in the page: {res.get('page_errors')} {res.get('console_errors')}")
+
+
+def test_speak_upload(page, servers):
+    """The served voice alice is voice.wav with VOICE_TEXT: uploading both gives the same speech."""
+    res = scenario(page, "speak_upload")
+    main, _ = servers
+    body = dict(SPEAK, model="v", route="zero_shot_tts", response_format="wav")
+    r = request(main.port, "POST", "/v1/audio/speech", json.dumps(body).encode(), {"Content-Type": "application/json"})
+    assert r.status == 200 and wav_b64(res, "speech in an uploaded voice") == r.body, (
+            f"speech in an uploaded reference with its transcript: the served voice's bytes ({r!r})")
 
 
 def test_convert(page, files, servers):

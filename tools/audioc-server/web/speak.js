@@ -1,4 +1,6 @@
-// The Speak panel: text in a served voice. Streamed (stream_format=sse,
+// The Speak panel: text in a served voice (POST /v1/audio/speech), or in
+// an uploaded reference with its transcript (the same speech through
+// /v1/audio/conversions, route and all, which takes uploads). Streamed (stream_format=sse,
 // 16-bit PCM), each chunk plays as soon as it arrives and the waveform
 // grows; the whole is then a WAV to play again and download. Not
 // streamed, the answer in the chosen format is played and downloaded as
@@ -80,6 +82,27 @@ export function initSpeak() {
     numberField(body, "s-steps", "steps");
     numberField(body, "s-max-tokens", "max_tokens");
     numberField(body, "s-seed", "seed");
+    // an uploaded reference: the same request as a form to /v1/audio/conversions
+    const ref = $("s-voice-file").files[0];
+    let request;
+    if (ref) {
+      if (body.speed) {
+        task.error("Speed works with the served voices only (POST /v1/audio/speech).");
+        return;
+      }
+      const form = new FormData();
+      form.append("file", ref, ref.name);   // not heard on a text route; the endpoint wants a source
+      form.append("target_voice", ref, ref.name);
+      const said = $("s-voice-text").value.trim();
+      if (said) form.append("target_voice_text", said);
+      form.append("text", input);
+      form.append("route", body.route || "zero_shot_tts");
+      for (const [k, v] of Object.entries(body)) if (!["input", "voice", "route"].includes(k)) form.append(k, String(v));
+      request = ["v1/audio/conversions", { method: "POST", body: form }];
+    } else {
+      request = ["v1/audio/speech", { method: "POST", body: JSON.stringify(body),
+        headers: { "Content-Type": "application/json" } }];
+    }
     if (!ctx && window.AudioContext) ctx = new AudioContext();   // made on a click: allowed to play
     if (ctx && ctx.state === "suspended") ctx.resume().catch(() => {});
     audio.pause();
@@ -89,9 +112,7 @@ export function initSpeak() {
     link.textContent = "Download";
     drawWave(canvas, new Float32Array(0));
     await task.run("Making speech…", async (signal) => {
-      const resp = await call("v1/audio/speech", {
-        method: "POST", body: JSON.stringify(body), signal, headers: { "Content-Type": "application/json" },
-      });
+      const resp = await call(request[0], { ...request[1], signal });
       if (!stream) {
         const blob = new Blob([await resp.arrayBuffer()], { type: TYPES[fmt] });
         show(blob, fmt);
