@@ -19,8 +19,8 @@ packages=(
   praat
   # tests: Node.js for the npm clients and oracles below
   nodejs
-  # tests: the web page in a real browser (driven by puppeteer-core, below)
-  chromium
+  # tests: the web page in real browsers (driven by puppeteer-core, below)
+  chromium firefox-esr
   # fuzzing (libFuzzer) and sanitizer runtimes for clang
   libclang-rt-14-dev
 )

@@ -1,5 +1,5 @@
-// Drives audioc-server's web page in Chromium (puppeteer-core, headless)
-// as a person would: node web_page.js CONFIG.json. CONFIG names the browser,
+// Drives audioc-server's web page in Chromium (or Firefox; puppeteer-core,
+// headless) as a person would: node web_page.js CONFIG.json. CONFIG names the browser,
 // the servers' URLs, the files to use and the folders for screenshots and
 // downloads; prints one JSON object: what each scenario saw (tests/server/
 // test_web.py checks it). A scenario that throws reports {"error": ...}.
@@ -424,7 +424,14 @@ const scenarios = {
 
 (async () => {
   const results = {};
-  browser = await puppeteer.launch({
+  browser = cfg.firefox ? await puppeteer.launch({
+    // Firefox through WebDriver BiDi; its fake microphone is a tone
+    browser: "firefox",
+    executablePath: cfg.firefox,
+    headless: true,
+    extraPrefsFirefox: { "media.navigator.streams.fake": true, "media.navigator.permission.disabled": true,
+                         "media.autoplay.default": 0 },
+  }) : await puppeteer.launch({
     executablePath: cfg.chromium,
     headless: true,
     args: ["--no-sandbox", "--disable-dev-shm-usage", "--autoplay-policy=no-user-gesture-required",
