@@ -172,7 +172,7 @@ def page(files, servers, server_work, proxy):
         os.makedirs(d)
     cfg = {"chromium": browser, "base": f"http://127.0.0.1:{main.port}/",
            "key_base": f"http://127.0.0.1:{keyed.port}/", "sub_base": proxy, "key": KEY, "shots": shots, "downloads": downloads,
-           "timeout_ms": 60000 * ts.SLOW, "cancel_after_ms": 200, "record_ms": 1500,
+           "timeout_ms": 60000 * ts.SLOW, "cancel_after_ms": 200, "record_ms": 2000,
            "files": {"speech": p("speech.wav"), "bad": p("notes.wav"), "long": p("long.wav"),
                      "source": p("voice.wav"), "microphone": p("clip.wav")},
            "speak": {"input": SPEAK["input"], "voice": SPEAK["voice"], "voice_text": VOICE_TEXT,
