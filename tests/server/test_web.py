@@ -1,8 +1,8 @@
 """audioc-server's web page (GET /) over HTTP, and in a real browser: Debian's
 Chromium, headless, driven by puppeteer-core (tests/node/web_page.js) as a
 person would use the page. One browser run covers every scenario (about
-45 s on two busy cores, the whole file about a minute); each test checks its
-part of what the page showed:
+45 s on two busy cores; the whole file, Firefox included, about 85 s); each
+test checks its part of what the page showed:
 
 - the page and its files: types, ETag and 304, the Content-Security-Policy,
   public under --api-key while /v1/ is not, 404 under --no-webui;
@@ -19,8 +19,9 @@ part of what the page showed:
   as WebM, sent and transcribed;
 - speech with the tiny Vevo2 package, streamed (played as it comes) and not:
   the audio decodes in the page, and its download is /v1/audio/speech's
-  bytes for the same seed, also when the voice is uploaded with its transcript; a conversion's download is /v1/audio/conversions',
-  and a recording from the microphone converts too;
+  bytes for the same seed, also when the voice is uploaded with its
+  transcript; a conversion's download is /v1/audio/conversions', and a
+  recording from the microphone converts too;
 - a server with --api-key: the page asks for the key with the server's 401
   message, again after a wrong key, and keeps the right one;
 - keyboard only: Tab reaches every control of each panel in order (the
@@ -29,8 +30,8 @@ part of what the page showed:
 - behind a reverse proxy at a sub-path (/audioc/): it loads and transcribes,
   and no request leaves the sub-path.
 Screenshots of each state: WORK/test_web/screenshots (desktop-*.png, phone-*.png).
-The scenarios that could differ between browsers run again in Firefox
-(test_firefox: about 40 s more, most of it Firefox starting).
+The scenarios that could differ between browsers run again in Firefox ESR
+(test_firefox: about 35 s of the 85, most of it Firefox starting).
 The browser tests are skipped, with the reason, where Chromium (or Firefox)
 or puppeteer-core is not installed (the HTTP ones still run)."""
 import base64
