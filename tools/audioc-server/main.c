@@ -23,8 +23,9 @@ static void usage(FILE *f)
         "Serves speech recognition, voice activity detection and speech in a given\n"
         "voice over HTTP with OpenAI's API shapes: POST /v1/audio/transcriptions,\n"
         "/v1/audio/vad, /v1/audio/speech, /v1/audio/conversions; GET /v1/models,\n"
-        "/v1/audio/voices, /health. Every option can also be set from the\n"
-        "environment variable in brackets; options win.\n"
+        "/v1/audio/voices, /health; and a web page for them at GET / (open it in a\n"
+        "browser). Every option can also be set from the environment variable in\n"
+        "brackets; options win.\n"
         "\n"
         "  --host ADDR          address to listen on (127.0.0.1) [AUDIOC_HOST]\n"
         "  --port N             port; 0 picks a free one (8080) [AUDIOC_PORT]\n"
@@ -41,6 +42,7 @@ static void usage(FILE *f)
         "  --no-vad             transcriptions recognize the whole audio unless a request\n"
         "                       says vad=true (default: the first VAD model served finds\n"
         "                       the speech; a request's vad=false turns it off)\n"
+        "  --no-webui           no web page at GET / (the API is unchanged)\n"
         "  --threads N          threads in all (physical cores) [AUDIOC_THREADS]\n"
         "  --workers N          requests run at once, sharing the threads\n"
         "                       (threads / 2, at least 1) [AUDIOC_WORKERS]\n"
@@ -229,6 +231,10 @@ static int parse(server_config *cfg, int argc, char **argv, int *threads)
         }
         if (!strcmp(o, "--no-vad")) {
             cfg->no_vad = 1;
+            continue;
+        }
+        if (!strcmp(o, "--no-webui")) {
+            cfg->no_webui = 1;
             continue;
         }
         char name[64];

@@ -32,6 +32,7 @@ typedef struct {
     const char *api_key, *cors;
     int quiet;
     int no_vad;             /* transcriptions use no VAD unless a request says vad=true */
+    int no_webui;           /* GET / and /web/ answer 404 (--no-webui) */
     int max_connections, max_per_client;   /* open connections in all, and from one address */
     double header_timeout;                 /* seconds for a request head (and the body's grace) */
     double min_upload_rate;                /* bytes per second a body must average after that */
@@ -101,6 +102,7 @@ typedef struct {
     int status;
     const char *content_type;
     buffer body;
+    const char *const *headers;   /* more headers: name, value pairs ending in NULL (not freed), or NULL */
 } reply;
 
 /* A reply body written with stdio: body_open (NULL after a 500 into R),
@@ -125,6 +127,8 @@ typedef struct {
     const char *id;            /* what follows a prefix route's path (GET /v1/models/ID), else "" */
     const form *form;          /* the fields of a multipart body, else NULL */
     const buffer *json;        /* a JSON body as received, else NULL */
+    const char *if_none_match; /* the If-None-Match header, or NULL */
+    const char *accept_encoding;   /* the Accept-Encoding header, or NULL */
 } request_ctx;
 
 /* A request's work: answered at once on the connection's thread, or queued
