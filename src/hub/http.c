@@ -250,9 +250,13 @@ static void backoff(int attempt)
 /* A curl failure of WHAT as a message. */
 static ac_status curl_error(const char *what, const char *url, CURLcode rc, const transfer *t, const char *eb)
 {
+    if (t->too_big && t->header_bytes > MAX_HEADERS)
+        return ac_error(AC_ERR_FORMAT, "%s: refused the answer of %s: its headers are too large", what, url);
     if (t->too_big) return ac_error(AC_ERR_FORMAT, "%s: the server sent more than expected from %s", what, url);
     if (t->write_error == ENOSPC) return ac_error(AC_ERR_IO, "%s: the disk is full", what);
     if (t->write_error) return ac_error(AC_ERR_IO, "%s: cannot write: %s", what, strerror(t->write_error));
+    if (rc == CURLE_OUT_OF_MEMORY) /* what libcurl answers to a header beyond its 100 KB */
+        return ac_error(AC_ERR_FORMAT, "%s: refused the answer of %s: a header is too large", what, url);
     if (rc == CURLE_TOO_MANY_REDIRECTS) return ac_error(AC_ERR_IO, "%s: too many redirects from %s", what, url);
     if (rc == CURLE_PARTIAL_FILE)
         return ac_error(AC_ERR_IO, "%s: the connection to %s ended before the whole answer came", what, url);
