@@ -121,6 +121,8 @@ const ac_family *ac_family_at(int i);
  * family's files fetched into the Hub cache or found there; *LOCAL is the
  * snapshot folder, *WHISPER (NULL when none) the companion's (free both). */
 ac_status ac_hub_model(const char *path, char **local, char **whisper);
+/* As ac_hub_model for the files matching PATTERNS only (a tokenizer's). */
+ac_status ac_hub_files_only(const char *path, const char *const *patterns, char **local);
 
 /* AC_ERR_ARG unless MODEL is a model of TASK; WHAT names the caller. */
 ac_status ac_model_check_task(const ac_model *model, ac_task task, const char *what);

@@ -172,3 +172,8 @@ ac_status ac_hub_pull(const char *text, const ac_hub_options *opt, char **path)
     free(companion);
     return s;
 }
+
+ac_status ac_hub_files_only(const char *path, const char *const *patterns, char **local)
+{
+    return pull(path, patterns, local, NULL);
+}

@@ -322,3 +322,16 @@ def test_hf_model_in_the_server(audioc_server, hub, env):
     rc = subprocess.run([testenv.AUDIOC_SERVER, "--model", "vad=hf:test/gated", "--port", "0"], env=env,
                         capture_output=True, text=True, timeout=60)
     assert rc.returncode != 0 and "model 'vad'" in rc.stderr and "HF_TOKEN" in rc.stderr, rc.stderr
+
+
+def test_hf_tokenizer(audioc, hub, env):
+    """audioc tokenize --model hf:... fetches the tokenizer's files only."""
+    qwen = os.path.join(testenv.DATA, "qwen2.5_tokenizer")
+    testenv.require(qwen)
+    files = {AR + n: open(os.path.join(qwen, n), "rb").read() for n in os.listdir(qwen)}
+    hub.add("test/vevo2-tok", {**files, AR + "model.safetensors": b"weights", FM + "config.json": b"{}"})
+    want = run(env, "tokenize", "--model", qwen, "Hej verden")
+    rc, out, err = run(env, "tokenize", "--model", "hf:test/vevo2-tok", "Hej verden")
+    assert rc == 0 and want[0] == 0 and out == want[1], err
+    got = hfcache.check(cache(env), "test/vevo2-tok")[hub.repos["test/vevo2-tok"].commit]
+    assert got == sorted(files), "the tokenizer's files, no weights"
