@@ -129,7 +129,6 @@ static ac_status pull_repo(const hub_spec *spec, const char *const *include, con
     hub_listing_free(&l);
     AC_TRY(s);
     if (want && want->companion) AC_TRY(pull(want->companion, NULL, companion, NULL));
-    if (want && want->companion && !*companion) return ac_error(AC_ERR_NOMEM, "out of memory");
     if (!(*dir = strdup(local))) return ac_error(AC_ERR_NOMEM, "out of memory");
     return AC_OK;
 }
@@ -146,8 +145,12 @@ static ac_status pull(const char *text, const char *const *include, char **dir, 
         const ac_hub_files *h = ac_family_at(i)->hub;
         if (h && h->companion && strcmp(h->companion, text) == 0) want = h->companion_files;
     }
-    char *unused = NULL;
-    ac_status s = pull_repo(&spec, include, want, dir, companion ? companion : &unused);
+    char *unused = NULL, **comp = companion ? companion : &unused;
+    ac_status s = pull_repo(&spec, include, want, dir, comp);
+    if (s) {
+        free(*comp);
+        *comp = NULL;
+    }
     free(unused);
     return s;
 }

@@ -11,6 +11,13 @@
 
 #include "base/error.h"
 
+/* A name for a temporary file beside PATH that no other process or thread uses. */
+static void tmp_name(char *out, size_t size, const char *path)
+{
+    static _Atomic unsigned long counter;
+    snprintf(out, size, "%s.tmp%ld.%lu", path, (long)getpid(), ++counter);
+}
+
 static ac_status fmt(char out[HUB_PATH], const char *what, const char *f, const char *a, const char *b,
                      const char *c)
 {
@@ -103,8 +110,8 @@ ac_status hub_cache_commit(const hub_repo *r, const char *rev, char commit[41])
 /* Writes TEXT to PATH through a temporary file renamed into place. */
 static ac_status write_atomic(const char *path, const char *text)
 {
-    char tmp[HUB_PATH + 32];
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+    char tmp[HUB_PATH + 48];
+    tmp_name(tmp, sizeof tmp, path);
     AC_TRY(hub_mkdirs(path));
     FILE *f = fopen(tmp, "wb");
     if (!f) return ac_error(AC_ERR_IO, "%s: cannot write: %s", tmp, strerror(errno));
@@ -128,7 +135,7 @@ ac_status hub_cache_write_ref(const hub_repo *r, const char *rev, const char *co
 
 ac_status hub_cache_link(const hub_repo *r, const char *commit, const char *file, const char *etag)
 {
-    char link[HUB_PATH], target[HUB_PATH], tmp[HUB_PATH + 32];
+    char link[HUB_PATH], target[HUB_PATH], tmp[HUB_PATH + 48];
     AC_TRY(hub_cache_snapshot(r, commit, file, link));
     AC_TRY(hub_mkdirs(link));
     /* from snapshots/COMMIT/A/B/ up to the repository's folder: one "../"
@@ -139,7 +146,7 @@ ac_status hub_cache_link(const hub_repo *r, const char *commit, const char *file
         if (*c == '/' && n + 4 < sizeof target) n += (size_t)snprintf(target + n, 4, "../");
     if (snprintf(target + n, sizeof target - n, "blobs/%s", etag) >= (int)(sizeof target - n))
         return ac_error(AC_ERR_ARG, "%s: the path is too long", file);
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld", link, (long)getpid());
+    tmp_name(tmp, sizeof tmp, link);
     unlink(tmp);
     if (symlink(target, tmp) != 0 || rename(tmp, link) != 0) {
         int e = errno;

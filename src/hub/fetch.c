@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/log.h"
 #include "base/sha256.h"
 #include "hub/http.h"
 
@@ -29,18 +30,25 @@ int hub_offline(void)
     return !strcmp(e, "1") || !strcasecmp(e, "true") || !strcasecmp(e, "yes") || !strcasecmp(e, "on");
 }
 
+/* The cached snapshot of SPEC's revision as a listing. */
+static ac_status list_cached(const hub_spec *spec, const hub_repo *r, hub_listing *l)
+{
+    char commit[41], dir[HUB_PATH];
+    AC_TRY(hub_cache_commit(r, spec->revision, commit));
+    AC_TRY(hub_cache_snapshot(r, commit, NULL, dir));
+    AC_TRY(hub_listing_scan(dir, l));
+    memcpy(l->commit, commit, 41);
+    return AC_OK;
+}
+
 ac_status hub_list(const hub_spec *spec, const hub_repo *r, hub_listing *l)
 {
     char what[HUB_PATH];
     snprintf(what, sizeof what, "%s@%s", spec->repo, spec->revision);
     if (hub_offline()) {
-        char commit[41], dir[HUB_PATH];
-        if (hub_cache_commit(r, spec->revision, commit) != AC_OK)
+        if (list_cached(spec, r, l) != AC_OK)
             return ac_error_prefix(AC_ERR_IO, "offline (HF_HUB_OFFLINE or --offline), and %s was never downloaded",
                                    what);
-        AC_TRY(hub_cache_snapshot(r, commit, NULL, dir));
-        AC_TRY(hub_listing_scan(dir, l));
-        memcpy(l->commit, commit, 41);
         return AC_OK;
     }
     char url[HUB_URL];
@@ -49,10 +57,21 @@ ac_status hub_list(const hub_spec *spec, const hub_repo *r, hub_listing *l)
     AC_TRY(hub_url_append(url, spec->repo, 1));
     strcat(url, "/revision/");
     AC_TRY(hub_url_append(url, spec->revision, 0));
-    char *body;
+    char *body, why[1024];
     size_t n;
-    AC_TRY(hub_http_get(url, what, HUB_MAX_LISTING, &body, &n));
-    ac_status s = hub_listing_parse(body, n, what, l);
+    long status;
+    ac_status s = hub_http_get(url, what, HUB_MAX_LISTING, &body, &n, &status);
+    if (s && status == 0) {
+        /* no answer (as huggingface_hub does): the snapshot the cache has of this revision, if any */
+        snprintf(why, sizeof why, "%s", ac_last_error());
+        if (list_cached(spec, r, l) == AC_OK) {
+            ac_warn("%s; using the snapshot in the Hub cache", why);
+            return AC_OK;
+        }
+        return ac_error(s, "%s", why);
+    }
+    AC_TRY(s);
+    s = hub_listing_parse(body, n, what, l);
     free(body);
     AC_TRY(s);
     if ((s = hub_cache_write_ref(r, spec->revision, l->commit))) hub_listing_free(l);
@@ -177,6 +196,9 @@ ac_status hub_fetch(const hub_repo *r, const char *commit, const char *file)
         return ac_error(AC_ERR_FORMAT, "%s: the Hub answered for commit %.64s, not %s", what, rep.commit, commit);
     char blob[HUB_PATH];
     AC_TRY(hub_cache_blob(r, etag, "", blob));
-    if (file_size(blob) != size) AC_TRY(download_blob(r, what, url, etag, size, file));
+    if (file_size(blob) != size) {
+        ac_info("downloading %s (%.1f MB)", what, (double)size / 1e6);
+        AC_TRY(download_blob(r, what, url, etag, size, file));
+    }
     return hub_cache_link(r, commit, file, etag);
 }

@@ -13,7 +13,8 @@ int hub_offline(void);
 
 /* The file list of SPEC's repository at its revision into *L, and the
  * commit in L->commit: from the Hub (recording refs/REVISION), or offline
- * from the cache's snapshot of that revision. */
+ * (or when the Hub does not answer at all) from the cache's snapshot of
+ * that revision. */
 ac_status hub_list(const hub_spec *spec, const hub_repo *r, hub_listing *l);
 
 /* FILE of R at COMMIT into the cache (nothing to do when the snapshot has

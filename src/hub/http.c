@@ -292,7 +292,7 @@ static ac_status perform(const char *url, const char *what, transfer *t, int fol
     }
 }
 
-ac_status hub_http_get(const char *url, const char *what, size_t max, char **body, size_t *n)
+ac_status hub_http_get(const char *url, const char *what, size_t max, char **body, size_t *n, long *status)
 {
     *body = NULL;
     *n = 0;
@@ -301,6 +301,7 @@ ac_status hub_http_get(const char *url, const char *what, size_t max, char **bod
     if (!t.buf) return ac_error(AC_ERR_NOMEM, "out of memory");
     t.buf[0] = 0;
     ac_status s = perform(url, what, &t, 1, 0);
+    *status = rep.status;
     if (s == AC_OK && rep.status != 200) s = status_error(what, url, &rep);
     if (s) {
         free(t.buf);

@@ -29,8 +29,9 @@ const char *hub_endpoint(char buf[HUB_URL]);
 ac_status hub_url_append(char out[HUB_URL], const char *s, int keep_slash);
 
 /* GET URL following redirects into *BODY (NUL-terminated, free()), at most
- * MAX bytes. WHAT names the request in messages. */
-ac_status hub_http_get(const char *url, const char *what, size_t max, char **body, size_t *n);
+ * MAX bytes. WHAT names the request in messages. *STATUS: the HTTP status
+ * of the answer, 0 when none came (the network failed). */
+ac_status hub_http_get(const char *url, const char *what, size_t max, char **body, size_t *n, long *status);
 
 /* HEAD URL, redirects not followed (a redirect's headers are the answer). */
 ac_status hub_http_head(const char *url, const char *what, hub_reply *rep);
