@@ -187,6 +187,16 @@ ac_status hub_fetch(const hub_repo *r, const char *commit, const char *file)
     AC_TRY(hub_url_append(url, file, 1));
     hub_reply rep;
     AC_TRY(hub_http_head(url, what, &rep));
+    /* a renamed repository answers with a redirect on the Hub itself (a
+     * path, no file headers): follow those, as huggingface_hub does */
+    for (int hops = 0; rep.status >= 300 && !rep.linked_etag[0] && rep.location[0] == '/'; hops++) {
+        if (hops == 5) return ac_error(AC_ERR_IO, "%s: too many redirects within the Hub (%s)", what, url);
+        hub_endpoint(url);
+        if (strlen(url) + strlen(rep.location) >= sizeof url)
+            return ac_error(AC_ERR_FORMAT, "%s: the Hub redirected to a path too long", what);
+        strcat(url, rep.location);
+        AC_TRY(hub_http_head(url, what, &rep));
+    }
     const char *etag = rep.linked_etag[0] ? rep.linked_etag : rep.etag;
     int64_t size = rep.linked_etag[0] ? rep.linked_size : rep.length;
     if (!etag_ok(etag)) return ac_error(AC_ERR_FORMAT, "%s: the Hub gave no usable ETag for it (%s)", what, url);

@@ -45,6 +45,7 @@ class Hub:
         self.repos = {}
         self.blobs = {}
         self.gated = {}          # repo -> token it wants
+        self.renamed = {}        # old name -> repo
         self.faults = {}         # name -> value (see Handler)
         self.log = []            # (method, path, headers)
         self.lock = threading.Lock()
@@ -106,6 +107,10 @@ class Handler(BaseHTTPRequestHandler):
             if times > 0:
                 f["status"] = (code, times - 1)
                 return self.send(code, b"busy")
+        for old, new in hub.renamed.items():   # a renamed repository: its old name redirects within the Hub
+            for prefix in ("/api/models/", "/"):
+                if path.startswith(prefix + old + "/"):
+                    return self.send(307, headers=[("Location", prefix + new + path[len(prefix + old):])])
         m = re.fullmatch(r"/api/models/([^/]+/[^/]+)/revision/(.+)", path)
         if m:
             return self.listing(*m.groups())

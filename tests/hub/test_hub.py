@@ -190,6 +190,14 @@ def test_revisions(audioc, hub, env):
     assert rc == 1 and "404" in err and "no such repository" in err, err
 
 
+def test_renamed_repository(audioc, hub, env):
+    hub.renamed["test/old-big"] = "test/big"
+    rc, out, err = run(env, "pull", "test/old-big", "--include", "*.json", "--include", "*.safetensors")
+    assert rc == 0, err
+    files = hfcache.check(cache(env), "test/old-big")[hub.repos["test/big"].commit]
+    assert files == ["big.safetensors", "config.json"]
+
+
 def test_include_patterns(audioc, hub, env):
     rc, out, err = run(env, "pull", "syvai/hviske-tiny", "--include", "*.json", "--include", "checkpoints/*")
     assert rc == 0, err
