@@ -346,3 +346,32 @@ def test_hf_tokenizer(audioc, hub, env):
     assert rc == 0 and want[0] == 0 and out == want[1], err
     got = hfcache.check(cache(env), "test/vevo2-tok")[hub.repos["test/vevo2-tok"].commit]
     assert got == sorted(files), "the tokenizer's files, no weights"
+
+
+def test_hf_vevo2_in_the_cli(audioc, hub, env, vevo2_package):
+    """A tiny Vevo2 package on the Hub, and its Whisper from openai/whisper-medium, convert as the local folders do."""
+    pkg = vevo2_package("F32", 0)
+    files = {}
+    for d, _, names in os.walk(pkg):
+        for n in names:
+            rel = os.path.relpath(os.path.join(d, n), pkg)
+            if not rel.startswith(("whisper-medium/", "openai/")):
+                files[rel] = open(os.path.join(d, n), "rb").read()
+    hub.add("test/vevo2-tiny", files)
+    whisper = os.path.join(os.path.dirname(cache(env)), "whisper")
+    os.makedirs(whisper)
+    wfiles = {}
+    for n in ("config.json", "model.safetensors"):
+        shutil.copy(os.path.join(pkg, "whisper-medium", n), whisper)
+        wfiles[n] = open(os.path.join(whisper, n), "rb").read()
+    hub.add("openai/whisper-medium", wfiles)
+    out = os.path.dirname(cache(env))
+    args = ["--target-voice", os.path.join(testenv.ROOT, "samples", "da_02_date.flac"), SAMPLE, "--seed", "1",
+            "--steps", "2", "--threads", "1"]
+    rc, _, err = run(env, "vc", "--model", pkg, "--whisper", whisper, *args, "-o", os.path.join(out, "local.wav"))
+    assert rc == 0, err
+    rc, _, err = run(env, "vc", "--model", "hf:test/vevo2-tiny", *args, "-o", os.path.join(out, "hub.wav"))
+    assert rc == 0, err
+    assert open(os.path.join(out, "local.wav"), "rb").read() == open(os.path.join(out, "hub.wav"), "rb").read()
+    got = hfcache.check(cache(env), "test/vevo2-tiny")[hub.repos["test/vevo2-tiny"].commit]
+    assert "vocoder/model_1.safetensors" not in got and "vocoder/model.safetensors" in got
