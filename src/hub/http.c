@@ -79,6 +79,10 @@ typedef struct {
     size_t n, max;
     FILE *f;
     int64_t *have, total;
+    int64_t asked_from;      /* the first byte asked for (Range) */
+    int64_t range_start;     /* of the answer's Content-Range, -1 none */
+    int body_started;
+    int bad_range;           /* the answer holds other bytes than those asked for */
     int write_error;         /* errno of a failed write */
     ac_progress *progress;
 } transfer;
@@ -115,6 +119,7 @@ static size_t on_header(char *p, size_t size, size_t count, void *user)
     hub_reply *r = t->rep;
     if (n > 5 && strncmp(p, "HTTP/", 5) == 0) { /* a new answer (after a redirect): forget the last */
         *r = (hub_reply){.length = -1, .linked_size = -1};
+        t->range_start = -1;
         const char *sp = memchr(p, ' ', n);
         if (sp && (size_t)(sp - p) + 4 <= n) r->status = strtol(sp + 1, NULL, 10);
         return n;
@@ -130,6 +135,11 @@ static size_t on_header(char *p, size_t size, size_t count, void *user)
     else if (IS("X-Repo-Commit")) header_value(r->commit, sizeof r->commit, v, vn);
     else if (IS("Location")) header_value(r->location, sizeof r->location, v, vn);
     else if (IS("X-Error-Message")) header_value(r->message, sizeof r->message, v, vn);
+    else if (IS("Content-Range")) {
+        header_value(num, sizeof num, v, vn);
+        long long x;
+        t->range_start = sscanf(num, "bytes %lld-", &x) == 1 && x >= 0 ? x : -2;
+    }
     else if (IS("Content-Length") || IS("X-Linked-Size")) {
         header_value(num, sizeof num, v, vn);
         char *end;
@@ -150,6 +160,20 @@ static size_t on_body(char *p, size_t size, size_t count, void *user)
     long st = t->rep->status;
     if (t->f) {
         if (st != 200 && st != 206) return n; /* an error page: never into the file */
+        if (!t->body_started) {
+            t->body_started = 1;
+            if (st == 206 && t->range_start != t->asked_from) {
+                t->bad_range = 1;
+                return 0;
+            }
+            if (st == 200 && *t->have > 0) { /* Range ignored: the whole file comes, from its first byte */
+                if (fflush(t->f) || ftruncate(fileno(t->f), 0) || fseeko(t->f, 0, SEEK_SET)) {
+                    t->write_error = errno ? errno : EIO;
+                    return 0;
+                }
+                *t->have = 0;
+            }
+        }
         if (t->total >= 0 && *t->have + (int64_t)n > t->total) {
             t->too_big = 1;
             return 0;
@@ -250,6 +274,8 @@ static void backoff(int attempt)
 /* A curl failure of WHAT as a message. */
 static ac_status curl_error(const char *what, const char *url, CURLcode rc, const transfer *t, const char *eb)
 {
+    if (t->bad_range)
+        return ac_error(AC_ERR_FORMAT, "%s: %s answered with other bytes than the range asked for", what, url);
     if (t->too_big && t->header_bytes > MAX_HEADERS)
         return ac_error(AC_ERR_FORMAT, "%s: refused the answer of %s: its headers are too large", what, url);
     if (t->too_big) return ac_error(AC_ERR_FORMAT, "%s: the server sent more than expected from %s", what, url);
@@ -330,7 +356,7 @@ ac_status hub_http_download(const char *url, const char *what, FILE *f, int64_t 
     ac_status s = AC_OK;
     for (int attempt = 0; *have < total || total < 0; attempt++) {
         hub_reply rep;
-        transfer t = {.rep = &rep, .f = f, .have = have, .total = total, .progress = &prog};
+        transfer t = {.rep = &rep, .f = f, .have = have, .total = total, .asked_from = *have, .progress = &prog};
         struct curl_slist *hdr;
         rep = (hub_reply){.length = -1, .linked_size = -1};
         CURL *c = easy(url, &t, &hdr, 1);
@@ -349,15 +375,6 @@ ac_status hub_http_download(const char *url, const char *what, FILE *f, int64_t 
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &rep.status);
         curl_easy_cleanup(c);
         curl_slist_free_all(hdr);
-        if (rc == CURLE_OK && rep.status == 200 && before > 0) {
-            /* the server ignored Range and sent the whole file: start again from its first byte */
-            if (fflush(f) || ftruncate(fileno(f), 0) || fseeko(f, 0, SEEK_SET)) {
-                s = ac_error(AC_ERR_IO, "%s: cannot write: %s", what, strerror(errno));
-                break;
-            }
-            *have = 0;
-            if (attempt + 1 < TRIES) continue;
-        }
         if (rc == CURLE_OK && rep.status != 200 && rep.status != 206) {
             if (transient_status(rep.status) && attempt + 1 < TRIES) {
                 backoff(attempt);
@@ -370,13 +387,13 @@ ac_status hub_http_download(const char *url, const char *what, FILE *f, int64_t 
         if (rc == CURLE_OK && *have < total) rc = CURLE_PARTIAL_FILE; /* the answer ended early */
         if (rc != CURLE_OK) {
             /* resume after a cut connection; a try that brought bytes does not count */
-            if (!t.too_big && !t.write_error && transient_curl(rc) && (attempt + 1 < TRIES || *have > before)) {
+            if (!t.too_big && !t.write_error && !t.bad_range && transient_curl(rc) && (attempt + 1 < TRIES || *have > before)) {
                 if (*have > before) attempt = -1;
                 else backoff(attempt);
                 if (fflush(f) == 0) continue;
             }
             s = curl_error(what, url, rc, &t, eb);
-            if (rc == CURLE_PARTIAL_FILE && !t.too_big)
+            if (rc == CURLE_PARTIAL_FILE && !t.too_big && !t.bad_range)
                 s = ac_error(AC_ERR_IO, "%s: the download broke off at %lld of %lld bytes (%s); run again to resume",
                              what, (long long)*have, (long long)total, url);
             break;

@@ -188,7 +188,8 @@ class Handler(BaseHTTPRequestHandler):
         status = 200
         if start:
             status = 206
-            headers.append(("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}"))
+            shown = 0 if f.get("wrong_range") else start
+            headers.append(("Content-Range", f"bytes {shown}-{len(data) - 1}/{len(data)}"))
         if f.get("extra_bytes"):
             body += b"\0" * f["extra_bytes"]
         cut = f.get("cut")

@@ -255,6 +255,20 @@ def test_cut_connection_resumes(audioc, hub, env):
     assert [h.get("Range") for _, p, h in hub.requests("/blobs/")] == [f"bytes={1 << 20}-"]
     hfcache.check(cache(env), "test/big")
     assert open(hfcache.lookup(cache(env), "test/big", "big.safetensors"), "rb").read() == BIG
+    # a server that ignores Range sends the whole file again: it replaces the part, never follows it
+    for fault, ok in (("ignore_range", True), ("wrong_range", False)):
+        shutil.rmtree(cache(env))
+        hub.faults.clear()
+        hub.faults["cut"] = (1 << 20, 1)
+        hub.faults[fault] = True
+        rc, _, err = run(env, "pull", "test/big", "--include", "*.json", "--include", "big.safetensors")
+        assert (rc == 0) == ok, (fault, err)
+        if ok:
+            assert open(hfcache.lookup(cache(env), "test/big", "big.safetensors"), "rb").read() == BIG
+            hfcache.check(cache(env), "test/big")
+        else:
+            assert "other bytes than the range asked for" in err, err
+            assert hfcache.lookup(cache(env), "test/big", "big.safetensors") is None
 
 
 def test_bad_bytes_are_refused(audioc, hub, env):
