@@ -76,7 +76,7 @@ typedef struct {
     int too_big;             /* headers or body beyond the bound */
     /* the body: into memory (BUF) or a file (F) */
     char *buf;
-    size_t n, max;
+    size_t n, cap, max;      /* bytes held, allocated, allowed */
     FILE *f;
     int64_t *have, total;
     int64_t asked_from;      /* the first byte asked for (Range) */
@@ -189,6 +189,16 @@ static size_t on_body(char *p, size_t size, size_t count, void *user)
     if (t->n + n > t->max) {
         t->too_big = 1;
         return 0;
+    }
+    if (t->n + n + 1 > t->cap) {
+        size_t cap = t->cap * 2 > t->n + n + 1 ? t->cap * 2 : t->n + n + 1;
+        char *b = realloc(t->buf, cap);
+        if (!b) {
+            t->write_error = ENOMEM;
+            return 0;
+        }
+        t->buf = b;
+        t->cap = cap;
     }
     memcpy(t->buf + t->n, p, n);
     t->n += n;
@@ -323,7 +333,7 @@ ac_status hub_http_get(const char *url, const char *what, size_t max, char **bod
     *body = NULL;
     *n = 0;
     hub_reply rep;
-    transfer t = {.rep = &rep, .max = max, .buf = malloc(max + 1)};
+    transfer t = {.rep = &rep, .max = max, .cap = 1 << 16, .buf = malloc(1 << 16)};
     if (!t.buf) return ac_error(AC_ERR_NOMEM, "out of memory");
     t.buf[0] = 0;
     ac_status s = perform(url, what, &t, 1, 0);
