@@ -51,9 +51,10 @@ ac_status hub_spec_parse(const char *text, hub_spec *out)
     const char *end = slash + 1 + strcspn(slash + 1, "@/");
     size_t org = (size_t)(slash - text), name = (size_t)(end - slash - 1);
     if (!name_ok(text, org) || !name_ok(slash + 1, name) || (size_t)(end - text) >= HUB_REPO ||
-        (strstr(text, "--") && strstr(text, "--") < end))
+        (strstr(text, "--") && strstr(text, "--") < end) || (strstr(text, "..") && strstr(text, "..") < end))
         return ac_error(AC_ERR_ARG,
-                        "'%s': '%.*s' is not a repository id (ORG/NAME of letters, digits, '-', '_', '.'; no '--')",
+                        "'%s': '%.*s' is not a repository id (ORG/NAME of letters, digits, '-', '_', '.'; no '--' "
+                        "or '..')",
                         text, (int)(end - text), text);
     memcpy(out->repo, text, (size_t)(end - text));
     const char *rest = end;
