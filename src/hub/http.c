@@ -12,7 +12,7 @@
 #include "base/error.h"
 #include "base/progress.h"
 
-enum { MAX_HEADERS = 256 * 1024, TRIES = 4 };
+enum { MAX_HEADERS = 256 * 1024, TRIES = 4, RESUMES = 16 };
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int init_failed;
@@ -293,6 +293,9 @@ static ac_status curl_error(const char *what, const char *url, CURLcode rc, cons
     if (t->write_error) return ac_error(AC_ERR_IO, "%s: cannot write: %s", what, strerror(t->write_error));
     if (rc == CURLE_OUT_OF_MEMORY) /* what libcurl answers to a header beyond its 100 KB */
         return ac_error(AC_ERR_FORMAT, "%s: refused the answer of %s: a header is too large", what, url);
+    if (rc == CURLE_OPERATION_TIMEDOUT)
+        return ac_error(AC_ERR_IO, "%s: %s stalled: nothing came for %g s (AUDIOC_HUB_TIMEOUT)", what, url,
+                        timeout_s());
     if (rc == CURLE_TOO_MANY_REDIRECTS) return ac_error(AC_ERR_IO, "%s: too many redirects from %s", what, url);
     if (rc == CURLE_PARTIAL_FILE)
         return ac_error(AC_ERR_IO, "%s: the connection to %s ended before the whole answer came", what, url);
@@ -364,6 +367,7 @@ ac_status hub_http_download(const char *url, const char *what, FILE *f, int64_t 
     ac_progress prog;
     ac_progress_begin(&prog, label, (double)total);
     ac_status s = AC_OK;
+    int resumes = 0; /* tries that brought bytes before the connection broke */
     for (int attempt = 0; *have < total || total < 0; attempt++) {
         hub_reply rep;
         transfer t = {.rep = &rep, .f = f, .have = have, .total = total, .asked_from = *have, .progress = &prog};
@@ -396,9 +400,12 @@ ac_status hub_http_download(const char *url, const char *what, FILE *f, int64_t 
         if (rc == CURLE_OK && total < 0) break;
         if (rc == CURLE_OK && *have < total) rc = CURLE_PARTIAL_FILE; /* the answer ended early */
         if (rc != CURLE_OK) {
-            /* resume after a cut connection; a try that brought bytes does not count */
-            if (!t.too_big && !t.write_error && !t.bad_range && transient_curl(rc) && (attempt + 1 < TRIES || *have > before)) {
-                if (*have > before) attempt = -1;
+            /* resume after a cut connection: TRIES in a row that bring nothing, or
+             * RESUMES that bring something, before giving up (the next run resumes) */
+            int moved = *have > before;
+            if (!t.too_big && !t.write_error && !t.bad_range && transient_curl(rc) &&
+                (moved ? resumes++ < RESUMES : attempt + 1 < TRIES)) {
+                if (moved) attempt = -1;
                 else backoff(attempt);
                 if (fflush(f) == 0) continue;
             }
@@ -406,6 +413,9 @@ ac_status hub_http_download(const char *url, const char *what, FILE *f, int64_t 
             if (rc == CURLE_PARTIAL_FILE && !t.too_big && !t.bad_range)
                 s = ac_error(AC_ERR_IO, "%s: the download broke off at %lld of %lld bytes (%s); run again to resume",
                              what, (long long)*have, (long long)total, url);
+            else if (rc == CURLE_OPERATION_TIMEDOUT)
+                ac_error_prefix(s, "%s: %lld of %lld bytes came; run again to resume", what, (long long)*have,
+                                (long long)total);
             break;
         }
     }

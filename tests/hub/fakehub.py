@@ -206,11 +206,10 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             self.connection.shutdown(2)
             return
-        if f.get("stall"):
+        if f.get("stall"):   # the head, then nothing
             self.send_response(status)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self.wfile.write(body[:10])
             self.wfile.flush()
             time.sleep(f["stall"])
             self.close_connection = True

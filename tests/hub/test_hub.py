@@ -271,6 +271,14 @@ def test_cut_connection_resumes(audioc, hub, env):
             assert hfcache.lookup(cache(env), "test/big", "big.safetensors") is None
 
 
+def test_a_stalled_server_times_out(audioc, hub, env):
+    hub.faults["stall"] = 3
+    rc, _, err = run(dict(env, AUDIOC_HUB_TIMEOUT="1"), "pull", "test/big", "--include", "big.safetensors",
+                     timeout=60)
+    assert rc == 1 and "big.safetensors" in err and "stalled" in err and "AUDIOC_HUB_TIMEOUT" in err, err
+    assert hfcache.lookup(cache(env), "test/big", "big.safetensors") is None
+
+
 def test_bad_bytes_are_refused(audioc, hub, env):
     hub.faults["corrupt"] = True
     rc, _, err = run(env, "pull", "test/big", "--include", "big.safetensors")
