@@ -214,10 +214,10 @@ AC_API void ac_model_free(ac_model *model);
 /* ---- Models from the Hugging Face Hub --------------------------------- */
 
 /* Wherever a model path is taken (ac_model_probe, ac_model_load,
- * ac_model_load_with), "hf:REPO[@REVISION][/SUBFOLDER]" names a model on the
+ * ac_model_load_with), "hf:REPO[@REVISION][/SUBFOLDER|/FILE]" names a model on the
  * Hub, REPO being ORG/NAME and REVISION a branch, tag or commit (default
- * main): the files its family needs (told from the repository's file list)
- * are downloaded into the Hugging Face cache, or found there, and the model
+ * main): the files its family needs (told from the repository's file list;
+ * a FILE of the repository: that file alone, as a .gguf package) are downloaded into the Hugging Face cache, or found there, and the model
  * is loaded from the cache. A Vevo2 package brings the Whisper-medium
  * encoder it runs on (openai/whisper-medium) unless ac_load_options.whisper
  * names one. The cache is huggingface_hub's, shared with Python tools:
@@ -239,7 +239,7 @@ typedef struct ac_hub_options {
 AC_API void ac_hub_options_init(ac_hub_options *opt, size_t size);
 static inline void ac_hub_options_default(ac_hub_options *opt) { ac_hub_options_init(opt, sizeof *opt); }
 
-/* Fetches SPEC, "REPO[@REVISION][/SUBFOLDER]" (an "hf:" before it is
+/* Fetches SPEC, "REPO[@REVISION][/SUBFOLDER|/FILE]" (an "hf:" before it is
  * allowed), into the cache as "hf:" does; *PATH (free with ac_free) is the
  * local folder of the model. OPT NULL: the defaults. Progress of each file
  * shows on stderr as ac_set_progress says. */

@@ -117,7 +117,7 @@ struct ac_model {
 /* The I-th family of the table, NULL past its end. */
 const ac_family *ac_family_at(int i);
 
-/* A model path "hf:REPO[@REVISION][/SUBFOLDER]" made local (api/hub.c): the
+/* A model path "hf:REPO[@REVISION][/SUBFOLDER|/FILE]" made local (api/hub.c): the
  * family's files fetched into the Hub cache or found there; *LOCAL is the
  * snapshot folder, *WHISPER (NULL when none) the companion's (free both). */
 ac_status ac_hub_model(const char *path, char **local, char **whisper);

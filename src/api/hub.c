@@ -102,7 +102,11 @@ static ac_status pull_repo(const hub_spec *spec, const char *const *include, con
     ac_status s = AC_OK;
     const ac_family *f = NULL;
     int n = 0;
-    if (include) {
+    if (*spec->sub && hub_listing_has(&l, spec->sub)) {
+        /* one file (a single-file GGUF package, a VAD's weights): that file alone */
+        s = hub_fetch(&r, l.commit, spec->sub);
+        want = NULL;
+    } else if (include) {
         s = fetch_matching(&r, &l, spec->sub, include, 0, &n);
         if (!s && n == 0)
             s = ac_error(AC_ERR_ARG, "%s: no file of the repository matches the --include patterns", what);

@@ -47,7 +47,7 @@ ac_status hub_spec_parse(const char *text, hub_spec *out)
 {
     *out = (hub_spec){.revision = "main"};
     const char *slash = strchr(text, '/');
-    if (!slash) return ac_error(AC_ERR_ARG, "'%s': expected a repository ORG/NAME[@REVISION][/SUBFOLDER]", text);
+    if (!slash) return ac_error(AC_ERR_ARG, "'%s': expected a repository ORG/NAME[@REVISION][/SUBFOLDER|/FILE]", text);
     const char *end = slash + 1 + strcspn(slash + 1, "@/");
     size_t org = (size_t)(slash - text), name = (size_t)(end - slash - 1);
     if (!name_ok(text, org) || !name_ok(slash + 1, name) || (size_t)(end - text) >= HUB_REPO ||

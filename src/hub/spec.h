@@ -1,4 +1,4 @@
-/* A model named on the Hub: REPO[@REVISION][/SUBFOLDER], REPO being NAME or
+/* A model named on the Hub: REPO[@REVISION][/SUBFOLDER or /FILE], REPO being
  * ORG/NAME, checked as the Hub checks names so that no part of it can
  * reach outside the cache or the endpoint's paths. */
 #ifndef AC_HUB_SPEC_H
@@ -11,7 +11,7 @@ enum { HUB_PATH = 4096, HUB_REPO = 128, HUB_REV = 256 };
 typedef struct {
     char repo[HUB_REPO];       /* ORG/NAME */
     char revision[HUB_REV];    /* "main" when not given */
-    char sub[HUB_PATH];        /* "" or a relative folder */
+    char sub[HUB_PATH];        /* "" or a relative folder or file */
 } hub_spec;
 
 /* Parses TEXT (without any "hf:"); AC_ERR_ARG naming TEXT and its fault. */

@@ -119,8 +119,14 @@ def test_hf_model_in_the_cli(audioc, hub, env):
     rc, out, err = run(env, "transcribe", "--model", "hf:syvai/hviske-tiny", SAMPLE)
     assert local[0] == 0 and rc == 0, err
     assert out == local[1], "the model from the Hub transcribes as the local one"
+    want = run(env, "vad", "--model", os.path.join(MODELS, "silero-vad"), SAMPLE)[1]
     rc, out, err = run(env, "vad", "--model", "hf:snakers4/silero-vad", SAMPLE)
-    assert rc == 0 and out == run(env, "vad", "--model", os.path.join(MODELS, "silero-vad"), SAMPLE)[1], err
+    assert rc == 0 and out == want, err
+    # one file of a repository: that file alone
+    shutil.rmtree(cache(env))
+    rc, out, err = run(env, "vad", "--model", "hf:snakers4/silero-vad/silero_vad_16k.safetensors", SAMPLE)
+    assert rc == 0 and out == want, err
+    assert list(hfcache.check(cache(env), "snakers4/silero-vad").values()) == [["silero_vad_16k.safetensors"]]
 
 
 def test_python_cache_used_offline(audioc, env):

@@ -9,16 +9,18 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: audioc pull REPO[@REVISION][/SUBFOLDER] [--include PATTERN]... [options]\n"
+    fputs("usage: audioc pull REPO[@REVISION][/SUBFOLDER|/FILE] [--include PATTERN]... [options]\n"
           "\n"
           "Downloads the files of a model on the Hugging Face Hub that its family needs\n"
           "(told from the repository's file list: a Hviske package's config, tokenizer and\n"
           "model.safetensors; a Vevo2 package's weights and configs, not its training files,\n"
           "and the openai/whisper-medium encoder it runs on) into the Hugging Face cache,\n"
-          "and prints the local folder. Any command then takes --model hf:REPO[@REVISION].\n"
+          "and prints its local path. Any command then takes --model hf:REPO[@REVISION].\n"
           "\n"
           "  REPO                    ORG/NAME, e.g. syvai/hviske-v5.3 or RMSnow/Vevo2\n"
           "  REVISION                a branch, tag or commit (default: main)\n"
+          "  SUBFOLDER, FILE         the model in a folder of the repository, or one file\n"
+          "                          of it alone (a .gguf package)\n"
           "      --include PATTERN   fetch the files matching PATTERN (as huggingface-cli\n"
           "                          download --include: '*' matches any characters) instead\n"
           "                          of the family's; repeat for several\n"
