@@ -61,6 +61,15 @@ static ac_status fetch_one(const hub_repo *r, const hub_listing *l, const char *
     return hub_fetch(r, l->commit, full);
 }
 
+/* Whether FILE matches PATTERN; a PATTERN ending in '/' takes that folder
+ * whole, as huggingface_hub's allow_patterns do. */
+static int matches(const char *pattern, const char *file, int flags)
+{
+    size_t n = strlen(pattern);
+    if (n && pattern[n - 1] == '/') return strncmp(pattern, file, n) == 0;
+    return fnmatch(pattern, file, flags) == 0;
+}
+
 /* The listed files (under SUB) that match one of PATTERNS, fetched. */
 static ac_status fetch_matching(const hub_repo *r, const hub_listing *l, const char *sub, const char *const *patterns,
                                 int flags, int *n_fetched)
@@ -69,7 +78,7 @@ static ac_status fetch_matching(const hub_repo *r, const hub_listing *l, const c
         const char *f = in_sub(l->files[i], sub);
         if (!f) continue;
         for (const char *const *p = patterns; p && *p; p++)
-            if (fnmatch(*p, f, flags) == 0) {
+            if (matches(*p, f, flags)) {
                 AC_TRY(fetch_one(r, l, sub, f));
                 ++*n_fetched;
                 break;

@@ -226,7 +226,7 @@ static CURL *easy(const char *url, transfer *t, struct curl_slist **hdr, int fol
         snprintf(auth, sizeof auth, "Authorization: Bearer %s", tok);
         *hdr = curl_slist_append(*hdr, auth);
     }
-    long secs = (long)timeout_s();
+    long secs = timeout_s() < 1 ? 1 : (long)timeout_s();
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, *hdr);
     curl_easy_setopt(c, CURLOPT_USERAGENT, "audioc/" AUDIOC_VERSION);
