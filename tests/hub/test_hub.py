@@ -403,3 +403,14 @@ def test_hf_vevo2_in_the_cli(audioc, hub, env, vevo2_package):
     assert open(os.path.join(out, "local.wav"), "rb").read() == open(os.path.join(out, "hub.wav"), "rb").read()
     got = hfcache.check(cache(env), "test/vevo2-tiny")[hub.repos["test/vevo2-tiny"].commit]
     assert "vocoder/model_1.safetensors" not in got and "vocoder/model.safetensors" in got
+
+
+def test_pull_usage(audioc, env):
+    rc, out, _ = run(env, "pull", "--help")
+    assert rc == 0 and out.startswith("usage: audioc pull REPO") and "HF_TOKEN" in out and "--offline" in out
+    for args, words in ((["pull"], "usage: audioc pull"), (["pull", "a/b", "c/d"], "one repository at a time"),
+                        (["pull", "--include"], "--include needs a value"), (["pull", "--bogus", "a/b"], "--bogus")):
+        rc, _, err = run(env, *args)
+        assert rc == 2 and words in err, (args, err)
+    rc, out, _ = run(env, "--help")
+    assert "pull" in out
