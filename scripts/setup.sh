@@ -9,6 +9,8 @@ packages=(
   # libraries (see DESIGN.md "Dependencies")
   libsndfile1-dev libvorbis-dev libogg-dev libsoxr-dev libkissfft-dev libopenblas-dev libcjson-dev
   libpcre2-dev libutf8proc-dev libmicrohttpd-dev zlib1g-dev
+  # downloads of models from the Hugging Face Hub (src/hub/http.c)
+  libcurl4-openssl-dev
   # FFmpeg's demuxers and decoders: M4A/MP4, WebM, AAC (src/audio/ffmpeg.c)
   libavformat-dev libavcodec-dev libavutil-dev
   # tests: independent PyTorch references, tokenizer and resampler oracles, speech to test with

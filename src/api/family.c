@@ -14,6 +14,8 @@ static const ac_family *const families[] = {&ac_family_silero_vad, &ac_family_ma
                                           &ac_family_vevo2};
 enum { N_FAMILIES = sizeof families / sizeof *families, N_TASKS = AC_TASK_VOICE + 1 };
 
+const ac_family *ac_family_at(int i) { return i >= 0 && i < N_FAMILIES ? families[i] : NULL; }
+
 const char *ac_task_name(ac_task t)
 {
     switch (t) {
@@ -89,7 +91,12 @@ ac_status ac_model_probe(const char *path, const char **family, ac_task *task)
 {
     ac_error_clear();
     const ac_family *f;
-    AC_TRY(probe(path, &f));
+    char *local = NULL, *whisper = NULL;
+    if (path && strncmp(path, "hf:", 3) == 0) AC_TRY(ac_hub_model(path, &local, &whisper));
+    ac_status s = probe(local ? local : path, &f);
+    free(local);
+    free(whisper);
+    AC_TRY(s);
     if (family) *family = f->name;
     if (task) *task = f->task;
     return AC_OK;
@@ -107,6 +114,8 @@ ac_status ac_model_load(const char *path, const char *family, ac_model **out)
     return ac_model_load_with(path, family, NULL, out);
 }
 
+static ac_status load_local(const char *path, const char *family, const ac_load_options *o, ac_model **out);
+
 ac_status ac_model_load_with(const char *path, const char *family, const ac_load_options *opt, ac_model **out)
 {
     ac_error_clear();
@@ -115,6 +124,19 @@ ac_status ac_model_load_with(const char *path, const char *family, const ac_load
     ac_load_options_default(&o);
     if (opt) AC_TRY(ac_struct_take(&o, sizeof o, opt, "ac_load_options"));
     if (!path) return ac_error(AC_ERR_ARG, "no model path given");
+    if (strncmp(path, "hf:", 3) != 0) return load_local(path, family, &o, out);
+    /* a model on the Hub: its files in the cache, then loaded from there */
+    char *local, *whisper;
+    AC_TRY(ac_hub_model(path, &local, &whisper));
+    if (!o.whisper) o.whisper = whisper;
+    ac_status s = load_local(local, family, &o, out);
+    free(local);
+    free(whisper);
+    return s;
+}
+
+static ac_status load_local(const char *path, const char *family, const ac_load_options *o, ac_model **out)
+{
     const ac_family *f = NULL;
     if (family) {
         for (int i = 0; i < N_FAMILIES && !f; i++)
@@ -132,7 +154,7 @@ ac_status ac_model_load_with(const char *path, const char *family, const ac_load
         free(m);
         return s;
     }
-    if ((s = f->load(path, &o, &m->impl))) {
+    if ((s = f->load(path, o, &m->impl))) {
         ac_scratch_pool_free(&m->scratch);
         free(m);
         return s;

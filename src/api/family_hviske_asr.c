@@ -68,8 +68,16 @@ static ac_status check(const void *m, const ac_asr_options *o)
 
 static const ac_asr_ops asr = {.transcribe = transcribe, .check = check};
 
+/* A Hub repository of a package (syvai/hviske-v5.3): its folder's files. */
+static const char *const hub_marks[] = {"config.json", "tokenizer.model", NULL};
+static const char *const hub_needs[] = {"config.json", "tokenizer.model", "model.safetensors", NULL};
+static const char *const hub_wants[] = {"generation_config.json", "preprocessor_config.json", "tokenizer_config.json",
+                                        "special_tokens_map.json", NULL};
+static const ac_hub_files hub = {.marks = hub_marks, .needs = hub_needs, .wants = hub_wants};
+
 const ac_family ac_family_hviske_asr = {
     .name = "hviske_asr", .task = AC_TASK_ASR,
     .probe = probe, .load = load, .free = free_model, .rate = rate,
     .asr = &asr,
+    .hub = &hub,
 };

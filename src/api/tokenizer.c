@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include <string.h>
+
+#include "api/family.h"
 #include "base/error.h"
 #include "text/bpe.h"
 
@@ -17,12 +20,31 @@ static int is_dir(const char *path)
     return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
+static ac_status load(const char *path, ac_tokenizer **out);
+
+/* The files of a tokenizer in a Hub repository: at its top, or in a Vevo2
+ * package's AR folder. */
+#define TOKENIZER_FILES(dir)                                                                             \
+    dir "tokenizer.json", dir "vocab.json", dir "merges.txt", dir "tokenizer_config.json", dir "added_tokens.json", \
+        dir "special_tokens_map.json"
+
 ac_status ac_tokenizer_load(const char *path, ac_tokenizer **out)
 {
     ac_error_clear();
     if (!out) return ac_error(AC_ERR_ARG, "ac_tokenizer_load: no output pointer");
     *out = NULL;
     if (!path) return ac_error(AC_ERR_ARG, "ac_tokenizer_load: no path");
+    if (strncmp(path, "hf:", 3) != 0) return load(path, out);
+    static const char *const files[] = {TOKENIZER_FILES(""), TOKENIZER_FILES(VEVO2_AR_DIR "/"), NULL};
+    char *local;
+    AC_TRY(ac_hub_files_only(path, files, &local));
+    ac_status s = load(local, out);
+    free(local);
+    return s;
+}
+
+static ac_status load(const char *path, ac_tokenizer **out)
+{
     struct stat sb;
     if (stat(path, &sb) != 0) return ac_error(AC_ERR_IO, "%s: no such file or folder", path);
     ac_bpe *b;

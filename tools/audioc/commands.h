@@ -8,6 +8,7 @@ int cmd_vad(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_transcribe(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
+int cmd_pull(int argc, char **argv);
 /* tts, vc and svc (CMD names which in messages) */
 int cmd_voice(const char *cmd, int argc, char **argv);
 
@@ -17,6 +18,8 @@ int cmd_voice(const char *cmd, int argc, char **argv);
     "  -t, --threads N         worker threads (default: physical cores)\n" \
     "      --progress / --no-progress\n" \
     "                          progress on stderr (default: when it is a terminal)\n" \
+    "      --offline           an hf: model only from the Hugging Face cache (as\n" \
+    "                          HF_HUB_OFFLINE=1): never the network\n" \
     "  -q, --quiet             errors only;  -v, --verbose: more detail\n" \
     "  -h, --help              this help\n"
 
