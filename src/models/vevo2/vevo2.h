@@ -40,6 +40,7 @@ typedef struct vevo2_model {
     vevo2_coco_config content_cfg; /* the FM config's model.coco, as upstream builds it */
     vevo2_vocoder_config vocoder_cfg;
 
+    ac_weight_type weights;        /* the type every part's matrices are held in (set before the first run) */
     pthread_mutex_t lock;          /* guards the parts below while they load (the vocoder last) */
     whisper_encoder *whisper;
     whisper_stats *stats;
