@@ -278,10 +278,10 @@ ac_status ac_weights_set_type(ac_weights *w, ac_weight_type type)
     return AC_OK;
 }
 
-int ac_weights_keep(ac_weights *w, int keep)
+int ac_weights_keep(ac_weights *w, int bits)
 {
     int was = w->keep;
-    w->keep = keep;
+    w->keep = bits;
     return was;
 }
 
@@ -311,8 +311,9 @@ static ac_dtype held_type(const ac_weights *w, ac_dtype stored, size_t cols)
 {
     static const ac_dtype of[] = {[AC_WEIGHTS_F32] = AC_DTYPE_F32, [AC_WEIGHTS_F16] = AC_DTYPE_F16,
                                   [AC_WEIGHTS_BF16] = AC_DTYPE_BF16, [AC_WEIGHTS_Q8_0] = AC_DTYPE_Q8_0};
-    if (w->type == AC_WEIGHTS_STORED || w->keep) return stored;
+    if (w->type == AC_WEIGHTS_STORED || w->keep >= AC_KEEP_STORED) return stored;
     ac_dtype t = of[w->type];
+    if (w->keep >= AC_KEEP_16 && t == AC_DTYPE_Q8_0) t = stored == AC_DTYPE_F32 ? AC_DTYPE_BF16 : stored;
     return cols % ac_dtype_block(t) ? stored : t;
 }
 

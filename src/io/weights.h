@@ -36,7 +36,7 @@ typedef struct ac_weights {
     void *hot;            /* see ac_weights_make_hot */
     size_t hot_size;
     ac_weight_type type;  /* what matrices are converted to (ac_weights_set_type) */
-    int keep;             /* matrices keep their stored type (ac_weights_keep) */
+    int keep;             /* the least bits of a converted matrix (ac_weights_keep) */
     ac_weight_held *held; /* every matrix handed out, in order */
     size_t n_held, cap_held;
 } ac_weights;
@@ -65,10 +65,13 @@ ac_status ac_weights_set_names(ac_weights *w, const ac_weight_name *table, size_
  * (vectors, norms, f32 arrays) is unchanged: a family's rule is what it
  * loads as a matrix, less what it loads under ac_weights_keep. */
 ac_status ac_weights_set_type(ac_weights *w, ac_weight_type type);
-/* While KEEP is nonzero, matrices keep their stored type whatever the
- * table's type (a family's exemptions: embeddings, small convolutions).
- * Returns the previous setting, to restore. */
-int ac_weights_keep(ac_weights *w, int keep);
+/* A family's exemptions: while set, matrices keep at least BITS bits
+ * whatever the table's type. AC_KEEP_STORED (32): each keeps its stored
+ * type (embeddings, small convolutions); AC_KEEP_16: a request below 16
+ * bits (q8_0) holds them in bf16, or as stored when that is a 16-bit type;
+ * 0: no exemption. Returns the previous setting, to restore. */
+enum { AC_KEEP_16 = 16, AC_KEEP_STORED = 32 };
+int ac_weights_keep(ac_weights *w, int bits);
 /* The matrices handed out so far and the type each is held in: the rule as
  * the family's loader applied it, which a tool writing converted files
  * reads instead of repeating the rule. */

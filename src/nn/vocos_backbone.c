@@ -39,7 +39,7 @@ ac_status ac_vocos_backbone_load(ac_weights *w, const char *prefix, int in_chann
     *b = (ac_vocos_backbone){.in_channels = in_channels, .dim = dim, .intermediate = intermediate, .layers = layers,
                              .embed = {.cin = in_channels, .cout = dim, .kernel = EMBED_KERNEL,
                                        .stride = 1, .pad = EMBED_KERNEL / 2, .dilation = 1}};
-    int keep = ac_weights_keep(w, 1); /* the input convolution keeps its precision */
+    int keep = ac_weights_keep(w, AC_KEEP_STORED); /* the input convolution keeps its precision */
     ac_status es = ac_weights_mat(w, AC_SHAPE(dim, in_channels, EMBED_KERNEL), &b->embed_w, "%sembed.weight", prefix);
     ac_weights_keep(w, keep);
     AC_TRY(es);

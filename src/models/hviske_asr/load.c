@@ -40,7 +40,7 @@ static ac_status load_subsampling(hviske_model *m)
     AC_TRY(ac_weights_vec(w, C, &m->sub0_b, SUB "conv.0.bias"));
     AC_TRY(dw3x3(w, C, &m->sub_dw_w[0], SUB "conv.2.weight"));
     AC_TRY(ac_weights_vec(w, C, &m->sub_dw_b[0], SUB "conv.2.bias"));
-    int keep = ac_weights_keep(w, 1); /* the subsampling stem keeps its precision */
+    int keep = ac_weights_keep(w, AC_KEEP_STORED); /* the subsampling stem keeps its precision */
     AC_TRY(ac_weights_mat(w, AC_SHAPE(C, C, 1, 1), &m->sub_pw_w[0], SUB "conv.3.weight"));
     AC_TRY(ac_weights_vec(w, C, &m->sub_pw_b[0], SUB "conv.3.bias"));
     AC_TRY(dw3x3(w, C, &m->sub_dw_w[1], SUB "conv.5.weight"));
@@ -216,7 +216,7 @@ static ac_status load_all(hviske_model *m, const char *path, ac_weight_type type
     if (!m->enc || !m->dec) return AC_ERR_NOMEM;
     for (int i = 0; i < c->n_layers; i++) AC_TRY(load_enc_layer(m, i));
     AC_TRY(ac_weights_linear(w, c->dec_dim, c->d_model, &m->proj_w, &m->proj_b, "encoder_decoder_proj"));
-    int keep = ac_weights_keep(w, 1); /* the token embedding keeps its precision */
+    int keep = ac_weights_keep(w, AC_KEEP_STORED); /* the token embedding keeps its precision */
     AC_TRY(ac_weights_mat(w, AC_SHAPE(c->vocab, c->dec_dim), &m->tok_emb,
                           "transf_decoder._embedding.token_embedding.weight"));
     ac_weights_keep(w, keep);

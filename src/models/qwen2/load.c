@@ -46,7 +46,7 @@ static ac_status load_weights(qwen2_model *m)
     const qwen2_config *c = &m->cfg;
     AC_TRY(check_vocab(m, "model.embed_tokens.weight"));
     /* the embedding keeps its precision unless it is also the head */
-    int keep = ac_weights_keep(m->weights, !c->tied);
+    int keep = ac_weights_keep(m->weights, c->tied ? 0 : AC_KEEP_STORED);
     AC_TRY(ac_weights_mat(m->weights, AC_SHAPE(c->vocab, c->hidden), &m->embed, "model.embed_tokens.weight"));
     ac_weights_keep(m->weights, keep);
     m->layer = ac_calloc((size_t)c->layers, sizeof *m->layer);

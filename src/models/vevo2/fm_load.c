@@ -61,7 +61,7 @@ static ac_status load_weights(vevo2_fm *m)
 {
     const vevo2_fm_config *c = &m->cfg;
     int D = c->hidden;
-    int keep = ac_weights_keep(m->weights, 1); /* the code embedding keeps its precision */
+    int keep = ac_weights_keep(m->weights, AC_KEEP_STORED); /* the code embedding keeps its precision */
     AC_TRY(ac_weights_mat(m->weights, AC_SHAPE(c->cond_codebook, D), &m->cond_emb, "cond_emb.weight"));
     ac_weights_keep(m->weights, keep);
     for (int i = 0; i < 2; i++) AC_TRY(load_upsampler(m, i));

@@ -64,9 +64,10 @@ static ac_status load_weights(whisper_encoder *m)
     const whisper_config *c = &m->cfg;
     ac_weights *w = m->weights;
     if (c->names == WHISPER_NAMES_HF) AC_TRY(ac_weights_set_names(w, hf_names, sizeof hf_names / sizeof *hf_names));
-    int keep = ac_weights_keep(w, 1); /* the stem's small convolution keeps its precision */
+    /* the rule: the stem's small convolution keeps its precision, the rest at least 16 bits */
+    ac_weights_keep(w, AC_KEEP_STORED);
     AC_TRY(ac_weights_mat(w, AC_SHAPE(c->d, c->n_mels, 3), &m->conv1_w, "encoder.conv1.weight"));
-    ac_weights_keep(w, keep);
+    ac_weights_keep(w, AC_KEEP_16);
     AC_TRY(ac_weights_vec(w, c->d, &m->conv1_b, "encoder.conv1.bias"));
     AC_TRY(ac_weights_mat(w, AC_SHAPE(c->d, c->d, 3), &m->conv2_w, "encoder.conv2.weight"));
     AC_TRY(ac_weights_vec(w, c->d, &m->conv2_b, "encoder.conv2.bias"));
