@@ -15,6 +15,9 @@
 #include "tensor/kernels.h"
 #include "tensor/quant.h"
 
+#define HUGE_PAGE (2u << 20)
+#define HOT_PIECE ((size_t)8 << 20)   /* bytes copied or converted before the file pages behind them are released */
+
 ac_status ac_weights_open(const char *path, ac_weights **out)
 {
     *out = NULL;
@@ -331,13 +334,19 @@ static ac_status convert_mat(ac_weights *w, const ac_tensor *t, size_t rows, siz
         free(row);
         return ac_error(AC_ERR_NOMEM, "out of memory");
     }
+    /* the file's pages are released a piece at a time behind the rows
+     * converted, so a large matrix is never held twice */
     const unsigned char *src = t->data;
+    size_t done = 0;
     for (size_t r = 0; r < rows; r++) {
         ac_dequantize_row(t->dtype, src + r * in_row, row, cols);
         ac_quantize_row(to, row, dst + r * out_row, cols);
+        if ((r + 1) * in_row - done >= HOT_PIECE || r + 1 == rows) {
+            release_pages(w, src + done, (r + 1) * in_row - done);
+            done = (r + 1) * in_row;
+        }
     }
     free(row);
-    release_pages(w, t->data, rows * in_row);
     *out = dst;
     return AC_OK;
 }
@@ -446,8 +455,6 @@ ac_status ac_weights_batchnorm(ac_weights *w, int n, float eps, float **scale, f
     return AC_OK;
 }
 
-#define HUGE_PAGE (2u << 20)
-#define HOT_PIECE ((size_t)8 << 20)   /* bytes copied before the file pages behind them are released */
 
 ac_status ac_weights_make_hot(ac_weights *w, ac_mat *const *mats, size_t n)
 {
