@@ -27,7 +27,7 @@ MARBLENET_MAX_DIFF = {"bf16": 0.0, "q8_0": 0.0}
 
 # Hviske, the tiny random checkpoint: at least this many of the 3 clips and
 # of their 7 chunks have greedy ids equal to the f32 run's (a random model's
-# choices are near-ties: one chunk parts from f32 at each type).
+# choices lie close together: one chunk, a different one, parts at each type).
 HVISKE_SAME = {"bf16": (2, 6), "q8_0": (2, 6)}
 # hviske-tiny-da on the 20 held-out clips: WER (%) within this of f32's.
 HVISKE_WER_MARGIN = 0.5
