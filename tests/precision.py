@@ -2,7 +2,8 @@
 against the f32 path, per family. One command prints every table the
 docs/models pages quote:
 
-    /usr/bin/python3 tests/precision.py [FAMILY...]   (silero marblenet hviske hviske_wer vevo2)
+    /usr/bin/python3 tests/precision.py [FAMILY...]
+    (silero marblenet hviske hviske_gguf_q8 hviske_wer vevo2; all by default)
 
 after `make build`; tests/model/test_precision.py runs the same
 measurements and holds each figure at its level. The reference of each
@@ -13,6 +14,9 @@ figure is the same model loaded with --weights f32.
 - hviske: the tiny random checkpoint of tests/packages.py (F32) on
   espeak-ng Danish clips of 2, 4 and 8 s (the 8 s one in three chunks); the
   clips and the chunks whose greedy token ids equal the f32 run's.
+- hviske_gguf_q8: that checkpoint's Q8_0 GGUF package held as f32 and
+  bf16 (stored lower than asked: dequantized); the clips whose ids equal
+  its stored run's.
 - hviske_wer: the bundled model (models/hviske-tiny-da) on the 20 held-out
   utterances of tests/model/test_tiny_da.py; WER in % (train/evaluate.py).
 - vevo2: the tiny random package of tests/packages.py (F32, seed 21),
@@ -131,6 +135,18 @@ def hviske():
     return res
 
 
+def hviske_gguf_q8():
+    """{type: (clips with the stored run's ids, clips)}: the tiny checkpoint's Q8_0 GGUF package (tests/packages.py),
+    stored lower than asked, held as f32 or bf16 (dequantized)."""
+    model, files = packages.hviske_gguf("q8_0"), danish_clips()
+    ref = transcripts(model, "stored", files)
+    res = {}
+    for t in ("f32", "bf16"):
+        got = transcripts(model, t, files)
+        res[t] = (sum(got[f][1] == ref[f][1] for f in files), len(files))
+    return res
+
+
 def held_out():
     """The held-out clips of tests/model/test_tiny_da.py and their texts."""
     data = os.path.join(testenv.work("tiny_da"), TINY_DA_SPLIT)
@@ -213,7 +229,8 @@ def vevo2(routes=None):
 
 # ---- the tables -----------------------------------------------------------
 
-FAMILIES = {"silero": silero, "marblenet": marblenet, "hviske": hviske, "hviske_wer": hviske_wer, "vevo2": vevo2}
+FAMILIES = {"silero": silero, "marblenet": marblenet, "hviske": hviske, "hviske_gguf_q8": hviske_gguf_q8,
+            "hviske_wer": hviske_wer, "vevo2": vevo2}
 
 
 def table(name, res):
@@ -225,6 +242,10 @@ def table(name, res):
         print("| hviske tiny checkpoint (3 clips) | clips with equal ids | chunks with equal ids |\n|---|---|---|")
         for t, (c, nc, k, nk) in res.items():
             print(f"| {t} | {c}/{nc} | {k}/{nk} |")
+    elif name == "hviske_gguf_q8":
+        print("| hviske tiny Q8_0 GGUF held as (3 clips) | clips with the stored run's ids |\n|---|---|")
+        for t, (c, nc) in res.items():
+            print(f"| {t} | {c}/{nc} |")
     elif name == "hviske_wer":
         print("| hviske-tiny-da, 20 held-out clips | WER % |\n|---|---|")
         for t, w in res.items():

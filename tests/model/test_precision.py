@@ -29,6 +29,10 @@ MARBLENET_MAX_DIFF = {"bf16": 0.0, "q8_0": 0.0}
 # of their 7 chunks have greedy ids equal to the f32 run's (a random model's
 # choices lie close together: one chunk, a different one, parts at each type).
 HVISKE_SAME = {"bf16": (2, 6), "q8_0": (2, 6)}
+# The tiny checkpoint's Q8_0 GGUF (stored lower than asked, so dequantized)
+# held as f32 or bf16: at least this many of the 3 clips with the ids of its
+# stored (Q8_0) run.
+HVISKE_GGUF_Q8_SAME = {"f32": 3, "bf16": 3}
 # hviske-tiny-da on the 20 held-out clips: WER (%) within this of f32's.
 HVISKE_WER_MARGIN = 0.5
 
@@ -91,6 +95,15 @@ def test_vevo2(driver):
             assert same >= ar, f"vevo2 {route} at {t}: {same}/{n} AR ids equal to f32's, held at {ar}"
             assert mel >= mel_min - SNR_MARGIN_DB, f"vevo2 {route} at {t}: mel SNR {mel:.1f} dB, held at {mel_min}"
             assert wav >= wav_min - SNR_MARGIN_DB, f"vevo2 {route} at {t}: wav SNR {wav:.1f} dB, held at {wav_min}"
+
+
+def test_lower_stored(tokenizer):
+    """A Q8_0 GGUF package asked for f32 or bf16 is dequantized: it hears what its stored run hears."""
+    testenv.require_tools("espeak-ng", "sox")
+    got = precision.hviske_gguf_q8()
+    print(f"q8_0 GGUF held as f32 / bf16: (clips with the stored run's ids, clips) {got}")
+    for t, want in HVISKE_GGUF_Q8_SAME.items():
+        assert got[t][0] >= want, f"q8_0 GGUF held as {t}: {got[t][0]} clips with the stored run's ids, held at {want}"
 
 
 # ---- the option in every front end -------------------------------------------
