@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "base/f16.h"
 #include "base/mem.h"
+#include "base/threadpool.h"
 #include "tensor/kernels.h"
 #include "tensor/quant.h"
 
@@ -320,8 +321,32 @@ static ac_dtype held_type(const ac_weights *w, ac_dtype stored, size_t cols)
     return cols % ac_dtype_block(t) ? stored : t;
 }
 
-/* T's ROWS x COLS values, converted row by row into a buffer the table
- * owns, of type TO; the file's pages behind T are released. */
+/* Rows [first + begin, first + end) of a matrix converted from FROM at SRC
+ * to TO at DST, SEGMENT values at a time (a multiple of every block, so
+ * each piece of a row is whole blocks of both types). */
+#define SEGMENT 4096
+typedef struct {
+    const unsigned char *src;
+    unsigned char *dst;
+    ac_dtype from, to;
+    size_t cols, in_row, out_row, first;
+} convert_job;
+
+static void convert_rows(void *ctx, size_t begin, size_t end)
+{
+    const convert_job *j = ctx;
+    float buf[SEGMENT];
+    for (size_t r = j->first + begin; r < j->first + end; r++)
+        for (size_t c = 0; c < j->cols; c += SEGMENT) {
+            size_t n = j->cols - c < SEGMENT ? j->cols - c : SEGMENT;
+            ac_dequantize_row(j->from, j->src + r * j->in_row + ac_dtype_bytes(j->from, c), buf, n);
+            ac_quantize_row(j->to, buf, j->dst + r * j->out_row + ac_dtype_bytes(j->to, c), n);
+        }
+}
+
+/* T's ROWS x COLS values, converted into a buffer the table owns, of type
+ * TO, on the thread pool; the file's pages behind the rows converted are
+ * released every HOT_PIECE bytes, so a large matrix is never held twice. */
 static ac_status convert_mat(ac_weights *w, const ac_tensor *t, size_t rows, size_t cols, ac_dtype to,
                              const void **out)
 {
@@ -329,24 +354,15 @@ static ac_status convert_mat(ac_weights *w, const ac_tensor *t, size_t rows, siz
     if (rows && out_row > SIZE_MAX / rows) return ac_error(AC_ERR_NOMEM, "%s: a matrix of %zu rows overflows", w->file, rows);
     size_t bytes = rows * out_row;
     unsigned char *dst = own(w, bytes ? bytes : 1);
-    float *row = malloc((cols ? cols : 1) * sizeof *row);
-    if (!dst || !row) {
-        free(row);
-        return ac_error(AC_ERR_NOMEM, "out of memory");
+    if (!dst) return ac_error(AC_ERR_NOMEM, "out of memory");
+    convert_job j = {.src = t->data, .dst = dst, .from = t->dtype, .to = to, .cols = cols, .in_row = in_row,
+                     .out_row = out_row};
+    size_t per = in_row && in_row < HOT_PIECE ? HOT_PIECE / in_row : 1;
+    for (j.first = 0; j.first < rows; j.first += per) {
+        size_t n = rows - j.first < per ? rows - j.first : per;
+        ac_parallel_for(n, 1, convert_rows, &j);
+        release_pages(w, j.src + j.first * in_row, n * in_row);
     }
-    /* the file's pages are released a piece at a time behind the rows
-     * converted, so a large matrix is never held twice */
-    const unsigned char *src = t->data;
-    size_t done = 0;
-    for (size_t r = 0; r < rows; r++) {
-        ac_dequantize_row(t->dtype, src + r * in_row, row, cols);
-        ac_quantize_row(to, row, dst + r * out_row, cols);
-        if ((r + 1) * in_row - done >= HOT_PIECE || r + 1 == rows) {
-            release_pages(w, src + done, (r + 1) * in_row - done);
-            done = (r + 1) * in_row;
-        }
-    }
-    free(row);
     *out = dst;
     return AC_OK;
 }
