@@ -191,6 +191,27 @@ AC_API ac_status ac_model_probe(const char *path, const char **family, ac_task *
  * NULL to probe for it. */
 AC_API ac_status ac_model_load(const char *path, const char *family, ac_model **out);
 
+/* The type a model's weight matrices are held and multiplied in. STORED
+ * keeps each tensor in the type its file stores it in; the others convert,
+ * when the model loads, the matrices its family's rule allows (the product
+ * matrices of its linear layers; norms, biases, embeddings, codebooks and
+ * the other tensors its docs/models page names keep their precision).
+ * Q8_0 converts only matrices whose rows are a multiple of 32 values; the
+ * others stay as stored. */
+typedef enum {
+    AC_WEIGHTS_STORED = 0,
+    AC_WEIGHTS_F32,
+    AC_WEIGHTS_F16,
+    AC_WEIGHTS_BF16,
+    AC_WEIGHTS_Q8_0,
+} ac_weight_type;
+
+/* "stored", "f32", "f16", "bf16", "q8_0" ("?" for another value). */
+AC_API const char *ac_weight_type_name(ac_weight_type t);
+/* The type of NAME (the names above, case-insensitive); an unknown name is
+ * an error that lists them. */
+AC_API ac_status ac_weight_type_parse(const char *name, ac_weight_type *out);
+
 /* What a model needs besides its package. */
 typedef struct ac_load_options {
     size_t struct_size;
@@ -199,6 +220,8 @@ typedef struct ac_load_options {
      * OpenAI names + config.json). NULL: a whisper-medium folder or
      * medium.pt inside the package, else a whisper-medium folder beside it. */
     const char *whisper;
+    /* The type the weight matrices are held in (AC_WEIGHTS_STORED). */
+    ac_weight_type weights;
 } ac_load_options;
 
 /* Fills the first SIZE bytes of OPT with the defaults; use ac_load_options_default. */

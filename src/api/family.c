@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "api/input.h"
@@ -104,8 +105,30 @@ ac_status ac_model_probe(const char *path, const char **family, ac_task *task)
 
 void ac_load_options_init(ac_load_options *o, size_t size)
 {
-    ac_load_options d = {.struct_size = size, .whisper = NULL};
+    ac_load_options d = {.struct_size = size, .whisper = NULL, .weights = AC_WEIGHTS_STORED};
     memcpy(o, &d, size < sizeof d ? size : sizeof d);
+}
+
+static const char *const weight_type_names[] = {
+    [AC_WEIGHTS_STORED] = "stored", [AC_WEIGHTS_F32] = "f32", [AC_WEIGHTS_F16] = "f16",
+    [AC_WEIGHTS_BF16] = "bf16",     [AC_WEIGHTS_Q8_0] = "q8_0",
+};
+#define N_WEIGHT_TYPES (int)(sizeof weight_type_names / sizeof *weight_type_names)
+
+const char *ac_weight_type_name(ac_weight_type t)
+{
+    return (int)t >= 0 && (int)t < N_WEIGHT_TYPES ? weight_type_names[t] : "?";
+}
+
+ac_status ac_weight_type_parse(const char *name, ac_weight_type *out)
+{
+    ac_error_clear();
+    for (int i = 0; name && i < N_WEIGHT_TYPES; i++)
+        if (strcasecmp(name, weight_type_names[i]) == 0) {
+            *out = (ac_weight_type)i;
+            return AC_OK;
+        }
+    return ac_error(AC_ERR_ARG, "unknown weight type '%s' (stored, f32, f16, bf16 or q8_0)", name ? name : "");
 }
 
 ac_status ac_model_load(const char *path, const char *family, ac_model **out)
@@ -124,6 +147,8 @@ ac_status ac_model_load_with(const char *path, const char *family, const ac_load
     ac_load_options_default(&o);
     if (opt) AC_TRY(ac_struct_take(&o, sizeof o, opt, "ac_load_options"));
     if (!path) return ac_error(AC_ERR_ARG, "no model path given");
+    if ((int)o.weights < 0 || (int)o.weights >= N_WEIGHT_TYPES)
+        return ac_error(AC_ERR_ARG, "%s: ac_load_options.weights %d is no ac_weight_type", path, (int)o.weights);
     if (strncmp(path, "hf:", 3) != 0) return load_local(path, family, &o, out);
     /* a model on the Hub: its files in the cache, then loaded from there */
     char *local, *whisper;

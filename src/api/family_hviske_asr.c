@@ -16,7 +16,7 @@ static int probe(const char *path, const ac_tensor_file *tf)
 
 static ac_status load(const char *path, const ac_load_options *o, void **m)
 {
-    return hviske_load(path, (hviske_model **)m);
+    return hviske_load(path, o->weights, (hviske_model **)m);
 }
 static void free_model(void *m) { hviske_free(m); }
 static int rate(const void *m) { return ((const hviske_model *)m)->cfg.sample_rate; }

@@ -9,7 +9,9 @@ static int probe(const char *path, const ac_tensor_file *tf) { return !tf && vev
 
 static ac_status load(const char *path, const ac_load_options *o, void **m)
 {
-    return vevo2_load(path, o ? o->whisper : NULL, (vevo2_model **)m);
+    AC_TRY(vevo2_load(path, o->whisper, (vevo2_model **)m));
+    ((vevo2_model *)*m)->weights = o->weights; /* its parts load on the first run */
+    return AC_OK;
 }
 
 static void free_model(void *m) { vevo2_free(m); }

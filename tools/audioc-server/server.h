@@ -22,6 +22,8 @@ typedef struct {
     ac_task task;
     const char *family;
     ac_model *model;   /* shared by all requests and workers */
+    ac_weight_type weights;   /* its matrices' type (--model-weights, else --weights) */
+    int weights_given;        /* by --model-weights */
 } served_model;
 
 typedef struct {
@@ -40,6 +42,9 @@ typedef struct {
     long max_buffer_mb;                    /* upload bytes held in memory at once, all requests together */
     served_model *models;
     int n_models;
+    ac_weight_type weights;                /* --weights: the type of every model's matrices */
+    const char **model_weights;            /* the --model-weights ID=TYPE given, applied once all models are known */
+    int n_model_weights;
     struct served_voice *voices;           /* the --voice references (the voice module's, speech.h) */
     int n_voices;
 } server_config;

@@ -26,10 +26,14 @@ static void usage(FILE *f)
           f);
 }
 
-ac_model *load_model(const char *path, const char *family, ac_task task, const char *prefix)
+ac_model *load_model(const char *path, const char *family, ac_weight_type weights, ac_task task,
+                     const char *prefix)
 {
     ac_model *m;
-    if (ac_model_load(path, family, &m) != AC_OK) {
+    ac_load_options o;
+    ac_load_options_default(&o);
+    o.weights = weights;
+    if (ac_model_load_with(path, family, &o, &m) != AC_OK) {
         fprintf(stderr, "audioc: %s%s\n", prefix, ac_last_error());
         return NULL;
     }

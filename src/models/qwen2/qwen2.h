@@ -64,7 +64,7 @@ ac_status qwen2_config_parse(const char *text, size_t len, const char *gen_text,
 
 /* A Hugging Face Qwen2 folder: config.json, generation_config.json
  * (optional) and model.safetensors; weights stay in their stored type. */
-ac_status qwen2_load(const char *dir, qwen2_model **out);
+ac_status qwen2_load(const char *dir, ac_weight_type type, qwen2_model **out);
 void qwen2_free(qwen2_model *m);
 
 /* The state of one request: the KV cache of CAP positions and buffers for

@@ -77,13 +77,15 @@ static ac_status load_weights(vevo2_coco *m)
     return ac_fvq_load(m->weights, "quantizer.quantizers.0", H, c->codebook_dim, c->codebook_size, &m->vq);
 }
 
-ac_status vevo2_coco_load(const char *weights_path, const vevo2_coco_config *cfg, vevo2_coco **out)
+ac_status vevo2_coco_load(const char *weights_path, const vevo2_coco_config *cfg, ac_weight_type type,
+                          vevo2_coco **out)
 {
     *out = NULL;
     vevo2_coco *m = ac_calloc(1, sizeof *m);
     if (!m) return AC_ERR_NOMEM;
     m->cfg = *cfg;
     ac_status s = ac_weights_open(weights_path, &m->weights);
+    if (!s) s = ac_weights_set_type(m->weights, type);
     if (!s) s = load_weights(m);
     if (s) {
         vevo2_coco_free(m);

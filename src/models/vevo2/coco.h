@@ -49,7 +49,8 @@ typedef struct vevo2_coco {
 } vevo2_coco;
 
 /* model.safetensors of a tokenizer folder, checked against CFG. */
-ac_status vevo2_coco_load(const char *weights_path, const vevo2_coco_config *cfg, vevo2_coco **out);
+ac_status vevo2_coco_load(const char *weights_path, const vevo2_coco_config *cfg, ac_weight_type type,
+                          vevo2_coco **out);
 void vevo2_coco_free(vevo2_coco *m);
 
 /* Tokens of T frames: ceil(T / downsample_rate). */

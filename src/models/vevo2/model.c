@@ -102,16 +102,16 @@ static ac_status load_parts(vevo2_model *m)
     vevo2_paths *p = &m->paths;
     if (!m->whisper) {
         AC_TRY(vevo2_find_whisper(p));
-        AC_TRY(whisper_encoder_load(p->whisper, &m->whisper));
+        AC_TRY(whisper_encoder_load(p->whisper, m->weights, &m->whisper));
     }
     const int d = m->whisper->cfg.d;
     if (m->content_cfg.whisper_dim != d)
         return ac_error(AC_ERR_MODEL, "%s: model.coco.whisper_dim %d, but the Whisper encoder %s has %d channels",
                         p->fm_config, m->content_cfg.whisper_dim, p->whisper, d);
     if (!m->stats) AC_TRY(whisper_stats_load(p->whisper_stats, d, &m->stats));
-    if (!m->content) AC_TRY(vevo2_coco_load(p->content_style, &m->content_cfg, &m->content));
-    if (!m->fm) AC_TRY(vevo2_fm_load(p->fm_weights, &m->fm_cfg, &m->fm));
-    if (!m->vocoder) AC_TRY(vevo2_vocoder_load(p->vocoder_weights, &m->vocoder_cfg, &m->vocoder));
+    if (!m->content) AC_TRY(vevo2_coco_load(p->content_style, &m->content_cfg, m->weights, &m->content));
+    if (!m->fm) AC_TRY(vevo2_fm_load(p->fm_weights, &m->fm_cfg, m->weights, &m->fm));
+    if (!m->vocoder) AC_TRY(vevo2_vocoder_load(p->vocoder_weights, &m->vocoder_cfg, m->weights, &m->vocoder));
     return AC_OK;
 }
 
@@ -189,11 +189,11 @@ static ac_status load_ar_parts(vevo2_model *m)
     vevo2_paths *p = &m->paths;
     if (!m->prosody) {
         AC_TRY(read_prosody_config(m));
-        AC_TRY(vevo2_coco_load(p->prosody, &m->prosody_cfg, &m->prosody));
+        AC_TRY(vevo2_coco_load(p->prosody, &m->prosody_cfg, m->weights, &m->prosody));
     }
     if (!m->text) AC_TRY(ac_bpe_load_dir(p->ar_dir, &m->text));
     qwen2_model *ar;
-    AC_TRY(qwen2_load(p->ar_dir, &ar));
+    AC_TRY(qwen2_load(p->ar_dir, m->weights, &ar));
     ac_status s = check_tags(m, ar->cfg.vocab);
     if (s) {
         qwen2_free(ar);

@@ -40,6 +40,7 @@ typedef struct vevo2_model {
     vevo2_coco_config content_cfg; /* the FM config's model.coco, as upstream builds it */
     vevo2_vocoder_config vocoder_cfg;
 
+    ac_weight_type weights;        /* the type every part's matrices are held in (set before the first run) */
     pthread_mutex_t lock;          /* guards the parts below while they load (the vocoder last) */
     whisper_encoder *whisper;
     whisper_stats *stats;
@@ -100,7 +101,8 @@ typedef struct vevo2_options {
     /* Intermediate results by name, for tests (layer -1): "prosody_ids",
      * "style_ids", "timbre_ids", "source_ids" (int32), "prompt" (text),
      * "prompt_ids", "generated_ids", "ids" (int32), "logprobs" (float32:
-     * each generated id's log-softmax under the raw logits), per text chunk. */
+     * each generated id's log-softmax under the raw logits), "fm_mel"
+     * (float32 [frames][mels]: the flow matching's output), per text chunk. */
     ac_trace trace;
 } vevo2_options;
 

@@ -64,7 +64,10 @@ static ac_status load_weights(whisper_encoder *m)
     const whisper_config *c = &m->cfg;
     ac_weights *w = m->weights;
     if (c->names == WHISPER_NAMES_HF) AC_TRY(ac_weights_set_names(w, hf_names, sizeof hf_names / sizeof *hf_names));
+    /* the rule: the stem's small convolution keeps its precision, the rest at least 16 bits */
+    ac_weights_keep(w, AC_KEEP_STORED);
     AC_TRY(ac_weights_mat(w, AC_SHAPE(c->d, c->n_mels, 3), &m->conv1_w, "encoder.conv1.weight"));
+    ac_weights_keep(w, AC_KEEP_16);
     AC_TRY(ac_weights_vec(w, c->d, &m->conv1_b, "encoder.conv1.bias"));
     AC_TRY(ac_weights_mat(w, AC_SHAPE(c->d, c->d, 3), &m->conv2_w, "encoder.conv2.weight"));
     AC_TRY(ac_weights_vec(w, c->d, &m->conv2_b, "encoder.conv2.bias"));
@@ -129,11 +132,16 @@ static ac_status read_config(const char *path, whisper_config *cfg)
 
 /* A torch.save file carries its dims; safetensors take config.json from
  * the same folder. */
-static ac_status load_file(const char *path, whisper_encoder **out)
+static ac_status load_file(const char *path, ac_weight_type type, whisper_encoder **out)
 {
     ac_weights *w;
     whisper_config cfg;
     AC_TRY(ac_weights_open(path, &w));
+    ac_status ts = ac_weights_set_type(w, type);
+    if (ts) {
+        ac_weights_free(w);
+        return ts;
+    }
     const ac_config *v = ac_weights_values(w);
     ac_status s;
     if (v) {
@@ -171,16 +179,16 @@ static ac_status find_torch_file(const char *dir, char *p, size_t size)
     return ac_error(AC_ERR_MODEL, "%s: no model.safetensors and no .pt file", dir);
 }
 
-ac_status whisper_encoder_load(const char *path, whisper_encoder **out)
+ac_status whisper_encoder_load(const char *path, ac_weight_type type, whisper_encoder **out)
 {
     *out = NULL;
     struct stat sb;
     if (stat(path, &sb) != 0) return ac_error(AC_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
-    if (!S_ISDIR(sb.st_mode)) return load_file(path, out);
+    if (!S_ISDIR(sb.st_mode)) return load_file(path, type, out);
     char p[PATH_MAX_LEN];
     snprintf(p, sizeof p, "%s/model.safetensors", path);
     if (stat(p, &sb) != 0) AC_TRY(find_torch_file(path, p, sizeof p));
-    return load_file(p, out);
+    return load_file(p, type, out);
 }
 
 void whisper_encoder_free(whisper_encoder *m)

@@ -66,8 +66,9 @@ typedef struct whisper_encoder {
 
 /* PATH is medium.pt (or any torch.save file of that layout), a
  * model.safetensors with config.json beside it, or a folder holding
- * config.json + model.safetensors (either form), else one .pt file. */
-ac_status whisper_encoder_load(const char *path, whisper_encoder **out);
+ * config.json + model.safetensors (either form), else one .pt file. Its
+ * matrices are held in TYPE (ac_weights_set_type), conv1 kept as stored. */
+ac_status whisper_encoder_load(const char *path, ac_weight_type type, whisper_encoder **out);
 void whisper_encoder_free(whisper_encoder *m);
 
 /* Samples of the window (30 s for n_ctx 1500) and its log-mel frames. */
