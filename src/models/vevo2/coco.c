@@ -40,6 +40,11 @@ ac_status vevo2_coco_config_parse(const ac_config *c, const cJSON *obj, const ch
         {obj, where, "chromagram_dim", &g.chroma_dim},
     };
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        /* a style tokenizer takes no Whisper features: upstream never reads
+         * its whisper_dim, and VevoSing's configs leave it out */
+        if (keys[i].v == &g.whisper_dim && g.type == VEVO2_COCO_STYLE &&
+            !cJSON_GetObjectItemCaseSensitive(obj, "whisper_dim"))
+            continue;
         AC_TRY(ac_config_int(c, keys[i].obj, keys[i].where, keys[i].key, keys[i].v));
         AC_TRY(positive(c, keys[i].where, keys[i].key, *keys[i].v));
     }

@@ -25,7 +25,7 @@ typedef struct vevo2_coco_config {
     int downsample_rate;         /* a power of two */
     int codebook_size, hidden, codebook_dim;
     int vocos_dim, vocos_intermediate, vocos_layers;   /* encoder.* */
-    int whisper_dim, chroma_dim;
+    int whisper_dim, chroma_dim; /* whisper_dim: optional for "style" (0 when absent) */
     int use_normed_whisper;      /* optional (false): the caller normalizes with the stats */
 } vevo2_coco_config;
 

@@ -2,6 +2,7 @@
 #include "models/vevo2/package.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -56,6 +57,23 @@ ac_status vevo2_paths_find(const char *dir, const char *whisper, vevo2_paths *p)
     return AC_OK;
 }
 
+/* openai-whisper's download folder, where Amphion's code has Whisper fetch
+ * medium.pt: $XDG_CACHE_HOME/whisper, else ~/.cache/whisper. Into OUT[n]
+ * the medium.pt there when it exists. */
+static int cached_whisper(char *out, size_t n)
+{
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (xdg && xdg[0]) {
+        int k = snprintf(out, n, "%s/whisper/medium.pt", xdg);
+        if (k > 0 && (size_t)k < n && exists(out, 0)) return 1;
+    }
+    if (home && home[0]) {
+        int k = snprintf(out, n, "%s/.cache/whisper/medium.pt", home);
+        if (k > 0 && (size_t)k < n && exists(out, 0)) return 1;
+    }
+    return 0;
+}
+
 ac_status vevo2_find_whisper(vevo2_paths *p)
 {
     if (p->whisper[0]) return AC_OK;
@@ -68,8 +86,11 @@ ac_status vevo2_find_whisper(vevo2_paths *p)
             return AC_OK;
         }
     }
+    if (cached_whisper(p->whisper, sizeof p->whisper)) return AC_OK;
+    p->whisper[0] = 0;
     return ac_error(AC_ERR_IO,
                     "%s: no Whisper-medium encoder found (looked for whisper-medium/ and medium.pt in the package "
-                    "and beside it); give it with --whisper PATH (OpenAI's medium.pt or a whisper-medium folder)",
+                    "and beside it, and for medium.pt in openai-whisper's download folder, $XDG_CACHE_HOME/whisper "
+                    "or ~/.cache/whisper); give it with --whisper PATH (OpenAI's medium.pt or a whisper-medium folder)",
                     p->dir);
 }

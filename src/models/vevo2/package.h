@@ -29,8 +29,9 @@ int vevo2_probe(const char *dir);
 ac_status vevo2_paths_find(const char *dir, const char *whisper, vevo2_paths *p);
 
 /* Finds the Whisper encoder when it was not named: whisper-medium/ or
- * medium.pt in the package, else whisper-medium/ or medium.pt beside it.
- * The error lists where it looked. */
+ * medium.pt in the package, else whisper-medium/ or medium.pt beside it,
+ * else medium.pt in openai-whisper's download folder ($XDG_CACHE_HOME/whisper,
+ * ~/.cache/whisper). The error lists where it looked. */
 ac_status vevo2_find_whisper(vevo2_paths *p);
 
 #endif

@@ -136,7 +136,9 @@ static ac_status load_file(const char *path, whisper_encoder **out)
     AC_TRY(ac_weights_open(path, &w));
     const ac_config *v = ac_weights_values(w);
     ac_status s;
-    if (v) {
+    /* OpenAI's medium.pt carries its dims; Hugging Face's pytorch_model.bin,
+     * a bare state dict, takes config.json as safetensors do */
+    if (v && cJSON_GetObjectItemCaseSensitive(v->root, "dims")) {
         const cJSON *dims;
         s = ac_config_object(v, NULL, NULL, "dims", &dims);
         if (!s) s = whisper_config_parse(v, dims, "dims", &cfg);
@@ -154,7 +156,8 @@ static ac_status load_file(const char *path, whisper_encoder **out)
     return finish(w, &cfg, out);
 }
 
-/* The one .pt file of folder DIR into P. */
+/* The one .pt file of folder DIR into P (the folder has no model.safetensors
+ * and no pytorch_model.bin). */
 static ac_status find_torch_file(const char *dir, char *p, size_t size)
 {
     DIR *d = opendir(dir);
@@ -167,8 +170,10 @@ static ac_status find_torch_file(const char *dir, char *p, size_t size)
     }
     closedir(d);
     if (found == 1) return AC_OK;
-    if (found) return ac_error(AC_ERR_MODEL, "%s: no model.safetensors and %d .pt files (name one)", dir, found);
-    return ac_error(AC_ERR_MODEL, "%s: no model.safetensors and no .pt file", dir);
+    if (found)
+        return ac_error(AC_ERR_MODEL, "%s: no model.safetensors, no pytorch_model.bin and %d .pt files (name one)", dir,
+                        found);
+    return ac_error(AC_ERR_MODEL, "%s: no model.safetensors, no pytorch_model.bin and no .pt file", dir);
 }
 
 ac_status whisper_encoder_load(const char *path, whisper_encoder **out)
@@ -179,6 +184,7 @@ ac_status whisper_encoder_load(const char *path, whisper_encoder **out)
     if (!S_ISDIR(sb.st_mode)) return load_file(path, out);
     char p[PATH_MAX_LEN];
     snprintf(p, sizeof p, "%s/model.safetensors", path);
+    if (stat(p, &sb) != 0) snprintf(p, sizeof p, "%s/pytorch_model.bin", path);
     if (stat(p, &sb) != 0) AC_TRY(find_torch_file(path, p, sizeof p));
     return load_file(p, out);
 }
