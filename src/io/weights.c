@@ -173,6 +173,10 @@ static ac_status lookup(ac_weights *w, int ndim, const int64_t *shape, const ac_
     if (t->dtype == AC_DTYPE_I64)
         return ac_error(AC_ERR_MODEL, "%s: tensor '%s' has dtype I64, expected F32, F16, BF16 or Q8_0",
                         w->file, name);
+    int64_t bad = ac_quant_bad_scale(t->dtype, t->data, (size_t)t->numel);
+    if (bad >= 0)
+        return ac_error(AC_ERR_MODEL, "%s: tensor '%s' (%s): block %lld has a scale that is NaN or infinite", w->file,
+                        name, ac_dtype_name(t->dtype), (long long)bad);
     *out = t;
     return AC_OK;
 }

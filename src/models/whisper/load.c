@@ -136,9 +136,11 @@ static ac_status load_file(const char *path, whisper_encoder **out)
     AC_TRY(ac_weights_open(path, &w));
     const ac_config *v = ac_weights_values(w);
     ac_status s;
-    /* OpenAI's medium.pt carries its dims; Hugging Face's pytorch_model.bin,
-     * a bare state dict, takes config.json as safetensors do */
-    if (v && cJSON_GetObjectItemCaseSensitive(v->root, "dims")) {
+    /* OpenAI's medium.pt carries its dims beside model_state_dict; Hugging
+     * Face's pytorch_model.bin, a bare state dict, takes config.json as
+     * safetensors do */
+    if (v && (cJSON_GetObjectItemCaseSensitive(v->root, "dims") ||
+              cJSON_GetObjectItemCaseSensitive(v->root, "model_state_dict"))) {
         const cJSON *dims;
         s = ac_config_object(v, NULL, NULL, "dims", &dims);
         if (!s) s = whisper_config_parse(v, dims, "dims", &cfg);
