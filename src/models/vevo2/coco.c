@@ -85,11 +85,22 @@ static ac_status load_weights(vevo2_coco *m)
 ac_status vevo2_coco_load(const char *weights_path, const vevo2_coco_config *cfg, vevo2_coco **out)
 {
     *out = NULL;
+    ac_weights *w;
+    AC_TRY(ac_weights_open(weights_path, &w));
+    return vevo2_coco_load_from(w, cfg, out);
+}
+
+ac_status vevo2_coco_load_from(ac_weights *w, const vevo2_coco_config *cfg, vevo2_coco **out)
+{
+    *out = NULL;
     vevo2_coco *m = ac_calloc(1, sizeof *m);
-    if (!m) return AC_ERR_NOMEM;
+    if (!m) {
+        ac_weights_free(w);
+        return AC_ERR_NOMEM;
+    }
     m->cfg = *cfg;
-    ac_status s = ac_weights_open(weights_path, &m->weights);
-    if (!s) s = load_weights(m);
+    m->weights = w;
+    ac_status s = load_weights(m);
     if (s) {
         vevo2_coco_free(m);
         return s;

@@ -107,11 +107,9 @@ static ac_status finish(ac_weights *w, const whisper_config *cfg, whisper_encode
 }
 
 /* config.json of the safetensors forms: OpenAI dims under "audio_encoder"
- * (the port's file) or Hugging Face's WhisperConfig. */
-static ac_status read_config(const char *path, whisper_config *cfg)
+ * (the port's file) or Hugging Face's WhisperConfig. Frees C. */
+static ac_status parse_config(ac_config *c, whisper_config *cfg)
 {
-    ac_config *c;
-    AC_TRY(ac_config_load_relaxed(path, &c));
     const cJSON *dims = cJSON_GetObjectItemCaseSensitive(c->root, "audio_encoder");
     ac_status s;
     if (dims) {
@@ -125,6 +123,25 @@ static ac_status read_config(const char *path, whisper_config *cfg)
     }
     ac_config_free(c);
     return s;
+}
+
+static ac_status read_config(const char *path, whisper_config *cfg)
+{
+    ac_config *c;
+    AC_TRY(ac_config_load_relaxed(path, &c));
+    return parse_config(c, cfg);
+}
+
+ac_status whisper_encoder_load_from(ac_weights *w, ac_config *config, whisper_encoder **out)
+{
+    *out = NULL;
+    whisper_config cfg;
+    ac_status s = parse_config(config, &cfg);
+    if (s) {
+        ac_weights_free(w);
+        return s;
+    }
+    return finish(w, &cfg, out);
 }
 
 /* A torch.save file carries its dims; safetensors take config.json from
