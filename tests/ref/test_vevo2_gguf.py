@@ -9,7 +9,7 @@ Checked, against the folder the file was made from:
   conversion driver (test_vevo2_route, seeded noise) bit-identical, and
   `audioc vc` (the file in a folder under its release name) and
   `audioc tts` (the AR route: tokenizer, AR model, prosody tokenizer) give
-  the same samples;
+  the same samples, and `audioc tokenize` the same ids;
 - a file whose namespaces and embedded paths are all renamed: the same, so
   the description is what finds the parts;
 - Q8_0, Q6_K and Q4_K files: the ids of a folder holding the values each
@@ -124,6 +124,9 @@ def test_cli(folder, voices, audioc):
             assert r.returncode == 0, f"audioc {cmd} -m {model}: {r.stderr.strip()[-400:]}"
             outs.append(samples(out))
         assert np.array_equal(*outs), f"audioc {cmd}: the GGUF in a folder gives other samples than the folder"
+    toks = [run(audioc, "tokenize", "--model", m, "--", "Hello world", "<|im_start|>user").stdout
+            for m in (pkg, os.path.join(d, "vevo2-f32.gguf"))]
+    assert toks[0] and toks[0] == toks[1], f"audioc tokenize: the GGUF's embedded tokenizer differs: {toks}"
 
 
 def snr(got, want):
