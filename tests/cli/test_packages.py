@@ -14,8 +14,10 @@ Hviske package (tests/ref/hviske_asr/make_tiny.py):
   decoder);
 - malformed files, each a clear error naming the file and the tensor or
   key: a Q4_K block cut short, a NaN and an infinite scale, Q3_K, an
-  embedded file cut (offsets past the data) or named twice.
-About 5 s."""
+  embedded file cut (offsets past the data) or named twice;
+- a package of the Cohere base model's languages transcribes in each, and
+  refuses another naming those it has.
+About 8 s."""
 import json
 import os
 import shutil
@@ -199,3 +201,23 @@ def test_malformed(what, make, folder, clip):
     rc, _, err = audioc("transcribe", "-m", path, clip)
     clean_failure(what, rc, err, needle)
     assert os.path.basename(path) in err and name in err, f"{what}: the message names not the file and '{name}': {err}"
+
+
+def test_multilingual(folder, clip):
+    """A Cohere Transcribe package of other languages (the supported_languages of the base
+    package's config.json in the data folder) transcribes in each; a language it lacks is
+    refused, listing those it has."""
+    base_config = os.path.join(testenv.DATA, "cohere_asr_base", "config.json")
+    testenv.require(base_config)
+    base = json.load(open(base_config))["supported_languages"]
+    d = os.path.join(WORK, "multilingual")
+    shutil.rmtree(d, ignore_errors=True)
+    shutil.copytree(folder, d)
+    cfg = json.load(open(os.path.join(d, "config.json")))
+    cfg["supported_languages"] = base
+    json.dump(cfg, open(os.path.join(d, "config.json"), "w"))
+    for lang in base:
+        rc, out, err = audioc("transcribe", "-m", d, "-l", lang, "--tokens", clip)
+        assert rc == 0 and out.strip(), f"-l {lang}: exit {rc}: {err.strip()[:300]}"
+    rc, _, err = audioc("transcribe", "-m", d, "-l", "da", clip)
+    assert rc == 2 and f"language 'da' is not supported by this model ({', '.join(base)})" in err, err
