@@ -297,6 +297,18 @@ def model_seeds():
         os.makedirs(os.path.join(HERE, "package"), exist_ok=True)
         subprocess.run(["/usr/bin/python3", os.path.join(root, "tools", "gguf_pack.py"), os.path.join(tmp, "pkg"),
                         os.path.join(HERE, "package", "hviske_tiny.gguf"), "--type", "f16"], check=True)
+    # a Vevo2 GGUF of the runtime's layout with its description and configs but no tensors
+    # and no tokenizer (weights and the tokenizer load on a route's first call, not at load)
+    ref = os.path.join(root, "tests", "ref", "vevo2")
+    sys.path.insert(0, ref)
+    import make_gguf
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run(["/usr/bin/python3", os.path.join(ref, "make_package.py"), tmp], check=True)
+        ar = "contentstyle_modeling/posttrained/"
+        make_gguf.make(tmp, os.path.join(HERE, "package", "vevo2_configs.gguf"), drop=tuple(make_gguf.PARTS),
+                       drop_files=tuple(ar + f for f in ("tokenizer.json", "vocab.json", "merges.txt",
+                                                          "tokenizer_config.json", "added_tokens.json",
+                                                          "special_tokens_map.json")))
 
 
 if __name__ == "__main__":
