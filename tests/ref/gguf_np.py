@@ -8,8 +8,8 @@ PyTorch shapes (audiocpp.tensor_names/_ranks/_shapes). A tensor of a part
 is named "<namespace>/<name>". Quantized types come from kquant_ref.
 
 write(path, tensors, files, kind, ...) with tensors a list of (logical name,
-numpy array of f32/f16/bf16-as-uint16... given as float32 or float16) and
-files a list of (relative name, bytes)."""
+numpy array: float32 or float16 values, int64 counters) and files a list of
+(relative name, bytes)."""
 import struct
 
 import numpy as np
