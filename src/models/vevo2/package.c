@@ -69,9 +69,9 @@ int vevo2_probe_gguf(const ac_tensor_file *tf)
     return ac_tensor_file_embedded(tf, files[VEVO2_FILE_FM_CONFIG].path) != NULL;
 }
 
-/* A string of the description at OBJ.KEY into OUT[n] (unchanged when absent). */
-static ac_status desc_string(const ac_config *c, const cJSON *obj, const char *where, const char *key, char *out,
-                             size_t n, const char **value)
+/* The string OBJ.KEY of the description, shorter than N bytes, or NULL when absent. */
+static ac_status desc_string(const ac_config *c, const cJSON *obj, const char *where, const char *key, size_t n,
+                             const char **value)
 {
     *value = NULL;
     if (!cJSON_GetObjectItemCaseSensitive(obj, key)) return AC_OK;
@@ -104,8 +104,7 @@ static ac_status read_description(vevo2_paths *p, const char *json)
         s = ac_config_object(c, src, "sources[gguf]", "tensors", &ts);
     for (int i = 0; !s && fs && i < VEVO2_N_FILES; i++) {
         const char *v;
-        char tmp[VEVO2_PATH];
-        s = desc_string(c, fs, "sources[gguf].files", files[i].key, tmp, sizeof tmp, &v);
+        s = desc_string(c, fs, "sources[gguf].files", files[i].key, VEVO2_PATH, &v);
         if (s || !v) continue;
         const char *colon = strchr(v, ':'), *rel = colon ? colon + 1 : v; /* "root:path" */
         while (rel[0] == '.' && rel[1] == '/') rel += 2;
@@ -121,8 +120,7 @@ static ac_status read_description(vevo2_paths *p, const char *json)
             break;
         }
         const char *v;
-        char tmp[VEVO2_NS - 1];
-        s = desc_string(c, t, where, "prefix", tmp, sizeof tmp, &v);
+        s = desc_string(c, t, where, "prefix", VEVO2_NS - 1, &v);
         if (!s && v) snprintf(p->ns[i], sizeof p->ns[i], v[0] ? "%s/" : "%s", v);
     }
     ac_config_free(c);
