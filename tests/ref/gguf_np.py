@@ -49,8 +49,8 @@ def pick(name, shape, kind):
     """The family rule of tools/gguf_pack.py and the runtime's converter: rank-2 '.weight' tensors
     whose last dim is a multiple of the block and whose name has no 'embed'/'codebook' take KIND;
     'embed'/'codebook' tensors become F16 under a quantized KIND; F32/F16 kinds apply to all."""
-    if kind in ("F32", "F16"):
-        return kind
+    if kind in ("F32", "F16", "BF16", "orig"):
+        return "F32" if kind == "orig" else kind
     lookup = "embed" in name.lower() or "codebook" in name.lower()
     if name.endswith(".weight") and len(shape) == 2 and not lookup and shape[-1] % BLOCK[kind] == 0:
         return kind
@@ -65,12 +65,16 @@ def encode(x, dtype):
         return x.astype("<f4").tobytes()
     if dtype == "F16":
         return x.astype("<f2").tobytes()
+    if dtype == "BF16":  # round to nearest even on the f32 bits
+        b = x.astype("<f4").view(np.uint32).astype(np.uint64)
+        return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype("<u2").tobytes()
     return kq.quantize(dtype.lower(), x.astype(np.float32).reshape(-1))
 
 
 def write(path, tensors, files=(), kind="F32", sources=(("", "model.safetensors"),), spec=None, types=None,
           raw=None):
-    """TYPES: {name: dtype} overrides the rule; RAW: {name: bytes} replaces a tensor's data (malformed files)."""
+    """KIND: the weight type the file says (audiocpp.weight_type) and, through pick, each tensor's;
+    TYPES: {name: dtype} overrides the rule; RAW: {name: bytes} replaces a tensor's data (malformed files)."""
     types, raw = types or {}, raw or {}
     kvs = [kv_str("general.architecture", "audiocpp"), kv_str("general.name", "tiny"),
            kv_str("audiocpp.tensor_name_format", "native"), kv_str("audiocpp.weight_type", kind.lower()),

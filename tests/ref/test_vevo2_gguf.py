@@ -5,7 +5,7 @@ embedded, found through the file's own package description
 make_package.py; docs/models/vevo2_gguf.md).
 
 Checked, against the folder the file was made from:
-- F32 and F16 files: the content-style ids and the converted audio of the
+- F32, F16 and BF16 files: the content-style ids and the converted audio of the
   conversion driver (test_vevo2_route, seeded noise) bit-identical, and
   `audioc vc` (the file in a folder under its release name) and
   `audioc tts` (the AR route: tokenizer, AR model, prosody tokenizer) give
@@ -80,19 +80,21 @@ def same(a, b):
 
 @pytest.fixture(scope="module")
 def folder(vevo2_package, route, voices):
-    """name -> (package folder, its driver output) for F32 and F16."""
+    """name -> (package folder, its driver output) for F32, F16 and BF16."""
     got = {}
-    for dtype in ("F32", "F16"):
+    for dtype in ("F32", "F16", "BF16"):
         pkg = vevo2_package(dtype, SEED)
         got[dtype] = pkg, convert(route, pkg, voices, "folder_" + dtype)
     return got
 
 
-@pytest.mark.parametrize("kind", ["F32", "F16"])
+@pytest.mark.parametrize("kind", ["F32", "F16", "BF16"])
 def test_conversion(kind, folder, route, voices):
-    """F32 and F16 files give the ids and audio of their folders bit for bit."""
+    """Files of the F32, F16 and BF16 folders, every tensor in its source type (the runtime's
+    --type orig: the F16 and BF16 packages keep their F32 Whisper stats), give the ids and audio
+    of their folders bit for bit."""
     pkg, want = folder[kind]
-    got = convert(route, gguf(pkg, "vevo2-" + kind.lower(), kind=kind), voices, "gguf_" + kind)
+    got = convert(route, gguf(pkg, "vevo2-" + kind.lower(), kind="orig"), voices, "gguf_" + kind)
     assert same(got, want), f"{kind} GGUF differs from its folder"
 
 

@@ -11,9 +11,10 @@ tests/ref/gguf_np.py:
   a "gguf" source whose "files" map each file the loader reads to
   "model:<path>" and whose "tensors" map each part to {"prefix": P}.
 
-usage: make_gguf.py PACKAGE OUT.gguf [--type F32|F16|Q8_0|Q4_K|Q6_K]
+usage: make_gguf.py PACKAGE OUT.gguf [--type orig|F32|F16|BF16|Q8_0|Q4_K|Q6_K]
                     [--renamed] [--drop PART] [--drop-file PATH]
---renamed moves every namespace to "part.<n>" and every embedded file under
+orig keeps every tensor's source type (F32, F16, BF16); the others are
+gguf_np.pick's rule. --renamed moves every namespace to "part.<n>" and every embedded file under
 "pkg/", so only a reader of the description finds them; --drop leaves a
 part's tensors out, --drop-file an embedded file (malformed packages)."""
 import argparse
@@ -55,12 +56,15 @@ SKIP = (".safetensors", ".gguf", ".bin", ".pt", ".pth")
 def make(pkg, out, kind="F32", renamed=False, drop=(), drop_files=()):
     prefix = {k: (f"part.{i}" if renamed else k) for i, k in enumerate(PARTS)}
     where = (lambda rel: "pkg/" + rel) if renamed else (lambda rel: rel)
-    tensors = []
+    tensors, types = [], {}
     for key, rel in PARTS.items():
         if key in drop:
             continue
-        for name, a in st_io.load(os.path.join(pkg, rel)).items():
+        t, dtypes, _ = st_io.load(os.path.join(pkg, rel), with_dtypes=True)
+        for name, a in t.items():
             tensors.append((f"{prefix[key]}/{name}", a))
+            if kind == "orig":  # every tensor in its source type, as the runtime's --type orig
+                types[f"{prefix[key]}/{name}"] = dtypes[name]
     files = []
     for d, _, names in sorted(os.walk(pkg)):
         for n in sorted(names):
@@ -74,7 +78,7 @@ def make(pkg, out, kind="F32", renamed=False, drop=(), drop_files=()):
                          "files": {k: "model:" + where(v) for k, v in FILES.items()},
                          "tensors": {k: {"source": "weights:", "prefix": prefix[k]} for k in PARTS}}]}
     gguf_np.write(out, tensors, files, kind, sources=[(prefix[k], v) for k, v in PARTS.items()],
-                  spec=("vevo2", json.dumps(spec)))
+                  spec=("vevo2", json.dumps(spec)), types=types)
     return out
 
 
@@ -82,7 +86,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("pkg")
     ap.add_argument("out")
-    ap.add_argument("--type", default="F32", choices=["F32", "F16", "Q8_0", "Q4_K", "Q6_K"])
+    ap.add_argument("--type", default="F32", choices=["orig", "F32", "F16", "BF16", "Q8_0", "Q4_K", "Q6_K"])
     ap.add_argument("--renamed", action="store_true")
     ap.add_argument("--drop", action="append", default=[])
     ap.add_argument("--drop-file", action="append", default=[])
