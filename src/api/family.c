@@ -2,6 +2,8 @@
  * (ac_model_probe), loading and freeing models, names of families and tasks. */
 #include "api/family.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,28 +64,77 @@ int ac_dir_has(const char *dir, const char *name)
     return stat(p, &sb) == 0;
 }
 
-static ac_status probe(const char *path, const ac_family **out)
+#define PATH_LEN 4200
+
+static int is_regular(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+/* A package as one GGUF file in a folder (the layout the ggml runtime
+ * documents: DIR/model.gguf, or the only *.gguf in DIR) into OUT; "" when
+ * DIR holds none. Several *.gguf without a model.gguf are refused: which
+ * one is meant is the user's to say. */
+static ac_status folder_gguf(const char *dir, char *out, size_t size)
+{
+    out[0] = 0;
+    char p[PATH_LEN];
+    snprintf(p, sizeof p, "%s/model.gguf", dir);
+    if (is_regular(p)) {
+        snprintf(out, size, "%s", p);
+        return AC_OK;
+    }
+    DIR *d = opendir(dir);
+    if (!d) return ac_error(AC_ERR_IO, "%s: cannot open the folder (%s)", dir, strerror(errno));
+    int found = 0;
+    char first[256] = "", second[256] = "";
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (n < 6 || strcasecmp(e->d_name + n - 5, ".gguf") != 0) continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        if (!is_regular(p)) continue;
+        if (found == 0) snprintf(out, size, "%s", p), snprintf(first, sizeof first, "%s", e->d_name);
+        else if (found == 1) snprintf(second, sizeof second, "%s", e->d_name);
+        found++;
+    }
+    closedir(d);
+    if (found > 1) {
+        out[0] = 0;
+        return ac_error(AC_ERR_MODEL, "%s: the folder holds %d .gguf files (%s, %s%s) and no model.gguf; name the "
+                        "file to load", dir, found, first, second, found > 2 ? ", ..." : "");
+    }
+    return AC_OK;
+}
+
+/* The family of PATH, and in RESOLVED the path its loader takes: PATH
+ * itself, or the GGUF file a folder holds (folder_gguf) when no family
+ * reads the folder as it is. */
+static ac_status probe(const char *path, const ac_family **out, char *resolved, size_t size)
 {
     *out = NULL;
     if (!path) return ac_error(AC_ERR_ARG, "no model path given");
     struct stat sb;
     if (stat(path, &sb) != 0) return ac_error(AC_ERR_IO, "%s: no such file or folder", path);
+    if (strlen(path) >= size) return ac_error(AC_ERR_ARG, "%s: the path is too long", path);
+    strcpy(resolved, path);
     char list[256];
     if (S_ISDIR(sb.st_mode)) {
         for (int i = 0; i < N_FAMILIES && !*out; i++)
             if (families[i]->probe(path, NULL)) *out = families[i];
-        if (!*out)
-            return ac_error(AC_ERR_MODEL, "%s: this folder holds no model of a family this build runs (%s)", path,
-                            name_list(AC_TASK_ANY, list, sizeof list));
-        return AC_OK;
+        if (*out) return AC_OK;
+        AC_TRY(folder_gguf(path, resolved, size));
+        if (!resolved[0])
+            return ac_error(AC_ERR_MODEL, "%s: this folder holds no model of a family this build runs (%s), and no "
+                            ".gguf file", path, name_list(AC_TASK_ANY, list, sizeof list));
     }
     ac_tensor_file *tf;
-    AC_TRY(ac_tensor_file_open(path, &tf));
+    AC_TRY(ac_tensor_file_open(resolved, &tf));
     for (int i = 0; i < N_FAMILIES && !*out; i++)
-        if (families[i]->probe(path, tf)) *out = families[i];
+        if (families[i]->probe(resolved, tf)) *out = families[i];
     ac_tensor_file_close(tf);
     if (!*out)
-        return ac_error(AC_ERR_MODEL, "%s: the tensors are of no family this build runs (%s)", path,
+        return ac_error(AC_ERR_MODEL, "%s: the tensors are of no family this build runs (%s)", resolved,
                         name_list(AC_TASK_ANY, list, sizeof list));
     return AC_OK;
 }
@@ -92,9 +143,9 @@ ac_status ac_model_probe(const char *path, const char **family, ac_task *task)
 {
     ac_error_clear();
     const ac_family *f;
-    char *local = NULL, *whisper = NULL;
+    char *local = NULL, *whisper = NULL, resolved[PATH_LEN];
     if (path && strncmp(path, "hf:", 3) == 0) AC_TRY(ac_hub_model(path, &local, &whisper));
-    ac_status s = probe(local ? local : path, &f);
+    ac_status s = probe(local ? local : path, &f, resolved, sizeof resolved);
     free(local);
     free(whisper);
     AC_TRY(s);
@@ -163,14 +214,23 @@ ac_status ac_model_load_with(const char *path, const char *family, const ac_load
 static ac_status load_local(const char *path, const char *family, const ac_load_options *o, ac_model **out)
 {
     const ac_family *f = NULL;
+    char resolved[PATH_LEN];
     if (family) {
         for (int i = 0; i < N_FAMILIES && !f; i++)
             if (strcmp(families[i]->name, family) == 0) f = families[i];
         char list[256];
         if (!f) return ac_error(AC_ERR_ARG, "unknown family '%s' (%s)", family, name_list(AC_TASK_ANY, list, sizeof list));
+        if (strlen(path) >= sizeof resolved) return ac_error(AC_ERR_ARG, "%s: the path is too long", path);
+        strcpy(resolved, path);
+        struct stat sb;
+        if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode) && !f->probe(path, NULL)) {
+            AC_TRY(folder_gguf(path, resolved, sizeof resolved));
+            if (!resolved[0]) strcpy(resolved, path); /* the loader names what the folder lacks */
+        }
     } else {
-        AC_TRY(probe(path, &f));
+        AC_TRY(probe(path, &f, resolved, sizeof resolved));
     }
+    path = resolved;
     ac_model *m = ac_calloc(1, sizeof *m);
     if (!m) return AC_ERR_NOMEM;
     m->family = f;

@@ -1,5 +1,6 @@
 /* Hviske ASR (cohere_asr packages) in the family table. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "api/family.h"
 #include "base/error.h"
@@ -11,6 +12,9 @@
 static int probe(const char *path, const ac_tensor_file *tf)
 {
     if (!tf) return ac_dir_has(path, "config.json") && ac_dir_has(path, "tokenizer.model");
+    /* a GGUF whose package description names another family is not ours */
+    const char *family = ac_tensor_file_meta(tf, "audiocpp.model_spec.family");
+    if (family && strcmp(family, "cohere_asr") != 0) return 0;
     return ac_tensor_file_embedded(tf, "config.json") || ac_tensor_file_find(tf, "encoder_decoder_proj.weight");
 }
 

@@ -5,7 +5,8 @@
 #include "base/progress.h"
 #include "models/vevo2/vevo2.h"
 
-static int probe(const char *path, const ac_tensor_file *tf) { return !tf && vevo2_probe(path); }
+/* A package folder, or the ggml runtime's single GGUF file of one. */
+static int probe(const char *path, const ac_tensor_file *tf) { return tf ? vevo2_probe_gguf(tf) : vevo2_probe(path); }
 
 static ac_status load(const char *path, const ac_load_options *o, void **m)
 {

@@ -200,6 +200,10 @@ static ac_status lookup(ac_weights *w, int ndim, const int64_t *shape, const ac_
     if (t->dtype == AC_DTYPE_I64)
         return ac_error(AC_ERR_MODEL, "%s: tensor '%s' has dtype I64, expected F32, F16, BF16 or Q8_0",
                         w->file, name);
+    int64_t bad = ac_quant_bad_scale(t->dtype, t->data, (size_t)t->numel);
+    if (bad >= 0)
+        return ac_error(AC_ERR_MODEL, "%s: tensor '%s' (%s): block %lld has a scale that is NaN or infinite", w->file,
+                        name, ac_dtype_name(t->dtype), (long long)bad);
     *out = t;
     return AC_OK;
 }
@@ -280,6 +284,17 @@ ac_status ac_weights_set_type(ac_weights *w, ac_weight_type type)
         return ac_error(AC_ERR_ARG, "%s: weight type %d is no ac_weight_type", w->file, (int)type);
     w->type = type;
     return AC_OK;
+}
+
+ac_status ac_weights_open_as(const char *path, ac_weight_type type, ac_weights **out)
+{
+    AC_TRY(ac_weights_open(path, out));
+    ac_status s = ac_weights_set_type(*out, type);
+    if (s) {
+        ac_weights_free(*out);
+        *out = NULL;
+    }
+    return s;
 }
 
 int ac_weights_keep(ac_weights *w, int bits)

@@ -65,6 +65,8 @@ ac_status ac_weights_set_names(ac_weights *w, const ac_weight_name *table, size_
  * (vectors, norms, f32 arrays) is unchanged: a family's rule is what it
  * loads as a matrix, less what it loads under ac_weights_keep. */
 ac_status ac_weights_set_type(ac_weights *w, ac_weight_type type);
+/* ac_weights_open, then ac_weights_set_type (the table freed if that fails). */
+ac_status ac_weights_open_as(const char *path, ac_weight_type type, ac_weights **out);
 /* A family's exemptions: while set, matrices keep at least BITS bits
  * whatever the table's type. AC_KEEP_STORED (32): each keeps its stored
  * type (embeddings, small convolutions); AC_KEEP_16: a request below 16

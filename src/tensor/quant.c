@@ -2,9 +2,11 @@
 #include "tensor/quant.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "base/f16.h"
+#include "tensor/quant_k.h"
 
 static float f16_at(const unsigned char *p)
 {
@@ -139,6 +141,8 @@ int ac_quantize_row(ac_dtype t, const float *x, void *out, size_t n)
         }
         return 0;
     case AC_DTYPE_Q8_0: quantize_q8_0(x, o, n); return 0;
+    case AC_DTYPE_Q4_K: ac_quantize_q4_k(x, o, n); return 0;
+    case AC_DTYPE_Q6_K: ac_quantize_q6_k(x, o, n); return 0;
     default: return -1;
     }
 }
@@ -162,4 +166,26 @@ int ac_dequantize_row(ac_dtype t, const void *in, float *out, size_t n)
     case AC_DTYPE_Q6_K: dequantize_q6_k(p, out, n); return 0;
     default: return -1;
     }
+}
+
+/* The f16 scales of a block of type T at P: their count and offsets. */
+static int scale_offsets(ac_dtype t, size_t off[2])
+{
+    switch (t) {
+    case AC_DTYPE_Q8_0: off[0] = offsetof(ac_block_q8_0, d); return 1;
+    case AC_DTYPE_Q4_K: off[0] = offsetof(ac_block_q4_k, d), off[1] = offsetof(ac_block_q4_k, dmin); return 2;
+    case AC_DTYPE_Q6_K: off[0] = offsetof(ac_block_q6_k, d); return 1;
+    default: return 0;
+    }
+}
+
+int64_t ac_quant_bad_scale(ac_dtype t, const void *in, size_t n)
+{
+    size_t off[2], blk = (size_t)ac_dtype_block(t), size = (size_t)ac_dtype_bytes(t, blk);
+    int k = scale_offsets(t, off);
+    const unsigned char *p = in;
+    for (size_t b = 0; k && b < n / blk; b++)
+        for (int i = 0; i < k; i++)
+            if (!isfinite(f16_at(p + b * size + off[i]))) return (int64_t)b;
+    return -1;
 }

@@ -67,12 +67,15 @@ void ac_quantize_q8_act(const float *x, ac_block_q8_act *out, size_t n);
  * products with BF16 weights take activations. */
 void ac_round_bf16_act(const float *x, float *out, size_t n);
 
-/* N values of X into type T (F32, F16, BF16, Q8_0, and the K-quants once
- * they are written), N a multiple of T's block. Returns 0, or -1 for a type
- * it cannot write. */
+/* N values of X into type T (F32, F16, BF16, Q8_0, Q4_K, Q6_K), N a
+ * multiple of T's block. Returns 0, or -1 for a type it cannot write. The
+ * K-quants' scales are chosen as quant_k.c says (not ggml's search). */
 int ac_quantize_row(ac_dtype t, const float *x, void *out, size_t n);
 /* N values of type T at IN (any alignment) as f32. Returns 0, or -1 for a
  * type it cannot read. */
 int ac_dequantize_row(ac_dtype t, const void *in, float *out, size_t n);
+/* The first block of the N values of quantized type T at IN whose f16
+ * scale (Q4_K: or min scale) is NaN or infinite, or -1 when none is. */
+int64_t ac_quant_bad_scale(ac_dtype t, const void *in, size_t n);
 
 #endif

@@ -88,6 +88,26 @@ static ac_status load_configs(qwen2_model *m, const char *dir)
     return s;
 }
 
+ac_status qwen2_load_from(ac_weights *w, const char *cfg, size_t n_cfg, const char *gen, size_t n_gen,
+                          const char *name, qwen2_model **out)
+{
+    *out = NULL;
+    qwen2_model *m = ac_calloc(1, sizeof *m);
+    if (!m) {
+        ac_weights_free(w);
+        return AC_ERR_NOMEM;
+    }
+    m->weights = w;
+    ac_status s = qwen2_config_parse(cfg, n_cfg, gen, n_gen, name, &m->cfg, &m->gen);
+    if (!s) s = load_weights(m);
+    if (s) {
+        qwen2_free(m);
+        return s;
+    }
+    *out = m;
+    return AC_OK;
+}
+
 ac_status qwen2_load(const char *dir, ac_weight_type type, qwen2_model **out)
 {
     *out = NULL;
@@ -96,8 +116,7 @@ ac_status qwen2_load(const char *dir, ac_weight_type type, qwen2_model **out)
     char p[4200];
     snprintf(p, sizeof p, "%s/model.safetensors", dir);
     ac_status s = load_configs(m, dir);
-    if (!s) s = ac_weights_open(p, &m->weights);
-    if (!s) s = ac_weights_set_type(m->weights, type);
+    if (!s) s = ac_weights_open_as(p, type, &m->weights);
     if (!s) s = load_weights(m);
     if (s) {
         qwen2_free(m);

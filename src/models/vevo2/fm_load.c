@@ -78,12 +78,22 @@ static ac_status load_weights(vevo2_fm *m)
 ac_status vevo2_fm_load(const char *weights_path, const vevo2_fm_config *cfg, ac_weight_type type, vevo2_fm **out)
 {
     *out = NULL;
+    ac_weights *w;
+    AC_TRY(ac_weights_open_as(weights_path, type, &w));
+    return vevo2_fm_load_from(w, cfg, out);
+}
+
+ac_status vevo2_fm_load_from(ac_weights *w, const vevo2_fm_config *cfg, vevo2_fm **out)
+{
+    *out = NULL;
     vevo2_fm *m = ac_calloc(1, sizeof *m);
-    if (!m) return AC_ERR_NOMEM;
+    if (!m) {
+        ac_weights_free(w);
+        return AC_ERR_NOMEM;
+    }
     m->cfg = *cfg;
-    ac_status s = ac_weights_open(weights_path, &m->weights);
-    if (!s) s = ac_weights_set_type(m->weights, type);
-    if (!s) s = load_weights(m);
+    m->weights = w;
+    ac_status s = load_weights(m);
     if (s) {
         vevo2_fm_free(m);
         return s;

@@ -57,8 +57,9 @@ typedef struct vevo2_model {
     ac_sinc_resampler to_whisper;  /* 24 -> 16 kHz as torchaudio */
 } vevo2_model;
 
-/* The package folder DIR; WHISPER the encoder the user named (NULL: found
- * in or beside the package when first needed). */
+/* The package DIR: its folder, or the single GGUF file the ggml runtime
+ * publishes (package.h); WHISPER the encoder the user named (NULL: the
+ * GGUF's own, else found in or beside the package when first needed). */
 ac_status vevo2_load(const char *dir, const char *whisper, vevo2_model **out);
 void vevo2_free(vevo2_model *m);
 

@@ -110,11 +110,9 @@ static ac_status finish(ac_weights *w, const whisper_config *cfg, whisper_encode
 }
 
 /* config.json of the safetensors forms: OpenAI dims under "audio_encoder"
- * (the port's file) or Hugging Face's WhisperConfig. */
-static ac_status read_config(const char *path, whisper_config *cfg)
+ * (the port's file) or Hugging Face's WhisperConfig. Frees C. */
+static ac_status parse_config(ac_config *c, whisper_config *cfg)
 {
-    ac_config *c;
-    AC_TRY(ac_config_load_relaxed(path, &c));
     const cJSON *dims = cJSON_GetObjectItemCaseSensitive(c->root, "audio_encoder");
     ac_status s;
     if (dims) {
@@ -130,21 +128,39 @@ static ac_status read_config(const char *path, whisper_config *cfg)
     return s;
 }
 
+static ac_status read_config(const char *path, whisper_config *cfg)
+{
+    ac_config *c;
+    AC_TRY(ac_config_load_relaxed(path, &c));
+    return parse_config(c, cfg);
+}
+
+ac_status whisper_encoder_load_from(ac_weights *w, ac_config *config, whisper_encoder **out)
+{
+    *out = NULL;
+    whisper_config cfg;
+    ac_status s = parse_config(config, &cfg);
+    if (s) {
+        ac_weights_free(w);
+        return s;
+    }
+    return finish(w, &cfg, out);
+}
+
 /* A torch.save file carries its dims; safetensors take config.json from
  * the same folder. */
 static ac_status load_file(const char *path, ac_weight_type type, whisper_encoder **out)
 {
     ac_weights *w;
     whisper_config cfg;
-    AC_TRY(ac_weights_open(path, &w));
-    ac_status ts = ac_weights_set_type(w, type);
-    if (ts) {
-        ac_weights_free(w);
-        return ts;
-    }
+    AC_TRY(ac_weights_open_as(path, type, &w));
     const ac_config *v = ac_weights_values(w);
     ac_status s;
-    if (v) {
+    /* OpenAI's medium.pt carries its dims beside model_state_dict; Hugging
+     * Face's pytorch_model.bin, a bare state dict, takes config.json as
+     * safetensors do */
+    if (v && (cJSON_GetObjectItemCaseSensitive(v->root, "dims") ||
+              cJSON_GetObjectItemCaseSensitive(v->root, "model_state_dict"))) {
         const cJSON *dims;
         s = ac_config_object(v, NULL, NULL, "dims", &dims);
         if (!s) s = whisper_config_parse(v, dims, "dims", &cfg);
@@ -162,7 +178,8 @@ static ac_status load_file(const char *path, ac_weight_type type, whisper_encode
     return finish(w, &cfg, out);
 }
 
-/* The one .pt file of folder DIR into P. */
+/* The one .pt file of folder DIR into P (the folder has no model.safetensors
+ * and no pytorch_model.bin). */
 static ac_status find_torch_file(const char *dir, char *p, size_t size)
 {
     DIR *d = opendir(dir);
@@ -175,8 +192,10 @@ static ac_status find_torch_file(const char *dir, char *p, size_t size)
     }
     closedir(d);
     if (found == 1) return AC_OK;
-    if (found) return ac_error(AC_ERR_MODEL, "%s: no model.safetensors and %d .pt files (name one)", dir, found);
-    return ac_error(AC_ERR_MODEL, "%s: no model.safetensors and no .pt file", dir);
+    if (found)
+        return ac_error(AC_ERR_MODEL, "%s: no model.safetensors, no pytorch_model.bin and %d .pt files (name one)", dir,
+                        found);
+    return ac_error(AC_ERR_MODEL, "%s: no model.safetensors, no pytorch_model.bin and no .pt file", dir);
 }
 
 ac_status whisper_encoder_load(const char *path, ac_weight_type type, whisper_encoder **out)
@@ -187,6 +206,7 @@ ac_status whisper_encoder_load(const char *path, ac_weight_type type, whisper_en
     if (!S_ISDIR(sb.st_mode)) return load_file(path, type, out);
     char p[PATH_MAX_LEN];
     snprintf(p, sizeof p, "%s/model.safetensors", path);
+    if (stat(p, &sb) != 0) snprintf(p, sizeof p, "%s/pytorch_model.bin", path);
     if (stat(p, &sb) != 0) AC_TRY(find_torch_file(path, p, sizeof p));
     return load_file(p, type, out);
 }
