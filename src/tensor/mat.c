@@ -80,29 +80,35 @@ typedef struct {
 
 typedef struct {
     const float *x;
-    float *xr;           /* BF16: X rounded */
+    float *xr;           /* BF16: X rounded; Q8_0 widened: X quantized and widened */
     ac_block_q8_act *xq; /* Q8_0: X quantized */
+    ac_dtype t;
     size_t K;
 } acts_fill;
 
 static void acts_range(void *ctx, size_t m0, size_t m1)
 {
     const acts_fill *f = ctx;
-    if (f->xq) ac_quantize_q8_act(f->x + m0 * f->K, f->xq + m0 * (f->K / AC_QK8_0), (m1 - m0) * f->K);
-    else ac_round_bf16_act(f->x + m0 * f->K, f->xr + m0 * f->K, (m1 - m0) * f->K);
+    const float *x = f->x + m0 * f->K;
+    size_t n = (m1 - m0) * f->K;
+    if (f->xq) ac_quantize_q8_act(x, f->xq + m0 * (f->K / AC_QK8_0), n);
+    else if (f->t == AC_DTYPE_Q8_0) ac_round_q8_act(x, f->xr + m0 * f->K, n);
+    else ac_round_bf16_act(x, f->xr + m0 * f->K, n);
 }
 
 /* X[M][K] as products with weights of type T take it, rounded or
- * quantized into the calling thread's scratch. Returns -1 when the scratch
- * cannot be had. */
-static int acts_prepare(const float *x, size_t M, size_t K, ac_dtype t, acts_job *j)
+ * quantized into the calling thread's scratch; WIDEN: for Q8_0, quantized
+ * and widened back to f32 (J->xq NULL), for f32 kernels. Returns -1 when
+ * the scratch cannot be had. */
+static int acts_prepare(const float *x, size_t M, size_t K, ac_dtype t, int widen, acts_job *j)
 {
     *j = (acts_job){x, NULL};
     if (t != AC_DTYPE_BF16 && t != AC_DTYPE_Q8_0) return 0;
-    size_t bytes = t == AC_DTYPE_BF16 ? M * K * sizeof *x : M * (K / AC_QK8_0) * sizeof *j->xq;
+    int blocks = t == AC_DTYPE_Q8_0 && !widen;
+    size_t bytes = blocks ? M * (K / AC_QK8_0) * sizeof *j->xq : M * K * sizeof *x;
     void *buf = scratch_get(SCRATCH_ACTS, bytes ? bytes : 1);
     if (!buf) return -1;
-    acts_fill f = {x, t == AC_DTYPE_BF16 ? buf : NULL, t == AC_DTYPE_Q8_0 ? buf : NULL, K};
+    acts_fill f = {x, blocks ? NULL : buf, blocks ? buf : NULL, t, K};
     if (M * K < 100000) acts_range(&f, 0, M);
     else ac_parallel_for(M, 1, acts_range, &f);
     *j = (acts_job){f.xr ? f.xr : x, f.xq};
@@ -184,7 +190,7 @@ void ac_matmul_multi(const float *x, size_t M, const ac_mat *const *w, const flo
         same &= w[i]->cols == w[0]->cols && w[i]->dtype == w[0]->dtype && w[i]->dtype != AC_DTYPE_F32;
     }
     multi_job j = {.M = M, .w = w, .bias = bias, .y = y, .n = n};
-    if (M >= MANY_ROWS || !same || acts_prepare(x, M, w[0]->cols, w[0]->dtype, &j.a)) {
+    if (M >= MANY_ROWS || !same || acts_prepare(x, M, w[0]->cols, w[0]->dtype, 0, &j.a)) {
         for (int i = 0; i < n; i++) ac_matmul(x, w[i], bias[i], y[i], M);
         return;
     }
@@ -226,8 +232,8 @@ static void panel_range(void *ctx, size_t n0, size_t n1)
 
 /* Columns [n0, n1) of a product of many rows: the level's own GEMM where
  * it has one (AVX-512's converts 16-bit weights as it packs them: no f32
- * panel goes through memory); the columns it leaves, Q8_0's to the
- * level's int8 kernel and the others to f32 panels. */
+ * panel goes through memory); the columns it leaves, Q8_0's over int8
+ * activations to the level's int8 kernel, the others to f32 panels. */
 static void many_range(void *ctx, size_t n0, size_t n1)
 {
     panel_job *j = ctx;
@@ -235,11 +241,11 @@ static void many_range(void *ctx, size_t n0, size_t n1)
     float *buf = is_k_quant(j->w) ? NULL : scratch_get(SCRATCH_PANEL, (AC_GEMM_PACK + 16) * sizeof(float));
     if (buf) {
         float *pack = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
-        if (j->w->dtype == AC_DTYPE_Q8_0) n0 = k->gemm_q8(j->a.xq, j->w, j->bias, j->y, j->M, n0, n1, pack);
-        else n0 = k->gemm16(j->a.x, j->w, j->bias, j->y, j->M, n0, n1, pack);
+        if (j->a.xq) n0 = k->gemm_q8(j->a.xq, j->w, j->bias, j->y, j->M, n0, n1, pack);
+        else if (j->w->dtype != AC_DTYPE_Q8_0) n0 = k->gemm16(j->a.x, j->w, j->bias, j->y, j->M, n0, n1, pack);
     }
     if (n0 >= n1) return;
-    if (j->w->dtype == AC_DTYPE_Q8_0) k->matmul_q8(j->a.xq, j->w, j->bias, j->y, j->M, n0, n1);
+    if (j->a.xq) k->matmul_q8(j->a.xq, j->w, j->bias, j->y, j->M, n0, n1);
     else panel_range(j, n0, n1);
 }
 
@@ -249,15 +255,20 @@ void ac_matmul(const float *x, const ac_mat *w, const float *bias, float *y, siz
         ac_matmul_nt(x, w->cols, w->data, w->cols, bias, y, w->rows, M, w->rows, w->cols);
         return;
     }
+    /* Many rows of Q8_0 on a level without an int8 GEMM: the quantized
+     * activations widened back to f32 on f32 panels (OpenBLAS): 1.5x the
+     * int8 one-row kernel's speed there (M=1000 N=4096 K=1024) */
+    int widen = w->dtype == AC_DTYPE_Q8_0 && ac_kernels()->gemm_q8 == ac_gemm_q8_none;
     acts_job a;
-    if (acts_prepare(x, M, w->cols, w->dtype, &a)) {
-        fill_nan(y, w->rows, M, 0, w->rows);
-        return;
-    }
-    if (M >= MANY_ROWS) {
+    if (M >= MANY_ROWS && !acts_prepare(x, M, w->cols, w->dtype, widen, &a)) {
         panel_job pj = {a, w, bias, y, M, 0};
         ac_parallel_for(w->rows, AC_GEMM16_NR, many_range, &pj);
         if (!pj.failed) return;
+    }
+    /* few rows, or many whose scratch failed */
+    if (acts_prepare(x, M, w->cols, w->dtype, 0, &a)) {
+        fill_nan(y, w->rows, M, 0, w->rows);
+        return;
     }
     stream_job j = {a, w, bias, y, M};
     stream_rows(w->rows, M * w->rows * w->cols, stream_range, &j);

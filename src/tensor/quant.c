@@ -53,6 +53,15 @@ void ac_quantize_q8_act(const float *x, ac_block_q8_act *out, size_t n)
     }
 }
 
+void ac_round_q8_act(const float *x, float *out, size_t n)
+{
+    for (size_t b = 0; b < n / AC_QK8_0; b++, x += AC_QK8_0, out += AC_QK8_0) {
+        int8_t q[AC_QK8_0];
+        float d = quantize_block_q8(x, q);
+        for (int i = 0; i < AC_QK8_0; i++) out[i] = d * (float)q[i];
+    }
+}
+
 void ac_round_bf16_act(const float *x, float *out, size_t n)
 {
     /* ac_f32_to_bf16 then back, written out so that the compiler vectorizes it */

@@ -63,6 +63,9 @@ typedef struct ac_block_q8_act {
 
 /* N values of X (N a multiple of 32) as N/32 activation blocks. */
 void ac_quantize_q8_act(const float *x, ac_block_q8_act *out, size_t n);
+/* N values of X quantized as ac_quantize_q8_act does, widened back to f32
+ * (d * qs): for f32 kernels computing with the same activations. */
+void ac_round_q8_act(const float *x, float *out, size_t n);
 /* N values of X rounded to bf16 (nearest even) and widened back to f32, as
  * products with BF16 weights take activations. */
 void ac_round_bf16_act(const float *x, float *out, size_t n);
