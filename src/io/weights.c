@@ -330,7 +330,10 @@ static ac_dtype held_type(const ac_weights *w, ac_dtype stored, size_t cols)
 {
     static const ac_dtype of[] = {[AC_WEIGHTS_F32] = AC_DTYPE_F32, [AC_WEIGHTS_F16] = AC_DTYPE_F16,
                                   [AC_WEIGHTS_BF16] = AC_DTYPE_BF16, [AC_WEIGHTS_Q8_0] = AC_DTYPE_Q8_0};
-    if (w->type == AC_WEIGHTS_STORED || w->keep >= AC_KEEP_STORED) return stored;
+    if (w->type == AC_WEIGHTS_STORED) return stored;
+    /* an exemption keeps precision: f32 (the references' arithmetic) loses none */
+    if (w->type == AC_WEIGHTS_F32) return AC_DTYPE_F32;
+    if (w->keep >= AC_KEEP_STORED) return stored;
     ac_dtype t = of[w->type];
     if (w->keep >= AC_KEEP_16 && t == AC_DTYPE_Q8_0) t = stored == AC_DTYPE_F32 ? AC_DTYPE_BF16 : stored;
     return cols % ac_dtype_block(t) ? stored : t;

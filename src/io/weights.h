@@ -68,7 +68,8 @@ ac_status ac_weights_set_type(ac_weights *w, ac_weight_type type);
 /* ac_weights_open, then ac_weights_set_type (the table freed if that fails). */
 ac_status ac_weights_open_as(const char *path, ac_weight_type type, ac_weights **out);
 /* A family's exemptions: while set, matrices keep at least BITS bits
- * whatever the table's type. AC_KEEP_STORED (32): each keeps its stored
+ * whatever the table's type (an f32 request still holds them in f32, which
+ * loses nothing). AC_KEEP_STORED (32): each keeps its stored
  * type (embeddings, small convolutions); AC_KEEP_16: a request below 16
  * bits (q8_0) holds them in bf16, or as stored when that is a 16-bit type;
  * 0: no exemption. Returns the previous setting, to restore. */

@@ -44,7 +44,7 @@ static int run(const char *model, const char *stats_path, const char *audio, int
 {
     whisper_encoder *m;
     whisper_stats *st;
-    if (whisper_encoder_load(model, AC_WEIGHTS_STORED, &m)) {
+    if (whisper_encoder_load(model, test_weight_type(), &m)) {
         fprintf(stderr, "load %s: %s\n", model, ac_last_error());
         return 1;
     }
@@ -98,7 +98,7 @@ static double encoder_flops(const whisper_config *c)
 static int bench(const char *model, int threads, int reps)
 {
     whisper_encoder *m;
-    if (whisper_encoder_load(model, AC_WEIGHTS_STORED, &m)) {
+    if (whisper_encoder_load(model, test_weight_type(), &m)) {
         fprintf(stderr, "load %s: %s\n", model, ac_last_error());
         return 1;
     }
