@@ -89,7 +89,8 @@ int main(int argc, char **argv)
     snprintf(p, sizeof p, "%s/config.json", argv[1]);
     if (vevo2_fm_config_load(p, &cfg) != AC_OK) goto fail;
     snprintf(p, sizeof p, "%s/model.safetensors", argv[1]);
-    if (vevo2_fm_load(p, &cfg, AC_WEIGHTS_STORED, &m) != AC_OK) goto fail;
+    ac_weights *w;
+    if (ac_weights_open_as(p, AC_WEIGHTS_STORED, &w) != AC_OK || vevo2_fm_load_from(w, &cfg, &m) != AC_OK) goto fail;
     int L = Tt + F, N = (L + 3) / 4;
     L = 4 * N, F = L - Tt;
     int *ids = malloc((size_t)N * sizeof *ids);

@@ -73,7 +73,8 @@ static int load(const char *dir, vevo2_fm **m)
     snprintf(p, sizeof p, "%s/config.json", dir);
     if (vevo2_fm_config_load(p, &cfg) != AC_OK) return 0;
     snprintf(p, sizeof p, "%s/model.safetensors", dir);
-    return vevo2_fm_load(p, &cfg, test_weight_type(), m) == AC_OK;
+    ac_weights *w;
+    return ac_weights_open_as(p, test_weight_type(), &w) == AC_OK && vevo2_fm_load_from(w, &cfg, m) == AC_OK;
 }
 
 /* The refusals of the sampler and of the noise reader. */

@@ -88,7 +88,9 @@ static ac_status load_vocoder(const char *config, const char *weights, vevo2_voc
     if (!s && mel) s = object_at(c, "preprocess", where, sizeof where, &o);
     if (!s && mel) s = vevo2_mel_config_parse(c, o, where, mel);
     ac_config_free(c);
-    return s ? s : vevo2_vocoder_load(weights, &cfg, test_weight_type(), v);
+    ac_weights *w;
+    if (!s) s = ac_weights_open_as(weights, test_weight_type(), &w);
+    return s ? s : vevo2_vocoder_load_from(w, &cfg, v);
 }
 
 static ac_status load_coco(const char *config, const char *key, const char *weights, vevo2_coco **m)
@@ -101,7 +103,9 @@ static ac_status load_coco(const char *config, const char *key, const char *weig
     AC_TRY(open_object(config, path, &c, &o, where, sizeof where));
     ac_status s = vevo2_coco_config_parse(c, o, where, &cfg);
     ac_config_free(c);
-    return s ? s : vevo2_coco_load(weights, &cfg, test_weight_type(), m);
+    ac_weights *w;
+    if (!s) s = ac_weights_open_as(weights, test_weight_type(), &w);
+    return s ? s : vevo2_coco_load_from(w, &cfg, m);
 }
 
 static int cmd_mel(char **a)

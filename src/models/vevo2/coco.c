@@ -82,15 +82,6 @@ static ac_status load_weights(vevo2_coco *m)
     return ac_fvq_load(m->weights, "quantizer.quantizers.0", H, c->codebook_dim, c->codebook_size, &m->vq);
 }
 
-ac_status vevo2_coco_load(const char *weights_path, const vevo2_coco_config *cfg, ac_weight_type type,
-                          vevo2_coco **out)
-{
-    *out = NULL;
-    ac_weights *w;
-    AC_TRY(ac_weights_open_as(weights_path, type, &w));
-    return vevo2_coco_load_from(w, cfg, out);
-}
-
 ac_status vevo2_coco_load_from(ac_weights *w, const vevo2_coco_config *cfg, vevo2_coco **out)
 {
     *out = NULL;

@@ -48,11 +48,9 @@ typedef struct vevo2_coco {
     ac_fvq vq;
 } vevo2_coco;
 
-/* model.safetensors of a tokenizer folder, checked against CFG. */
-ac_status vevo2_coco_load(const char *weights_path, const vevo2_coco_config *cfg, ac_weight_type type,
-                          vevo2_coco **out);
-/* The same over weights W opened by the caller (a part of a GGUF package); W is
- * the model's from here on, freed on error too. */
+/* A tokenizer over weights W opened by the caller (ac_weights_open_as of a
+ * folder's model.safetensors, or a part of a GGUF package), checked against
+ * CFG; W is the model's from here on, freed on error too. */
 ac_status vevo2_coco_load_from(ac_weights *w, const vevo2_coco_config *cfg, vevo2_coco **out);
 void vevo2_coco_free(vevo2_coco *m);
 

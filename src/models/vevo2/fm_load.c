@@ -75,14 +75,6 @@ static ac_status load_weights(vevo2_fm *m)
     return load_norm(m, "diff_estimator.norm", -1, &m->norm, &m->norm_b);
 }
 
-ac_status vevo2_fm_load(const char *weights_path, const vevo2_fm_config *cfg, ac_weight_type type, vevo2_fm **out)
-{
-    *out = NULL;
-    ac_weights *w;
-    AC_TRY(ac_weights_open_as(weights_path, type, &w));
-    return vevo2_fm_load_from(w, cfg, out);
-}
-
 ac_status vevo2_fm_load_from(ac_weights *w, const vevo2_fm_config *cfg, vevo2_fm **out)
 {
     *out = NULL;

@@ -28,10 +28,9 @@ typedef struct vevo2_vocoder {
     const float *head_b, *window; /* [n_fft + 2], head.istft.window [n_fft] */
 } vevo2_vocoder;
 
-ac_status vevo2_vocoder_load(const char *weights_path, const vevo2_vocoder_config *cfg, ac_weight_type type,
-                             vevo2_vocoder **out);
-/* The same over weights W opened by the caller (a part of a GGUF package); W is
- * the model's from here on, freed on error too. */
+/* The vocoder over weights W opened by the caller (ac_weights_open_as of a
+ * folder's model.safetensors, or a part of a GGUF package), checked against
+ * CFG; W is the model's from here on, freed on error too. */
 ac_status vevo2_vocoder_load_from(ac_weights *w, const vevo2_vocoder_config *cfg, vevo2_vocoder **out);
 void vevo2_vocoder_free(vevo2_vocoder *v);
 
