@@ -61,6 +61,29 @@ async function waitForFile(dir, name) {
 const served = (page) => page.waitForFunction(
   () => /^\d+ models?:/.test(document.getElementById("served").textContent), { timeout: TIMEOUT });
 
+// Submits the form of the tab whose ids start with P ("s" speak, "c" convert)
+// and waits until it shows an error or offers a download.
+async function submit(page, p) {
+  await page.click(`#${p}-go`);
+  await page.waitForFunction((p) => !document.getElementById(`${p}-error`).hidden ||
+    document.getElementById(`${p}-download`).hasAttribute("href"), { timeout: TIMEOUT }, p);
+}
+
+// What tab P made: its error, or the download (base64), as the page decodes it.
+function made(page, p) {
+  return page.evaluate(async (p) => {
+    const err = document.getElementById(`${p}-error`);
+    if (!err.hidden) return { error: err.textContent };
+    const link = document.getElementById(`${p}-download`);
+    const bytes = new Uint8Array(await (await fetch(link.href)).arrayBuffer());
+    let s = "";
+    for (let i = 0; i < bytes.length; i += 8192) s += String.fromCharCode(...bytes.subarray(i, i + 8192));
+    const decoded = await new OfflineAudioContext(1, 1, 24000).decodeAudioData(bytes.buffer.slice(0));
+    return { base64: btoa(s), duration: decoded.duration, name: link.download,
+             status: document.getElementById(`${p}-status`).textContent };
+  }, p);
+}
+
 // Transcribes FILE on PAGE; returns what the page shows when done (or its error).
 async function transcribe(page, file) {
   await page.evaluate(() => {
@@ -205,21 +228,8 @@ const scenarios = {
         document.getElementById("s-format").value = "wav";
         for (const [k, v] of Object.entries(opt.fields)) document.getElementById(k).value = String(v);
       }, stream, cfg.speak);
-      await page.click("#s-go");
-      await page.waitForFunction(() => !document.getElementById("s-error").hidden ||
-        document.getElementById("s-download").hasAttribute("href"), { timeout: TIMEOUT });
-      out[stream ? "streamed" : "whole"] = await page.evaluate(async () => {
-        const err = document.getElementById("s-error");
-        if (!err.hidden) return { error: err.textContent };
-        const href = document.getElementById("s-download").href;
-        const bytes = new Uint8Array(await (await fetch(href)).arrayBuffer());
-        let s = "";
-        for (let i = 0; i < bytes.length; i += 8192) s += String.fromCharCode(...bytes.subarray(i, i + 8192));
-        const ctx = new OfflineAudioContext(1, 1, 24000);
-        const decoded = await ctx.decodeAudioData(bytes.buffer.slice(0));
-        return { base64: btoa(s), duration: decoded.duration, name: document.getElementById("s-download").download,
-                 status: document.getElementById("s-status").textContent };
-      });
+      await submit(page, "s");
+      out[stream ? "streamed" : "whole"] = await made(page, "s");
       await shot(page, stream ? "desktop-speak-streamed" : "desktop-speak");
     }
     await page.close();
@@ -262,16 +272,8 @@ const scenarios = {
       document.getElementById("c-voice").value = opt.voice;
       for (const [k, v] of Object.entries(opt.fields)) document.getElementById(k).value = String(v);
     }, cfg.convert);
-    await page.click("#c-go");
-    await page.waitForFunction(() => !document.getElementById("c-error").hidden ||
-      !document.getElementById("c-result").hidden, { timeout: TIMEOUT });
-    const out = await page.evaluate(async () => {
-      const err = document.getElementById("c-error");
-      if (!err.hidden) return { error: err.textContent };
-      const bytes = await (await fetch(document.getElementById("c-download").href)).arrayBuffer();
-      const decoded = await new OfflineAudioContext(1, 1, 24000).decodeAudioData(bytes);
-      return { duration: decoded.duration, name: document.getElementById("c-download").download };
-    });
+    await submit(page, "c");
+    const out = await made(page, "c");
     await page.close();
     return out;
   },
@@ -288,17 +290,8 @@ const scenarios = {
       document.getElementById("s-format").value = "wav";
       for (const [k, v] of Object.entries(opt.fields)) document.getElementById(k).value = String(v);
     }, cfg.speak);
-    await page.click("#s-go");
-    await page.waitForFunction(() => !document.getElementById("s-error").hidden ||
-      document.getElementById("s-download").hasAttribute("href"), { timeout: TIMEOUT });
-    const out = await page.evaluate(async () => {
-      const err = document.getElementById("s-error");
-      if (!err.hidden) return { error: err.textContent };
-      const bytes = new Uint8Array(await (await fetch(document.getElementById("s-download").href)).arrayBuffer());
-      let s = "";
-      for (let i = 0; i < bytes.length; i += 8192) s += String.fromCharCode(...bytes.subarray(i, i + 8192));
-      return { base64: btoa(s) };
-    });
+    await submit(page, "s");
+    const out = await made(page, "s");
     await page.close();
     return out;
   },
@@ -312,17 +305,8 @@ const scenarios = {
       document.getElementById("c-voice").value = opt.voice;
       for (const [k, v] of Object.entries(opt.fields)) document.getElementById(k).value = String(v);
     }, cfg.convert);
-    await page.click("#c-go");
-    await page.waitForFunction(() => !document.getElementById("c-error").hidden ||
-      !document.getElementById("c-result").hidden, { timeout: TIMEOUT });
-    const out = await page.evaluate(async () => {
-      const err = document.getElementById("c-error");
-      if (!err.hidden) return { error: err.textContent };
-      const bytes = new Uint8Array(await (await fetch(document.getElementById("c-download").href)).arrayBuffer());
-      let s = "";
-      for (let i = 0; i < bytes.length; i += 8192) s += String.fromCharCode(...bytes.subarray(i, i + 8192));
-      return { base64: btoa(s) };
-    });
+    await submit(page, "c");
+    const out = await made(page, "c");
     await shot(page, "desktop-convert");
     await page.close();
     return out;
