@@ -86,17 +86,28 @@ void ac_pages_free(void *p, size_t size)
     munmap(p, span - (align > 4096 ? align : 0));
 }
 
+int ac_grow(void *pp, size_t *cap, size_t n, size_t elem)
+{
+    if (n <= *cap) return 0;
+    size_t c = *cap ? *cap : 16;
+    while (c < n) {
+        if (c > SIZE_MAX / 2 / elem) return ac_error(AC_ERR_NOMEM, "array of %zu x %zu bytes overflows", n, elem), -1;
+        c *= 2;
+    }
+    char *p;
+    memcpy(&p, pp, sizeof p);
+    char *q = realloc(p, c * elem);
+    if (!q) return ac_error(AC_ERR_NOMEM, "out of memory (%zu x %zu bytes)", c, elem), -1;
+    memset(q + *cap * elem, 0, (c - *cap) * elem);
+    memcpy(pp, &q, sizeof q);
+    *cap = c;
+    return 0;
+}
+
 int ac_floatvec_push(ac_floatvec *v, const float *x, size_t n)
 {
     if (n == 0) return AC_OK;
-    if (v->n + n > v->cap) {
-        size_t cap = v->cap ? v->cap : 256;
-        while (cap < v->n + n) cap *= 2;
-        float *d = realloc(v->data, cap * sizeof *d);
-        if (!d) return ac_error(AC_ERR_NOMEM, "out of memory (%zu floats)", cap);
-        v->data = d;
-        v->cap = cap;
-    }
+    if (ac_grow(&v->data, &v->cap, v->n + n, sizeof *v->data)) return AC_ERR_NOMEM;
     memcpy(v->data + v->n, x, n * sizeof *x);
     v->n += n;
     return AC_OK;

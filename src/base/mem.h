@@ -21,6 +21,12 @@ void ac_free_aligned(void *p);
 void *ac_pages_alloc(size_t size);
 void ac_pages_free(void *p, size_t size);
 
+/* Room in the growable array *PP (of ELEM-byte elements, *CAP of them) for
+ * N elements: the capacity doubles (from 16) until it holds them, the new
+ * slots zeroed. 0, or -1 with "out of memory" set and *PP kept. PP is the
+ * address of the array's pointer (any T **). */
+int ac_grow(void *pp, size_t *cap, size_t n, size_t elem);
+
 /* A growable array of floats. */
 typedef struct ac_floatvec {
     float *data;

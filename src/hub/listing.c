@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "base/error.h"
+#include "base/mem.h"
 #include "hub/spec.h"
 
 void hub_listing_free(hub_listing *l)
@@ -27,13 +28,7 @@ int hub_listing_has(const hub_listing *l, const char *file)
 static ac_status add(hub_listing *l, const char *name, size_t *cap)
 {
     if (l->n == HUB_MAX_FILES) return ac_error(AC_ERR_FORMAT, "more than %d files", HUB_MAX_FILES);
-    if (l->n == *cap) {
-        size_t c = *cap ? 2 * *cap : 64;
-        char **f = realloc(l->files, c * sizeof *f);
-        if (!f) return ac_error(AC_ERR_NOMEM, "out of memory");
-        l->files = f;
-        *cap = c;
-    }
+    if (ac_grow(&l->files, cap, l->n + 1, sizeof *l->files)) return AC_ERR_NOMEM;
     if (!(l->files[l->n] = strdup(name))) return ac_error(AC_ERR_NOMEM, "out of memory");
     l->n++;
     return AC_OK;

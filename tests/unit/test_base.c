@@ -512,6 +512,25 @@ static void test_floatvec(void)
     ac_floatvec_free(&v);
 }
 
+static void test_grow(void)
+{
+    int *v = NULL;
+    size_t cap = 0;
+    CHECK(ac_grow(&v, &cap, 0, sizeof *v) == 0 && v == NULL && cap == 0, "room for none: nothing allocated");
+    CHECK(ac_grow(&v, &cap, 1, sizeof *v) == 0 && v && cap == 16, "first room: 16");
+    for (int i = 0; i < 16; i++) v[i] = i + 1;
+    CHECK(ac_grow(&v, &cap, 17, sizeof *v) == 0 && cap == 32, "doubles: %zu", cap);
+    int kept = 1, zero = 1;
+    for (int i = 0; i < 16; i++) kept &= v[i] == i + 1;
+    for (int i = 16; i < 32; i++) zero &= v[i] == 0;
+    CHECK(kept && zero, "old elements kept, new ones zeroed");
+    CHECK(ac_grow(&v, &cap, 1000, sizeof *v) == 0 && cap == 1024, "to the next power of two: %zu", cap);
+    int *before = v;
+    CHECK(ac_grow(&v, &cap, SIZE_MAX / 2, sizeof *v) != 0 && v == before && cap == 1024, "an overflowing size refused");
+    CHECK(strstr(ac_last_error(), "overflows") != NULL, "says it overflows: %s", ac_last_error());
+    free(v);
+}
+
 /* SplitMix64 from seed 0 (the published first outputs); xoshiro256** seeded
  * with 42 (its four words from SplitMix64(42)), computed independently. */
 static void test_rng_known(void)
@@ -579,6 +598,7 @@ int main(int argc, char **argv)
     RUN(test_parallel_many_short);
     RUN(test_errors);
     RUN(test_floatvec);
+    RUN(test_grow);
     RUN(test_rng_known);
     RUN(test_rng_moments);
     return test_finish();

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "base/error.h"
+#include "base/mem.h"
 #include "models/marblenet_vad/model.h"
 
 ac_status ac_marblenet_segments(const ac_marblenet *m, const float *probs, size_t n_probs,
@@ -26,14 +27,9 @@ ac_status ac_marblenet_segments(const ac_marblenet *m, const float *probs, size_
         int64_t start = (int64_t)i * hop, end = (int64_t)j * hop;
         if (end > n_samples) end = n_samples;
         if (end > start) {
-            if (n == cap) {
-                cap = cap ? 2 * cap : 16;
-                ac_vad_segment *nv = realloc(v, cap * sizeof *nv);
-                if (!nv) {
-                    free(v);
-                    return ac_error(AC_ERR_NOMEM, "out of memory");
-                }
-                v = nv;
+            if (ac_grow(&v, &cap, n + 1, sizeof *v)) {
+                free(v);
+                return AC_ERR_NOMEM;
             }
             v[n++] = (ac_vad_segment){start, end, (float)(sum / (double)(j - i))};
         }

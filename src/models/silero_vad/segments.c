@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "base/error.h"
+#include "base/mem.h"
 #include "models/silero_vad/silero_vad.h"
 
 typedef struct {
@@ -13,13 +14,7 @@ typedef struct {
 
 static ac_status push(seglist *l, int64_t start, int64_t end)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 16;
-        ac_vad_segment *v = realloc(l->v, cap * sizeof *v);
-        if (!v) return ac_error(AC_ERR_NOMEM, "out of memory");
-        l->v = v;
-        l->cap = cap;
-    }
+    if (ac_grow(&l->v, &l->cap, l->n + 1, sizeof *l->v)) return AC_ERR_NOMEM;
     l->v[l->n++] = (ac_vad_segment){start, end, 1.0f};
     return AC_OK;
 }
@@ -37,13 +32,7 @@ typedef struct {
 
 static ac_status add_end(endlist *l, int64_t pos, int64_t silence)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 16;
-        possible_end *v = realloc(l->v, cap * sizeof *v);
-        if (!v) return ac_error(AC_ERR_NOMEM, "out of memory");
-        l->v = v;
-        l->cap = cap;
-    }
+    if (ac_grow(&l->v, &l->cap, l->n + 1, sizeof *l->v)) return AC_ERR_NOMEM;
     l->v[l->n++] = (possible_end){pos, silence};
     return AC_OK;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/mem.h"
 #include "models/vevo2/prompt.h"
 
 static const char *const INSTRUCTION[2] = {
@@ -49,7 +50,7 @@ ac_status vevo2_parse_content_style(const char *text, int K, int32_t **ids, int 
     const size_t tag = sizeof TAG - 1;
     *ids = NULL;
     *n = 0;
-    int count = 0, cap = 0;
+    size_t count = 0, cap = 0;
     int32_t *v = NULL;
     for (const char *p = strstr(text, TAG); p; p = strstr(p, TAG)) {
         const char *d = p + tag, *e = d;
@@ -64,19 +65,14 @@ ac_status vevo2_parse_content_style(const char *text, int K, int32_t **ids, int 
             return ac_error(AC_ERR_MODEL, "the AR model made <|content_style_%lld|>, but the codebook has %d codes",
                             x, K);
         }
-        if (count == cap) {
-            cap = cap ? 2 * cap : 256;
-            int32_t *nv = realloc(v, (size_t)cap * sizeof *v);
-            if (!nv) {
-                free(v);
-                return AC_ERR_NOMEM;
-            }
-            v = nv;
+        if (ac_grow(&v, &cap, count + 1, sizeof *v)) {
+            free(v);
+            return AC_ERR_NOMEM;
         }
         v[count++] = (int32_t)x;
         p = e + 2;
     }
     *ids = v;
-    *n = count;
+    *n = (int)count;
     return AC_OK;
 }
