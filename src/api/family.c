@@ -11,7 +11,7 @@
 #include "base/error.h"
 
 static const ac_family *const families[] = {&ac_family_silero_vad, &ac_family_marblenet_vad, &ac_family_hviske_asr,
-                                          &ac_family_vevo2};
+                                          &ac_family_hviske_v6, &ac_family_vevo2};
 enum { N_FAMILIES = sizeof families / sizeof *families, N_TASKS = AC_TASK_VOICE + 1 };
 
 const char *ac_task_name(ac_task t)

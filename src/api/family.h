@@ -91,7 +91,8 @@ typedef struct ac_family {
     const ac_voice_ops *voice;        /* AC_TASK_VOICE */
 } ac_family;
 
-extern const ac_family ac_family_silero_vad, ac_family_marblenet_vad, ac_family_hviske_asr, ac_family_vevo2;
+extern const ac_family ac_family_silero_vad, ac_family_marblenet_vad, ac_family_hviske_asr, ac_family_hviske_v6,
+    ac_family_vevo2;
 
 struct ac_model {
     const ac_family *family;
