@@ -304,6 +304,43 @@ def teacher_logits(m, dec, rows, ids):
     return dec.forward(x, 0, [])[rows.shape[0] - 1:]
 
 
+def silence_chunks(x, max_len=448000, trigger=480000):
+    """Chunk ends of long audio: librosa.effects.split's defaults (2048-sample
+    centred frames every 512, voiced above the loudest frame's mean square
+    minus 30 dB); the cuts are the middles of the gaps; a chunk grows to at
+    most MAX_LEN samples. One chunk when the audio is at most TRIGGER."""
+    L = len(x)
+    if L <= trigger:
+        return [L]
+    sq = np.concatenate([[0.0], np.cumsum(x.astype(np.float64) ** 2)])
+    frames = 1 + L // 512
+    i = np.arange(frames)
+    a, b = np.clip(i * 512 - 1024, 0, L), np.clip(i * 512 + 1024, 0, L)
+    e = (sq[b] - sq[a]) / 2048
+    thr = max(1e-10, e.max()) * 0.001
+    act = np.maximum(1e-10, e) > thr
+    intervals, k = [], 0
+    while k < frames:
+        if not act[k]:
+            k += 1
+            continue
+        first = k
+        while k < frames and act[k]:
+            k += 1
+        intervals.append((first * 512, min(L, k * 512)))
+    cuts = [0] + [(intervals[j][1] + intervals[j + 1][0]) // 2 for j in range(len(intervals) - 1)] + [L]
+    ends, start = [], 0
+    for c in cuts[1:]:
+        while c - start > max_len:
+            fit = [v for v in cuts if start < v <= start + max_len]
+            cut = max(fit) if fit else start + max_len
+            ends.append(cut)
+            start = cut
+    if start < L:
+        ends.append(L)
+    return ends
+
+
 def read_audio(path):
     if path.endswith(".f32"):
         return np.fromfile(path, "<f4")

@@ -1,0 +1,289 @@
+"""Parity of Hviske v6 (src/models/hviske_v6) with the PyTorch reference
+tests/ref/hviske_v6/v6_ref.py, on tiny random packages in the published
+layout (tests/ref/hviske_v6/make_tiny.py: BF16 as published, F32 holding
+the same values, and one that also stores llm.lm_head.weight and an unused
+encoder.embed_positions.weight).
+
+The driver test_hviske_v6_stages writes each stage of a chunk; compared
+here: log-mel features (abs 1e-4: log10 units), encoder output and projected
+audio rows (1e-4 of the largest value), decoder logits under teacher
+forcing (relative 1e-4), greedy and 2-beam ids (identical; the smallest
+top-1/top-2 log-probability margin of the reference is printed), the text
+through the CLI equal to the driver's. Also: the silence chunking of long
+audio against the reference's splitter, the tokenizer against Hugging Face
+tokenizers, and broken packages (each error names the file and the key or
+tensor).
+"""
+import functools
+import json
+import os
+import shutil
+import subprocess
+import sys
+import wave
+
+import numpy as np
+import pytest
+
+import packages
+import testenv
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "hviske_v6"))
+import v6_ref  # noqa: E402
+
+LIBRI = os.path.join(testenv.DATA, "asr_validation", "librispeech")
+CLIPS = {  # name: (wav under LIBRI or None for a synthetic clip, samples)
+    "libri_short": "librispeech_test_other_7902-96591-0000.wav",
+    "libri_long": "librispeech_test_clean_6930-75918-0001.wav",
+    "noise_half_s": None,
+}
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+@pytest.fixture(scope="module")
+def work():
+    return testenv.work("hviske_v6_parity")
+
+
+@pytest.fixture(scope="module")
+def stages(driver):
+    return driver("test_hviske_v6_stages")
+
+
+def clip_samples(name):
+    if CLIPS[name] is None:
+        return (np.random.default_rng(7).normal(0, 0.1, 8000)).astype(np.float32)
+    return v6_ref.read_audio(os.path.join(LIBRI, CLIPS[name]))
+
+
+@pytest.fixture(scope="module")
+def clip(work):
+    @functools.cache
+    def get(name):
+        if CLIPS[name]:
+            testenv.require(os.path.join(LIBRI, CLIPS[name]))
+        path = os.path.join(work, name + ".f32")
+        clip_samples(name).astype("<f4").tofile(path)
+        return path
+    return get
+
+
+@pytest.fixture(scope="module")
+def package():
+    return functools.cache(lambda kind: {
+        "bf16": lambda: packages.hviske_v6("bf16"),
+        "f32": lambda: packages.hviske_v6("f32"),
+        "bf16_head_pos": lambda: packages.hviske_v6("bf16", lm_head=True, pos_table=True),
+    }[kind]())
+
+
+@pytest.fixture(scope="module")
+def golden(work, package, clip):
+    """The reference's files for (package kind, clip)."""
+    @functools.cache
+    def get(kind, name):
+        out = os.path.join(work, f"gold_{kind}_{name}")
+        p = run([testenv.PY, os.path.join(HERE, "hviske_v6", "v6_ref.py"), package(kind), clip(name), out])
+        assert p.returncode == 0, f"reference failed\n{p.stderr[-2000:]}"
+        return out
+    return get
+
+
+@pytest.fixture(scope="module")
+def c_run(work, package, clip, golden, stages):
+    @functools.cache
+    def get(kind, name, gold_kind=None):
+        gold = golden(gold_kind or kind, name)
+        out = os.path.join(work, f"c_{kind}_{name}")
+        os.makedirs(out, exist_ok=True)
+        p = run([stages, package(kind), clip(name), gold, out])
+        assert p.returncode == 0, f"test_hviske_v6_stages failed ({p.returncode})\n{p.stdout}{p.stderr[-2000:]}"
+        return out
+    return get
+
+
+def f32(folder, name):
+    return np.fromfile(os.path.join(folder, name), "<f4")
+
+
+def i32(folder, name):
+    return np.fromfile(os.path.join(folder, name), "<i4").tolist()
+
+
+@pytest.mark.parametrize("kind,name", [("bf16", "libri_short"), ("bf16", "libri_long"), ("bf16", "noise_half_s"),
+                                       ("f32", "libri_short")])
+def test_stages(kind, name, golden, c_run):
+    """Features, encoder, audio rows, teacher-forced logits and the ids of both searches agree."""
+    gold, out = golden(kind, name), c_run(kind, name)
+    for stage, tol, rel in (("mel.f32", 1e-4, False), ("enc.f32", 1e-4, True), ("tokens.f32", 1e-4, True),
+                            ("tf_logits.f32", 1e-4, True)):
+        want, got = f32(gold, stage), f32(out, stage)
+        assert want.shape == got.shape, f"{kind}/{name} {stage}: {got.shape} values, expected {want.shape}"
+        err = float(np.max(np.abs(want - got)))
+        bound = tol * (float(np.max(np.abs(want))) if rel else 1.0)
+        sys.stderr.write(f"{kind}/{name} {stage}: max abs {err:.3g} (bound {bound:.3g})\n")
+        assert err <= bound, f"{kind}/{name} {stage}: max difference {err:.3g} > {bound:.3g}"
+    with open(os.path.join(gold, "margins.txt")) as f:
+        sys.stderr.write(f"{kind}/{name} margins: {f.read()}")
+    for ids in ("greedy.i32", "beam.i32"):
+        assert i32(out, ids) == i32(gold, ids), f"{kind}/{name} {ids}: {i32(out, ids)} != {i32(gold, ids)}"
+
+
+def test_f32_same_as_bf16(golden):
+    """The F32 file holds the BF16 file's values: the reference's ids are the same."""
+    a, b = golden("bf16", "libri_short"), golden("f32", "libri_short")
+    for ids in ("greedy.i32", "beam.i32"):
+        assert i32(a, ids) == i32(b, ids)
+
+
+def test_stored_head_and_table_ignored(c_run):
+    """A stored llm.lm_head.weight and encoder.embed_positions.weight change nothing (the head is the
+    embedding; positions are rotary)."""
+    a, b = c_run("bf16", "libri_short"), c_run("bf16_head_pos", "libri_short", "bf16")
+    for stage in ("tokens.f32", "tf_logits.f32"):
+        assert np.array_equal(f32(a, stage), f32(b, stage)), stage
+    assert i32(a, "beam.i32") == i32(b, "beam.i32")
+
+
+def write_wav(path, x):
+    with wave.open(path, "wb") as w:
+        w.setnchannels(1), w.setsampwidth(2), w.setframerate(16000)
+        w.writeframes((np.clip(x, -1, 1) * 32767).astype("<i2").tobytes())
+
+
+def test_cli_text(package, clip, c_run, work):
+    """audioc transcribe (2 beams by default, no VAD) prints the driver's text."""
+    out = c_run("bf16", "libri_short")
+    wav = os.path.join(work, "libri_short.wav")
+    shutil.copy(os.path.join(LIBRI, CLIPS["libri_short"]), wav)
+    rc, text, err = testenv.audioc("transcribe", "--model", package("bf16"), "--no-vad", wav)
+    with open(os.path.join(out, "text.txt"), encoding="utf-8") as f:
+        want = f.read()
+    assert rc == 0 and text.strip() == want, f"exit {rc}: {text!r} != {want!r}\n{err}"
+    rc, probe, err = testenv.audioc("transcribe", "--model", package("bf16"), "--language", "en", wav)
+    assert rc != 0 and "language 'en'" in err and "(da)" in err, err
+
+
+def test_long_audio_chunks(package, work):
+    """Audio above 30 s is cut at silences into chunks of at most 28 s, where the reference's splitter cuts."""
+    testenv.require(os.path.join(LIBRI, CLIPS["libri_long"]))
+    speech = v6_ref.read_audio(os.path.join(LIBRI, CLIPS["libri_long"]))
+    gap = np.zeros(int(1.5 * 16000), np.float32)
+    x = np.concatenate([speech, gap, speech, gap, speech[:5 * 16000]])
+    wav = os.path.join(work, "long.wav")
+    write_wav(wav, x)
+    x = v6_ref.read_audio(wav)
+    ends = v6_ref.silence_chunks(x)
+    rc, out, err = testenv.audioc("transcribe", "--model", package("bf16"), "--no-vad", "-b", "1", "-f", "json", wav)
+    assert rc == 0, err
+    segs = json.loads(out)["segments"]
+    got = [round(s["end"] * 16000) for s in segs]
+    assert len(ends) > 1 and all(b - a <= 448000 for a, b in zip([0] + ends, ends))
+    assert got == ends, f"chunk ends {got}, reference {ends}"
+
+
+ORACLE_TEXTS = ["Hej, hvordan går det? Jeg hedder Søren og bor i Århus.",
+                "Æbler, øl og blåbærgrød – 1.234,50 kr. i København!",
+                "<|cased|><|punc|><|im_start|>", "<|nocase|><|nopunc|><|im_start|>hej<|im_end|>",
+                "  flere   mellemrum\tog\nlinjer  ", "<think>tanke</think> svar"]
+
+
+def test_tokenizer_oracle(package):
+    """The package's tokenizer gives Hugging Face tokenizers' ids on Danish text and on the prompt's
+    tokens, and its decoding (special tokens skipped)."""
+    node_dir = os.path.join(HERE, "..", "node")
+    if not (shutil.which("node") and os.path.isdir(os.path.join(node_dir, "node_modules", "@anush008", "tokenizers"))):
+        pytest.skip("Hugging Face tokenizers is not installed (node, tests/node/node_modules)")
+    pkg = package("bf16")
+    tok = os.path.join(pkg, "tokenizer.json")
+    rc, out, err = testenv.audioc("tokenize", "--model", pkg, "--", *ORACLE_TEXTS)
+    assert rc == 0, err
+    ours = [json.loads(line) for line in out.split("\n") if line]
+    seqs = [o["ids"] if isinstance(o, dict) else o for o in ours]
+    p = run(["node", os.path.join(node_dir, "bpe_oracle.js")], cwd=node_dir,
+            input=json.dumps({"tokenizer": tok, "texts": ORACLE_TEXTS,
+                              "decode": [{"ids": s, "skip": True} for s in seqs]}))
+    assert p.returncode == 0, p.stderr
+    want = json.loads(p.stdout)
+    assert seqs == want["ids"]
+    assert [151670, 151672, 151644] in seqs
+    rc, out, err = testenv.audioc("tokenize", "--model", pkg, "--decode", "--skip-special",
+                                  input="".join(json.dumps(s) + "\n" for s in seqs))
+    got = [json.loads(line) for line in out.split("\n") if line]
+    got = [g["text"] if isinstance(g, dict) else g for g in got]
+    assert rc == 0 and got == want["decoded"], (got, want["decoded"])
+
+
+def broken(work, base, name, config=None, drop_key=None, drop_tensor=None, drop_token=None):
+    """A copy of the package BASE with config.json changed (CONFIG: dotted keys to values), a key
+    dropped, a tensor dropped or an added token removed from tokenizer.json."""
+    out = os.path.join(work, "bad_" + name)
+    if os.path.exists(out):
+        shutil.rmtree(out)
+    os.makedirs(out)
+    for f in ("config.json", "tokenizer.json", "tokenizer_config.json", "model.safetensors"):
+        os.symlink(os.path.join(base, f), os.path.join(out, f))
+    if config or drop_key:
+        with open(os.path.join(base, "config.json")) as f:
+            cfg = json.load(f)
+        for key, value in (config or {}).items():
+            *path, last = key.split(".", 1) if not key.startswith("style_tokens") else key.split(".", 1)
+            obj = cfg
+            for p in path:
+                obj = obj[p]
+            obj[last] = value
+        if drop_key:
+            *path, last = drop_key.split(".", 1)
+            obj = cfg
+            for p in path:
+                obj = obj[p]
+            del obj[last]
+        os.remove(os.path.join(out, "config.json"))
+        with open(os.path.join(out, "config.json"), "w") as f:
+            json.dump(cfg, f)
+    if drop_tensor:
+        sys.path.insert(0, os.path.join(HERE, "hviske_asr"))
+        import st_io
+        os.remove(os.path.join(out, "model.safetensors"))
+        st_io.edit(os.path.join(base, "model.safetensors"), os.path.join(out, "model.safetensors"), drop_tensor)
+    if drop_token:
+        with open(os.path.join(base, "tokenizer.json"), encoding="utf-8") as f:
+            tj = json.load(f)
+        tj["added_tokens"] = [t for t in tj["added_tokens"] if t["content"] != drop_token]
+        os.remove(os.path.join(out, "tokenizer.json"))
+        with open(os.path.join(out, "tokenizer.json"), "w", encoding="utf-8") as f:
+            json.dump(tj, f, ensure_ascii=False)
+    return out
+
+
+BAD = [  # name, change, what the error names
+    ("rotary_dim", dict(config={"whisper.encoder_rotary_dim": 20}), ["config.json", "whisper.encoder_rotary_dim", "20"]),
+    ("rotary_odd", dict(config={"whisper.encoder_rotary_dim": 7}), ["config.json", "encoder_rotary_dim", "even"]),
+    ("enc_heads", dict(config={"whisper.encoder_attention_heads": 5}), ["config.json", "encoder_attention_heads", "5"]),
+    ("stack", dict(config={"stack": 0}), ["config.json", "'stack'"]),
+    ("stack_size", dict(config={"stack": 3}), ["model.safetensors", "norm.weight", "192"]),
+    ("kv_heads", dict(config={"qwen.num_key_value_heads": 3}), ["config.json", "qwen.num_key_value_heads 3"]),
+    ("no_width", dict(drop_key="qwen.hidden_size"), ["config.json", "hidden_size"]),
+    ("no_style", dict(drop_key="style_tokens.<|punc|>"), ["config.json", "<|punc|>"]),
+    ("no_bos", dict(drop_key="bos_token_id"), ["config.json", "bos_token_id"]),
+    ("eos_range", dict(config={"eos_token_id": 200000}), ["config.json", "eos_token_id", "200000"]),
+    ("no_tensor", dict(drop_tensor="llm.model.layers.1.self_attn.q_norm.weight"),
+     ["model.safetensors", "llm.model.layers.1.self_attn.q_norm.weight"]),
+    ("no_enc_tensor", dict(drop_tensor="encoder.layers.1.fc2.bias"), ["model.safetensors", "encoder.layers.1.fc2.bias"]),
+    ("no_proj", dict(drop_tensor="proj.weight"), ["model.safetensors", "proj.weight"]),
+    ("tokenizer", dict(drop_token="<|punc|>"), ["tokenizer.json", "151672", "<|punc|>"]),
+]
+
+
+@pytest.mark.parametrize("name,change,needles", BAD, ids=[b[0] for b in BAD])
+def test_bad_package(name, change, needles, package, work, clip):
+    """A broken package fails to load with an error naming the file and the key or tensor, not a crash."""
+    bad = broken(work, package("bf16"), name, **change)
+    wav = os.path.join(LIBRI, CLIPS["libri_short"])
+    rc, out, err = testenv.audioc("transcribe", "--model", bad, "--no-vad", wav)
+    assert rc not in (0, -11, -6) and rc > 0 and all(n in err for n in needles), \
+        f"{name}: exit {rc}, {err!r} lacks {needles}"
