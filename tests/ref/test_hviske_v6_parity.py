@@ -287,3 +287,22 @@ def test_bad_package(name, change, needles, package, work, clip):
     rc, out, err = testenv.audioc("transcribe", "--model", bad, "--no-vad", wav)
     assert rc not in (0, -11, -6) and rc > 0 and all(n in err for n in needles), \
         f"{name}: exit {rc}, {err!r} lacks {needles}"
+
+
+def test_server_text(package, c_run):
+    """audioc-server answers a transcription with the driver's (and the CLI's) text."""
+    sys.path.insert(0, os.path.join(HERE, "..", "server"))
+    import serverlib
+    os.makedirs(serverlib.WORK, exist_ok=True)
+    want = open(os.path.join(c_run("bf16", "libri_short"), "text.txt"), encoding="utf-8").read()
+    srv = serverlib.Server("hviske_v6", ["--model", f"v6={package('bf16')}", "--no-vad", "--threads", "1"])
+    try:
+        with open(os.path.join(LIBRI, CLIPS["libri_short"]), "rb") as f:
+            wav = f.read()
+        r = serverlib.transcribe(srv.port, wav, model="v6")
+        assert r.status == 200, (r.status, r.body[:500], srv.stderr()[-500:])
+        assert r.json()["text"].strip() == want
+        r = serverlib.transcribe(srv.port, wav, model="v6", language="sv")
+        assert r.status == 400 and b"language 'sv'" in r.body, (r.status, r.body[:300])
+    finally:
+        srv.stop()
