@@ -306,3 +306,27 @@ def test_server_text(package, c_run):
         assert r.status == 400 and b"language 'sv'" in r.body, (r.status, r.body[:300])
     finally:
         srv.stop()
+
+
+def test_probe_tells_v53_from_v6(package, work):
+    """ac_model_probe names hviske_v6 for a v6 folder and its model.safetensors, hviske_asr for a v5.3
+    (Cohere layout) folder; a bare v6 model.safetensors transcribes as its folder does."""
+    import ctypes
+    if not os.path.exists(testenv.AUDIOC_SHARED):
+        pytest.skip(f"no shared library at {testenv.AUDIOC_SHARED}")
+    lib = ctypes.CDLL(testenv.AUDIOC_SHARED)
+    lib.ac_model_probe.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(ctypes.c_int)]
+
+    def probe(path):
+        fam, task = ctypes.c_char_p(), ctypes.c_int()
+        rc = lib.ac_model_probe(path.encode(), ctypes.byref(fam), ctypes.byref(task))
+        return rc, fam.value.decode() if fam.value else None
+
+    v6 = package("bf16")
+    assert probe(v6) == (0, "hviske_v6")
+    assert probe(os.path.join(v6, "model.safetensors")) == (0, "hviske_v6")
+    assert probe(packages.hviske(0)) == (0, "hviske_asr")
+    wav = os.path.join(LIBRI, CLIPS["noise_half_s"] or CLIPS["libri_short"])
+    a = testenv.audioc("transcribe", "--model", v6, "--no-vad", wav)
+    b = testenv.audioc("transcribe", "--model", os.path.join(v6, "model.safetensors"), "--no-vad", wav)
+    assert a[0] == 0 and a[:2] == b[:2], (a, b)
