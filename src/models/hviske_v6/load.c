@@ -26,7 +26,8 @@ static ac_status read_config(const char *dir, hv6_config *cfg)
 }
 
 /* The tokenizer has the tokens config.json names: bos and eos, and each
- * style token as the added token of its name. */
+ * style token as the token of its name (special or not: they are barred
+ * from the search, so never decoded). */
 static ac_status check_tokenizer(const hv6_model *m, const char *dir)
 {
     const hv6_config *c = &m->cfg;
@@ -38,10 +39,10 @@ static ac_status check_tokenizer(const hv6_model *m, const char *dir)
                             keys[i]);
     for (int i = 0; i < HV6_N_STYLE; i++) {
         const char *t = ac_bpe_token(m->tok, c->style[i]);
-        if (!t || strcmp(t, hv6_style_key(i)) != 0 || !ac_bpe_is_special(m->tok, c->style[i]))
-            return ac_error(AC_ERR_MODEL, "%s/tokenizer.json: id %d is %s%s%s, not the special token '%s' of "
-                            "config.json's style_tokens", dir, c->style[i], t ? "'" : "no token", t ? t : "",
-                            t ? "'" : "", hv6_style_key(i));
+        if (!t || strcmp(t, hv6_style_key(i)) != 0)
+            return ac_error(AC_ERR_MODEL, "%s/tokenizer.json: id %d is %s%s%s, not the token '%s' of config.json's "
+                            "style_tokens", dir, c->style[i], t ? "'" : "no token", t ? t : "", t ? "'" : "",
+                            hv6_style_key(i));
     }
     return AC_OK;
 }
