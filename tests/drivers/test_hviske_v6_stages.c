@@ -56,7 +56,7 @@ static void decode(const hv6_model *m, const float *rows, int n_rows, int64_t n,
     hv6_options o = hv6_defaults();
     o.beams = beams;
     ac_decode_result r;
-    CHECK(hv6_decode(m, rows, n_rows, n, &o, a, &r) == AC_OK, "%d beams: %s", beams, ac_last_error());
+    CHECK(hv6_decode(m, rows, n_rows, n, &o, a, &r, NULL) == AC_OK, "%d beams: %s", beams, ac_last_error());
     dump(name, r.tokens, (size_t)r.n_tokens * sizeof *r.tokens);
     if (beams == 2) {
         char *text;
@@ -109,7 +109,7 @@ int main(int argc, char **argv)
     ac_trace t = {.fn = on_trace};
     float *rows;
     int n_rows;
-    CHECK(hv6_audio_rows(m, x, n, &t, &a, &rows, &n_rows) == AC_OK, "audio rows: %s", ac_last_error());
+    CHECK(hv6_audio_rows(m, x, n, &t, &a, &rows, &n_rows, NULL) == AC_OK, "audio rows: %s", ac_last_error());
     dump("tokens.f32", rows, (size_t)n_rows * (size_t)m->cfg.dec.hidden * sizeof *rows);
     teacher(m, rows, n_rows, argv[3], &a);
     decode(m, rows, n_rows, n, 1, "greedy.i32", &a);

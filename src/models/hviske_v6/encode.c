@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/timing.h"
 #include "models/hviske_v6/hviske_v6.h"
 #include "tensor/kernels.h"
 
@@ -18,7 +19,7 @@ void hv6_frames(int64_t n, int64_t *valid, int64_t *frames)
 }
 
 ac_status hv6_audio_rows(const hv6_model *m, const float *x, int64_t n, const ac_trace *trace, ac_arena *a,
-                         float **rows, int *n_rows)
+                         float **rows, int *n_rows, hv6_times *times)
 {
     const hv6_config *c = &m->cfg;
     if (n < 1 || n > HV6_MAX_CHUNK)
@@ -30,7 +31,9 @@ ac_status hv6_audio_rows(const hv6_model *m, const float *x, int64_t n, const ac
     float *mel = ac_arena_floats(a, (size_t)F * M), *X = ac_arena_floats(a, T * E);
     float *S = ac_arena_floats(a, n_tok * K * E), *Y = ac_arena_floats(a, n_tok * D);
     if (!mel || !X || !S || !Y) return AC_ERR_NOMEM;
+    double t0 = ac_now();
     AC_TRY(whisper_logmel_frames(m->enc, x, (size_t)n, (size_t)F, mel));
+    double t1 = ac_now();
     ac_trace_put(trace, "mel", -1, mel, (size_t)F * M * sizeof *mel);
     AC_TRY(whisper_encode_frames(m->enc, mel, (size_t)F, trace, a, X));
     ac_trace_put(trace, "encoder", -1, X, T * E * sizeof *X);
@@ -38,6 +41,7 @@ ac_status hv6_audio_rows(const hv6_model *m, const float *x, int64_t n, const ac
     ac_rmsnorm(X, S, n_tok, K * E, m->norm, 0, PROJ_EPS);
     ac_matmul(S, &m->proj, NULL, Y, n_tok);
     ac_trace_put(trace, "tokens", -1, Y, n_tok * D * sizeof *Y);
+    if (times) times->frontend = t1 - t0, times->encoder = ac_now() - t1;
     int64_t enc_valid = (valid + 1) / 2, keep = (enc_valid + (int64_t)K - 1) / (int64_t)K;
     if (keep > (int64_t)n_tok) keep = (int64_t)n_tok;
     if (keep < 1) keep = 1;

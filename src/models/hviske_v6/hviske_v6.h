@@ -57,6 +57,11 @@ const char *hv6_style_key(int i);
 ac_status hv6_load(const char *dir, hv6_model **out);
 void hv6_free(hv6_model *m);
 
+/* Seconds spent per stage of a chunk. */
+typedef struct hv6_times {
+    double frontend, encoder, prefill, decode;
+} hv6_times;
+
 /* Frames of a chunk of N samples: VALID = ceil(n / hop), the log-mel
  * FRAMES = max(200, VALID rounded up to whole seconds). */
 void hv6_frames(int64_t n, int64_t *valid, int64_t *frames);
@@ -64,9 +69,10 @@ void hv6_frames(int64_t n, int64_t *valid, int64_t *frames);
 /* The audio rows of a chunk X[N] (1 <= N <= 30 s): *ROWS [*N_ROWS][hidden]
  * from arena A. TRACE (may be NULL) receives "mel" [frames][n_mels],
  * the encoder's "conv" and "layer"s, "encoder" [frames/2][d] and
- * "tokens" (every projected row, valid or not). */
+ * "tokens" (every projected row, valid or not). TIMES (may be NULL) gets
+ * the front end's and the encoder's (with the projector's) seconds. */
 ac_status hv6_audio_rows(const hv6_model *m, const float *x, int64_t n, const ac_trace *trace, ac_arena *a,
-                         float **rows, int *n_rows);
+                         float **rows, int *n_rows, hv6_times *times);
 
 /* The options of one chunk. CASED and PUNCTUATED: 1, 0, or -1 (unset);
  * the style tokens go into the prompt only when both are set. */
@@ -86,14 +92,15 @@ typedef struct hv6_chunk {
     int n_tokens;
     double logprob;
     int steps;
-    double t_frontend, t_encoder, t_prefill, t_decode;
+    hv6_times times;
 } hv6_chunk;
 
 /* The ids after the audio rows ROWS[n_rows] (teacher-forcing tests reach
- * the decoder through hv6_prompt and qwen2_forward_embeds). */
+ * the decoder through hv6_prompt and qwen2_forward_embeds), and the search
+ * after them (TIMES, may be NULL: the prefill's and the steps' seconds). */
 ac_status hv6_prompt(const hv6_model *m, const hv6_options *o, int *ids, int *n);
 ac_status hv6_decode(const hv6_model *m, const float *rows, int n_rows, int64_t n_samples, const hv6_options *o,
-                     ac_arena *a, ac_decode_result *out);
+                     ac_arena *a, ac_decode_result *out, hv6_times *times);
 /* The text of IDS: byte-level BPE without the special tokens (ids no token
  * has are dropped), then runs of a repeated 1-4 word group cut to 3. */
 ac_status hv6_text(const hv6_model *m, const int *ids, int n, char **text);

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/mem.h"
+#include "base/timing.h"
 #include "models/hviske_v6/hviske_v6.h"
 #include "tensor/kernels.h"
 
@@ -68,7 +69,7 @@ static int token_cap(int64_t n, int max_tokens)
 }
 
 ac_status hv6_decode(const hv6_model *m, const float *rows, int n_rows, int64_t n_samples, const hv6_options *o,
-                     ac_arena *a, ac_decode_result *out)
+                     ac_arena *a, ac_decode_result *out, hv6_times *times)
 {
     const hv6_config *c = &m->cfg;
     memset(out, 0, sizeof *out);
@@ -86,8 +87,10 @@ ac_status hv6_decode(const hv6_model *m, const float *rows, int n_rows, int64_t 
     if (o->trace) qwen2_session_trace(s, o->trace);
     float *first = ac_arena_floats(a, (size_t)c->dec.vocab);
     if (!first) return AC_ERR_NOMEM;
+    double t0 = ac_now();
     AC_TRY(qwen2_forward_embeds(s, rows, n_rows, ids, n_ids, 0, 1, first));
     scores(m, first, 1);
+    double t1 = ac_now();
     search_ctx sc = {m, s};
     ac_decode_model dm = {.ctx = &sc, .vocab = c->dec.vocab, .stop = &c->eos, .n_stop = 1, .logprobs = 1,
                           .step = step, .reorder = reorder};
@@ -95,7 +98,9 @@ ac_status hv6_decode(const hv6_model *m, const float *rows, int n_rows, int64_t 
     d.max_new_tokens = cap;
     d.beam_size = o->beams;
     d.length_penalty = o->length_penalty;
-    return ac_decode(&dm, &d, first, S, out);
+    ac_status st = ac_decode(&dm, &d, first, S, out);
+    if (times) times->prefill = t1 - t0, times->decode = ac_now() - t1;
+    return st;
 }
 
 /* ---- text ----------------------------------------------------------------- */

@@ -6,21 +6,17 @@
 
 #include "audio/silence.h"
 #include "base/error.h"
-#include "base/timing.h"
 #include "models/hviske_v6/hviske_v6.h"
 
 ac_status hv6_transcribe_chunk(const hv6_model *m, const float *x, int64_t n, const hv6_options *o, ac_arena *a,
                                hv6_chunk *out)
 {
     memset(out, 0, sizeof *out);
-    double t0 = ac_now();
     float *rows;
     int n_rows;
-    AC_TRY(hv6_audio_rows(m, x, n, o->trace, a, &rows, &n_rows));
-    double t1 = ac_now();
+    AC_TRY(hv6_audio_rows(m, x, n, o->trace, a, &rows, &n_rows, &out->times));
     ac_decode_result r;
-    AC_TRY(hv6_decode(m, rows, n_rows, n, o, a, &r));
-    double t2 = ac_now();
+    AC_TRY(hv6_decode(m, rows, n_rows, n, o, a, &r, &out->times));
     ac_status s = hv6_text(m, r.tokens, r.n_tokens, &out->text);
     if (s) {
         ac_decode_result_free(&r);
@@ -31,8 +27,6 @@ ac_status hv6_transcribe_chunk(const hv6_model *m, const float *x, int64_t n, co
     out->n_tokens = r.n_tokens;
     out->logprob = r.logprob;
     out->steps = r.steps;
-    out->t_encoder = t1 - t0;   /* the log-mel is inside the encoder's time */
-    out->t_decode = t2 - t1;
     return AC_OK;
 }
 
