@@ -98,6 +98,7 @@ ac_status hv6_decode(const hv6_model *m, const float *rows, int n_rows, int64_t 
     d.max_new_tokens = cap;
     d.beam_size = o->beams;
     d.length_penalty = o->length_penalty;
+    d.stop_vs_candidates = 1; /* the port's (and transformers') early stop */
     ac_status st = ac_decode(&dm, &d, first, S, out);
     if (times) times->prefill = t1 - t0, times->decode = ac_now() - t1;
     return st;
