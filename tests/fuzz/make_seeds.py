@@ -279,6 +279,18 @@ def model_seeds():
     marble = os.path.join(os.environ.get("AUDIOC_DATA", os.path.join(root, "..", "shared", "data")),
                           "framework/models/marblenet_vad/marblenet_vad_config.json")
     write_all(os.path.join(HERE, "marblenet_config"), {"marblenet.json": open(marble, "rb").read()})
+    sys_path = os.path.join(root, "tests", "ref", "hviske_v6")
+    import sys as _sys
+    _sys.path.insert(0, sys_path)
+    import make_tiny as v6
+    import json as _json
+    tiny = v6.config()
+    full = v6.config()
+    full["whisper"].update({"d_model": 1280, "encoder_ffn_dim": 5120, "encoder_layers": 32,
+                            "encoder_attention_heads": 20, "encoder_rotary_dim": 56})
+    full["qwen"].update({"hidden_size": 1024, "intermediate_size": 3072, "num_hidden_layers": 28,
+                         "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128})
+    write_all(os.path.join(HERE, "hviske_v6_config"), {"tiny.json": _json.dumps(tiny), "full.json": _json.dumps(full)})
 
     import sys
     import tempfile

@@ -34,6 +34,8 @@ static ac_status parse(const ac_config *c, hv6_config *g)
     AC_TRY(ac_config_object(c, NULL, NULL, "qwen", &q));
     AC_TRY(whisper_config_parse_rotary(c, w, "whisper", (float)theta, &g->enc));
     AC_TRY(qwen2_config_parse_obj(c, q, "qwen", "qwen3", &g->dec));
+    if (!g->dec.qk_norm)
+        return ac_error(AC_ERR_MODEL, "%s: 'qwen.model_type' is qwen2, but Hviske v6's decoder is Qwen3", c->file);
     g->dec.tied = 1; /* the head is the embedding, whatever the file says (docs/models/hviske_v6.md) */
     AC_TRY(ac_config_int(c, NULL, NULL, "stack", &g->stack));
     /* the shortest window (2 s) gives 100 encoder frames: at least one row */
