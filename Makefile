@@ -24,7 +24,7 @@ test: build
 # the C code's unit, parser (fuzz), CLI, server and library tests, which run
 # every family end to end; the parity and model tests check numbers that
 # the sanitizers do not change, and run in `make test`.
-SANITIZE_LABELS ?= unit|fuzz|cli|server|lib
+SANITIZE_LABELS ?= unit|fuzz|cli|server|hub|lib
 test-sanitize:
 	@test -f $(ASAN_BUILD)/CMakeCache.txt || cmake -S . -B $(ASAN_BUILD) $(GENERATOR) \
 	    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAUDIOC_SANITIZE=ON

@@ -39,7 +39,7 @@ int main(int argc, char **argv)
     ac_set_threads(argc > 4 ? atoi(argv[4]) : 1);
     double t0 = ac_now();
     qwen2_model *m;
-    if (qwen2_load(argv[1], &m)) {
+    if (qwen2_load(argv[1], AC_WEIGHTS_STORED, &m)) {
         fprintf(stderr, "%s\n", ac_last_error());
         return 1;
     }

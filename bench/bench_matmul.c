@@ -2,7 +2,7 @@
  * the same shapes, with 1 and 2 threads:
  *   bench_matmul [M N K]...        our own f32 kernel (OpenBLAS off)
  *   bench_matmul --f16 [M N K]...  f16 weights as the models run them
- * AUDIOC_SIMD=0|1|2 caps the kernels at scalar, AVX2 or AVX-512.
+ * AUDIOC_SIMD=0..4 caps the kernels at a level of kernels.h (bench/README.md).
  * With no shapes: small shapes, then streaming rates of 16-bit and Q8_0
  * weights for decoding. */
 #include <cblas.h>

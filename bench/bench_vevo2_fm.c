@@ -89,7 +89,7 @@ int main(int argc, char **argv)
     snprintf(p, sizeof p, "%s/config.json", argv[1]);
     if (vevo2_fm_config_load(p, &cfg) != AC_OK) goto fail;
     snprintf(p, sizeof p, "%s/model.safetensors", argv[1]);
-    if (vevo2_fm_load(p, &cfg, &m) != AC_OK) goto fail;
+    if (vevo2_fm_load(p, &cfg, AC_WEIGHTS_STORED, &m) != AC_OK) goto fail;
     int L = Tt + F, N = (L + 3) / 4;
     L = 4 * N, F = L - Tt;
     int *ids = malloc((size_t)N * sizeof *ids);

@@ -191,6 +191,27 @@ AC_API ac_status ac_model_probe(const char *path, const char **family, ac_task *
  * NULL to probe for it. */
 AC_API ac_status ac_model_load(const char *path, const char *family, ac_model **out);
 
+/* The type a model's weight matrices are held and multiplied in. STORED
+ * keeps each tensor in the type its file stores it in; the others convert,
+ * when the model loads, the matrices its family's rule allows (the product
+ * matrices of its linear layers; norms, biases, embeddings, codebooks and
+ * the other tensors its docs/models page names keep their precision).
+ * Q8_0 converts only matrices whose rows are a multiple of 32 values; the
+ * others stay as stored. */
+typedef enum {
+    AC_WEIGHTS_STORED = 0,
+    AC_WEIGHTS_F32,
+    AC_WEIGHTS_F16,
+    AC_WEIGHTS_BF16,
+    AC_WEIGHTS_Q8_0,
+} ac_weight_type;
+
+/* "stored", "f32", "f16", "bf16", "q8_0" ("?" for another value). */
+AC_API const char *ac_weight_type_name(ac_weight_type t);
+/* The type of NAME (the names above, case-insensitive); an unknown name is
+ * an error that lists them. */
+AC_API ac_status ac_weight_type_parse(const char *name, ac_weight_type *out);
+
 /* What a model needs besides its package. */
 typedef struct ac_load_options {
     size_t struct_size;
@@ -199,6 +220,8 @@ typedef struct ac_load_options {
      * OpenAI names + config.json). NULL: a whisper-medium folder or
      * medium.pt inside the package, else a whisper-medium folder beside it. */
     const char *whisper;
+    /* The type the weight matrices are held in (AC_WEIGHTS_STORED). */
+    ac_weight_type weights;
 } ac_load_options;
 
 /* Fills the first SIZE bytes of OPT with the defaults; use ac_load_options_default. */
@@ -210,6 +233,44 @@ AC_API ac_status ac_model_load_with(const char *path, const char *family, const 
 AC_API const char *ac_model_family(const ac_model *model);
 AC_API ac_task ac_model_task(const ac_model *model);
 AC_API void ac_model_free(ac_model *model);
+
+/* ---- Models from the Hugging Face Hub --------------------------------- */
+
+/* Wherever a model path is taken (ac_model_probe, ac_model_load,
+ * ac_model_load_with), "hf:REPO[@REVISION][/SUBFOLDER|/FILE]" names a model on the
+ * Hub, REPO being ORG/NAME and REVISION a branch, tag or commit (default
+ * main): the files its family needs (told from the repository's file list;
+ * a FILE of the repository: that file alone, as a .gguf package) are downloaded into the Hugging Face cache, or found there, and the model
+ * is loaded from the cache. A Vevo2 package brings the Whisper-medium
+ * encoder it runs on (openai/whisper-medium) unless ac_load_options.whisper
+ * names one. The cache is huggingface_hub's, shared with Python tools:
+ * $HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub. The
+ * Hub is $HF_ENDPOINT (default https://huggingface.co); $HF_TOKEN, or the
+ * token file huggingface-cli login writes, is sent for gated and private
+ * repositories. With $HF_HUB_OFFLINE=1 or ac_hub_set_offline(1) only the
+ * cache is read, and a missing file is an error that names it. */
+typedef struct ac_hub_options {
+    size_t struct_size;
+    /* NULL-terminated patterns (fnmatch, as huggingface_hub's
+     * allow_patterns: '*' also matches '/'): fetch the repository's files
+     * that match one, instead of the family's. NULL: the family's. */
+    const char *const *include;
+    int offline;   /* 1: only the cache, as ac_hub_set_offline */
+} ac_hub_options;
+
+/* Fills the first SIZE bytes of OPT with the defaults; use ac_hub_options_default. */
+AC_API void ac_hub_options_init(ac_hub_options *opt, size_t size);
+static inline void ac_hub_options_default(ac_hub_options *opt) { ac_hub_options_init(opt, sizeof *opt); }
+
+/* Fetches SPEC, "REPO[@REVISION][/SUBFOLDER|/FILE]" (an "hf:" before it is
+ * allowed), into the cache as "hf:" does; *PATH (free with ac_free) is the
+ * local folder of the model. OPT NULL: the defaults. Progress of each file
+ * shows on stderr as ac_set_progress says. */
+AC_API ac_status ac_hub_pull(const char *spec, const ac_hub_options *opt, char **path);
+
+/* Process-wide: 1 never uses the network for the Hub, only the cache (as
+ * HF_HUB_OFFLINE=1). */
+AC_API void ac_hub_set_offline(int offline);
 
 /* ---- Voice activity detection ---------------------------------------- */
 

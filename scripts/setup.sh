@@ -9,6 +9,8 @@ packages=(
   # libraries (see DESIGN.md "Dependencies")
   libsndfile1-dev libvorbis-dev libogg-dev libsoxr-dev libkissfft-dev libopenblas-dev libcjson-dev
   libpcre2-dev libutf8proc-dev libmicrohttpd-dev zlib1g-dev
+  # downloads of models from the Hugging Face Hub (src/hub/http.c)
+  libcurl4-openssl-dev
   # FFmpeg's demuxers and decoders: M4A/MP4, WebM, AAC (src/audio/ffmpeg.c)
   libavformat-dev libavcodec-dev libavutil-dev
   # tests: independent PyTorch references, tokenizer and resampler oracles, speech to test with
@@ -19,6 +21,8 @@ packages=(
   praat
   # tests: Node.js for the npm clients and oracles below
   nodejs
+  # tests: the web page in real browsers (driven by puppeteer-core, below)
+  chromium firefox-esr
   # fuzzing (libFuzzer) and sanitizer runtimes for clang
   libclang-rt-14-dev
 )
@@ -42,11 +46,12 @@ if ! command -v npm >/dev/null; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends npm
 fi
 
-# npm: the official OpenAI SDK (a real client of audioc-server) and the
-# Hugging Face tokenizers library (the BPE oracle), at the versions of
+# npm: the official OpenAI SDK (a real client of audioc-server), the
+# Hugging Face tokenizers library (the BPE oracle) and puppeteer-core (drives
+# Chromium through the web page), at the versions of
 # tests/node/package-lock.json, into tests/node/node_modules
 cd "$(dirname "$0")/../tests/node"
-if [ -d node_modules/openai ] && [ -d node_modules/@anush008/tokenizers ]; then
+if [ -d node_modules/openai ] && [ -d node_modules/@anush008/tokenizers ] && [ -d node_modules/puppeteer-core ]; then
   echo "setup: npm test clients already installed"
 else
   echo "setup: installing the npm test clients (tests/node)"

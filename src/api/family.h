@@ -77,6 +77,20 @@ typedef struct {
     const char *const *(*routes)(void);
 } ac_voice_ops;
 
+/* The files of a family's package in a Hub repository (relative to the
+ * repository or its subfolder): MARKS tell the family (as its probe does),
+ * NEEDS are the files its loader reads (each must be there), WANTS are
+ * patterns of files fetched when present (fnmatch, '*' within one folder).
+ * Nothing else is fetched: not the training files or discriminators a
+ * repository may also hold, nor pytorch_model.bin beside model.safetensors.
+ * COMPANION is a repository the family runs with (Vevo2's Whisper-medium),
+ * fetched with COMPANION_FILES and given as ac_load_options.whisper. */
+typedef struct ac_hub_files {
+    const char *const *marks, *const *needs, *const *wants;
+    const char *companion;
+    const struct ac_hub_files *companion_files;
+} ac_hub_files;
+
 typedef struct ac_family {
     const char *name;
     ac_task task;
@@ -89,6 +103,7 @@ typedef struct ac_family {
     const ac_asr_ops *asr;            /* AC_TASK_ASR */
     const ac_vad_ops *vad;            /* AC_TASK_VAD */
     const ac_voice_ops *voice;        /* AC_TASK_VOICE */
+    const ac_hub_files *hub;          /* its files in a Hub repository */
 } ac_family;
 
 extern const ac_family ac_family_silero_vad, ac_family_marblenet_vad, ac_family_hviske_asr, ac_family_hviske_v6,
@@ -99,6 +114,16 @@ struct ac_model {
     void *impl;               /* the family's model, read-only once loaded */
     ac_scratch_pool scratch;  /* per calling thread, reused by its calls */
 };
+
+/* The I-th family of the table, NULL past its end. */
+const ac_family *ac_family_at(int i);
+
+/* A model path "hf:REPO[@REVISION][/SUBFOLDER|/FILE]" made local (api/hub.c): the
+ * family's files fetched into the Hub cache or found there; *LOCAL is the
+ * snapshot folder, *WHISPER (NULL when none) the companion's (free both). */
+ac_status ac_hub_model(const char *path, char **local, char **whisper);
+/* As ac_hub_model for the files matching PATTERNS only (a tokenizer's). */
+ac_status ac_hub_files_only(const char *path, const char *const *patterns, char **local);
 
 /* AC_ERR_ARG unless MODEL is a model of TASK; WHAT names the caller. */
 ac_status ac_model_check_task(const ac_model *model, ac_task task, const char *what);

@@ -1,5 +1,6 @@
 /* Hviske ASR (cohere_asr packages) in the family table. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "api/family.h"
 #include "base/error.h"
@@ -11,12 +12,15 @@
 static int probe(const char *path, const ac_tensor_file *tf)
 {
     if (!tf) return ac_dir_has(path, "config.json") && ac_dir_has(path, "tokenizer.model");
+    /* a GGUF whose package description names another family is not ours */
+    const char *family = ac_tensor_file_meta(tf, "audiocpp.model_spec.family");
+    if (family && strcmp(family, "cohere_asr") != 0) return 0;
     return ac_tensor_file_embedded(tf, "config.json") || ac_tensor_file_find(tf, "encoder_decoder_proj.weight");
 }
 
 static ac_status load(const char *path, const ac_load_options *o, void **m)
 {
-    return hviske_load(path, (hviske_model **)m);
+    return hviske_load(path, o->weights, (hviske_model **)m);
 }
 static void free_model(void *m) { hviske_free(m); }
 static int rate(const void *m) { return ((const hviske_model *)m)->cfg.sample_rate; }
@@ -68,8 +72,16 @@ static ac_status check(const void *m, const ac_asr_options *o)
 
 static const ac_asr_ops asr = {.transcribe = transcribe, .check = check};
 
+/* A Hub repository of a package (syvai/hviske-v5.3): its folder's files. */
+static const char *const hub_marks[] = {"config.json", "tokenizer.model", NULL};
+static const char *const hub_needs[] = {"config.json", "tokenizer.model", "model.safetensors", NULL};
+static const char *const hub_wants[] = {"generation_config.json", "preprocessor_config.json", "tokenizer_config.json",
+                                        "special_tokens_map.json", NULL};
+static const ac_hub_files hub = {.marks = hub_marks, .needs = hub_needs, .wants = hub_wants};
+
 const ac_family ac_family_hviske_asr = {
     .name = "hviske_asr", .task = AC_TASK_ASR,
     .probe = probe, .load = load, .free = free_model, .rate = rate,
     .asr = &asr,
+    .hub = &hub,
 };

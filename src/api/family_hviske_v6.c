@@ -32,13 +32,12 @@ static int probe(const char *path, const ac_tensor_file *tf)
 /* The folder, or the folder of its model.safetensors. */
 static ac_status load(const char *path, const ac_load_options *o, void **m)
 {
-    (void)o;
     struct stat sb;
-    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) return hv6_load(path, (hv6_model **)m);
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) return hv6_load(path, o->weights, (hv6_model **)m);
     char dir[4200];
     const char *slash = strrchr(path, '/');
     snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
-    return hv6_load(dir, (hv6_model **)m);
+    return hv6_load(dir, o->weights, (hv6_model **)m);
 }
 static void free_model(void *m) { hv6_free(m); }
 static int rate(const void *m)

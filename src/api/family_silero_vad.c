@@ -29,8 +29,12 @@ static ac_status speech(const void *m, const float *probs, size_t n_probs, int64
 static const ac_vad_ops vad = {.stream_new = stream_new, .feed = feed, .finish = finish, .stream_free = stream_free,
                                .speech = speech, .pad = ac_silero_pad, .hop = hop};
 
+static const char *const hub_files[] = {"silero_vad_16k.safetensors", NULL};
+static const ac_hub_files hub = {.marks = hub_files, .needs = hub_files};
+
 const ac_family ac_family_silero_vad = {
     .name = "silero_vad", .task = AC_TASK_VAD,
     .probe = probe, .load = load, .free = free_model, .rate = rate,
     .vad = &vad,
+    .hub = &hub,
 };

@@ -5,11 +5,14 @@
 #include "base/progress.h"
 #include "models/vevo2/vevo2.h"
 
-static int probe(const char *path, const ac_tensor_file *tf) { return !tf && vevo2_probe(path); }
+/* A package folder, or the ggml runtime's single GGUF file of one. */
+static int probe(const char *path, const ac_tensor_file *tf) { return tf ? vevo2_probe_gguf(tf) : vevo2_probe(path); }
 
 static ac_status load(const char *path, const ac_load_options *o, void **m)
 {
-    return vevo2_load(path, o ? o->whisper : NULL, (vevo2_model **)m);
+    AC_TRY(vevo2_load(path, o->whisper, (vevo2_model **)m));
+    ((vevo2_model *)*m)->weights = o->weights; /* its parts load on the first run */
+    return AC_OK;
 }
 
 static void free_model(void *m) { vevo2_free(m); }
@@ -92,8 +95,34 @@ static ac_status run(void *m, const ac_voice_clips *c, const ac_voice_options *o
 }
 
 static const ac_voice_ops voice = {.run = run, .routes = vevo2_route_names};
+/* A Hub repository of the package (RMSnow/Vevo2): the weights and configs
+ * each route reads, not the vocoder's discriminators (vocoder/model_1,
+ * model_2) or training state; and the Whisper-medium encoder from
+ * openai/whisper-medium (its Hugging Face folder, which the loader reads). */
+#define FM "acoustic_modeling/fm_emilia101k_singnet7k_repa/"
+#define AR "contentstyle_modeling/posttrained/"
+static const char *const hub_marks[] = {FM "config.json", "vocoder/config.json", NULL};
+static const char *const hub_needs[] = {FM "config.json",
+                                        FM "model.safetensors",
+                                        "tokenizer/contentstyle_fvq16384_12.5hz/model.safetensors",
+                                        "tokenizer/prosody_fvq512_6.25hz/model.safetensors",
+                                        "vocoder/config.json",
+                                        "vocoder/model.safetensors",
+                                        AR "config.json",
+                                        AR "model.safetensors",
+                                        NULL};
+static const char *const hub_wants[] = {FM "whisper_stats.pt", FM "whisper_stats.safetensors", "tokenizer/*/*.json",
+                                        AR "*.json", AR "*.txt", NULL};
+static const char *const whisper_files[] = {"config.json", "model.safetensors", NULL};
+static const ac_hub_files whisper_hub = {.needs = whisper_files};
+static const ac_hub_files hub = {.marks = hub_marks, .needs = hub_needs, .wants = hub_wants,
+                                 .companion = "openai/whisper-medium", .companion_files = &whisper_hub};
+#undef FM
+#undef AR
+
 const ac_family ac_family_vevo2 = {
     .name = "vevo2", .task = AC_TASK_VOICE,
     .probe = probe, .load = load, .free = free_model, .rate = rate,
     .voice = &voice,
+    .hub = &hub,
 };

@@ -13,7 +13,9 @@
  *   string = u64 length + bytes (no NUL); array = u32 element type + u64
  *   count + elements (no nested arrays). Value types: 0 u8, 1 i8, 2 u16,
  *   3 i16, 4 u32, 5 i32, 6 f32, 7 bool, 8 string, 9 array, 10 u64, 11 i64,
- *   12 f64. ggml types we map: F32 0, F16 1, Q8_0 8, I64 27, BF16 30.
+ *   12 f64. ggml types we map: F32 0, F16 1, Q8_0 8, Q4_K 12, Q6_K 14, I64 27,
+ *   BF16 30 (quantized ones used where they lie, tensor/quant.h); Q2_K 10,
+ *   Q3_K 11 and Q5_K 13 are refused with the types to convert to instead.
  *   Version 1 (u32 counts) is rejected, as ggml does.
  *
  * audio.cpp's KVs (read from its converter and loader):
@@ -495,11 +497,17 @@ static ac_status finish_tensor(parser *ps, size_t i, const uint8_t *base, uint64
     case 0: t->dtype = AC_DTYPE_F32; break;
     case 1: t->dtype = AC_DTYPE_F16; break;
     case 8: t->dtype = AC_DTYPE_Q8_0; break;
+    case 12: t->dtype = AC_DTYPE_Q4_K; break;
+    case 14: t->dtype = AC_DTYPE_Q6_K; break;
     case 27: t->dtype = AC_DTYPE_I64; break;
     case 30: t->dtype = AC_DTYPE_BF16; break;
+    case 10: case 11: case 13: /* Q2_K, Q3_K, Q5_K */
+        return ac_error(AC_ERR_UNSUPPORTED, "tensor '%s': ggml type %" PRIu32 " (%s) is not supported; convert the "
+                        "package with --type q4_k, q6_k or q8_0 instead", t->name, ti->type,
+                        ggml_type_name(ti->type));
     default:
         return ac_error(AC_ERR_UNSUPPORTED, "tensor '%s': ggml type %" PRIu32 " (%s) is not supported "
-                        "(F32, F16, BF16, I64, Q8_0)", t->name, ti->type, ggml_type_name(ti->type));
+                        "(F32, F16, BF16, I64, Q8_0, Q4_K, Q6_K)", t->name, ti->type, ggml_type_name(ti->type));
     }
     /* bound the product of the non-zero dims too: an empty tensor with
      * huge other dims would overflow whoever multiplies them later */
@@ -516,9 +524,10 @@ static ac_status finish_tensor(parser *ps, size_t i, const uint8_t *base, uint64
     }
     if (empty) numel = 0;
     uint64_t row = ti->n_dims ? ti->dims[0] : 1;
-    if (t->dtype == AC_DTYPE_Q8_0 && row % 32)
-        return ac_error(AC_ERR_FORMAT, "tensor '%s': Q8_0 rows of %" PRIu64 " values are not a multiple of 32",
-                        t->name, row);
+    uint64_t blk = ac_dtype_block(t->dtype);
+    if (row % blk)
+        return ac_error(AC_ERR_FORMAT, "tensor '%s': %s rows of %" PRIu64 " values are not a multiple of %" PRIu64,
+                        t->name, ac_dtype_name(t->dtype), row, blk);
     uint64_t bytes = ac_dtype_bytes(t->dtype, numel);
     if (ti->offset % ps->alignment)
         return ac_error(AC_ERR_FORMAT, "tensor '%s': offset %" PRIu64 " is not aligned to %" PRIu64, t->name,

@@ -12,8 +12,12 @@
 #include "base/error.h"
 #include "base/f16.h"
 #include "base/mem.h"
+#include "base/threadpool.h"
 #include "tensor/kernels.h"
 #include "tensor/quant.h"
+
+#define HUGE_PAGE (2u << 20)
+#define HOT_PIECE ((size_t)8 << 20)   /* bytes copied or converted before the file pages behind them are released */
 
 ac_status ac_weights_open(const char *path, ac_weights **out)
 {
@@ -37,6 +41,8 @@ void ac_weights_free(ac_weights *w)
     if (w->hot) munmap(w->hot, w->hot_size);
     for (size_t i = 0; i < w->n_owned; i++) ac_free_aligned(w->owned[i]);
     free(w->owned);
+    for (size_t i = 0; i < w->n_held; i++) free(w->held[i].name);
+    free(w->held);
     ac_tensor_file_close(w->st);
     free(w);
 }
@@ -145,6 +151,27 @@ static void *own(ac_weights *w, size_t bytes)
     return p;
 }
 
+/* Frees P, a buffer the table owns (a converted matrix moved elsewhere). */
+static void disown(ac_weights *w, const void *p)
+{
+    for (size_t i = 0; i < w->n_owned; i++)
+        if (w->owned[i] == p) {
+            ac_free_aligned(w->owned[i]);
+            w->owned[i] = w->owned[--w->n_owned];
+            return;
+        }
+}
+
+/* Drops the file mapping's whole pages within [P, P + BYTES) (no-op for
+ * memory outside the mapping); a later read of them maps them again. */
+static void release_pages(const ac_weights *w, const void *p, size_t bytes)
+{
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t map_lo = (uintptr_t)w->st->map, map_hi = map_lo + w->st->map_size;
+    uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1), hi = ((uintptr_t)p + bytes) & ~(page - 1);
+    if (w->st->map && hi > lo && lo >= map_lo && hi <= map_hi) madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
 float *ac_weights_scratch(ac_weights *w, size_t n)
 {
     if (n > SIZE_MAX / sizeof(float)) {
@@ -173,6 +200,10 @@ static ac_status lookup(ac_weights *w, int ndim, const int64_t *shape, const ac_
     if (t->dtype == AC_DTYPE_I64)
         return ac_error(AC_ERR_MODEL, "%s: tensor '%s' has dtype I64, expected F32, F16, BF16 or Q8_0",
                         w->file, name);
+    int64_t bad = ac_quant_bad_scale(t->dtype, t->data, (size_t)t->numel);
+    if (bad >= 0)
+        return ac_error(AC_ERR_MODEL, "%s: tensor '%s' (%s): block %lld has a scale that is NaN or infinite", w->file,
+                        name, ac_dtype_name(t->dtype), (long long)bad);
     *out = t;
     return AC_OK;
 }
@@ -245,6 +276,115 @@ ac_status ac_weights_f32_copy(ac_weights *w, int ndim, const int64_t *shape, flo
     return s;
 }
 
+/* ---- precision ------------------------------------------------------- */
+
+ac_status ac_weights_set_type(ac_weights *w, ac_weight_type type)
+{
+    if ((int)type < AC_WEIGHTS_STORED || (int)type > AC_WEIGHTS_Q8_0)
+        return ac_error(AC_ERR_ARG, "%s: weight type %d is no ac_weight_type", w->file, (int)type);
+    w->type = type;
+    return AC_OK;
+}
+
+ac_status ac_weights_open_as(const char *path, ac_weight_type type, ac_weights **out)
+{
+    AC_TRY(ac_weights_open(path, out));
+    ac_status s = ac_weights_set_type(*out, type);
+    if (s) {
+        ac_weights_free(*out);
+        *out = NULL;
+    }
+    return s;
+}
+
+int ac_weights_keep(ac_weights *w, int bits)
+{
+    int was = w->keep;
+    w->keep = bits;
+    return was;
+}
+
+const ac_weight_held *ac_weights_held(const ac_weights *w, size_t *n)
+{
+    *n = w->n_held;
+    return w->held;
+}
+
+static ac_status record(ac_weights *w, const char *name, ac_dtype stored, ac_dtype held)
+{
+    if (w->n_held == w->cap_held) {
+        size_t cap = w->cap_held ? 2 * w->cap_held : 64;
+        ac_weight_held *v = realloc(w->held, cap * sizeof *v);
+        if (!v) return ac_error(AC_ERR_NOMEM, "out of memory");
+        w->held = v;
+        w->cap_held = cap;
+    }
+    char *copy = strdup(name);
+    if (!copy) return ac_error(AC_ERR_NOMEM, "out of memory");
+    w->held[w->n_held++] = (ac_weight_held){.name = copy, .stored = stored, .held = held};
+    return AC_OK;
+}
+
+/* The type a matrix stored as STORED with rows of COLS values is held in. */
+static ac_dtype held_type(const ac_weights *w, ac_dtype stored, size_t cols)
+{
+    static const ac_dtype of[] = {[AC_WEIGHTS_F32] = AC_DTYPE_F32, [AC_WEIGHTS_F16] = AC_DTYPE_F16,
+                                  [AC_WEIGHTS_BF16] = AC_DTYPE_BF16, [AC_WEIGHTS_Q8_0] = AC_DTYPE_Q8_0};
+    if (w->type == AC_WEIGHTS_STORED) return stored;
+    /* an exemption keeps precision: f32 (the references' arithmetic) loses none */
+    if (w->type == AC_WEIGHTS_F32) return AC_DTYPE_F32;
+    if (w->keep >= AC_KEEP_STORED) return stored;
+    ac_dtype t = of[w->type];
+    if (w->keep >= AC_KEEP_16 && t == AC_DTYPE_Q8_0) t = stored == AC_DTYPE_F32 ? AC_DTYPE_BF16 : stored;
+    return cols % ac_dtype_block(t) ? stored : t;
+}
+
+/* Rows [first + begin, first + end) of a matrix converted from FROM at SRC
+ * to TO at DST, SEGMENT values at a time (a multiple of every block, so
+ * each piece of a row is whole blocks of both types). */
+#define SEGMENT 4096
+typedef struct {
+    const unsigned char *src;
+    unsigned char *dst;
+    ac_dtype from, to;
+    size_t cols, in_row, out_row, first;
+} convert_job;
+
+static void convert_rows(void *ctx, size_t begin, size_t end)
+{
+    const convert_job *j = ctx;
+    float buf[SEGMENT];
+    for (size_t r = j->first + begin; r < j->first + end; r++)
+        for (size_t c = 0; c < j->cols; c += SEGMENT) {
+            size_t n = j->cols - c < SEGMENT ? j->cols - c : SEGMENT;
+            ac_dequantize_row(j->from, j->src + r * j->in_row + ac_dtype_bytes(j->from, c), buf, n);
+            ac_quantize_row(j->to, buf, j->dst + r * j->out_row + ac_dtype_bytes(j->to, c), n);
+        }
+}
+
+/* T's ROWS x COLS values, converted into a buffer the table owns, of type
+ * TO, on the thread pool; the file's pages behind the rows converted are
+ * released every HOT_PIECE bytes, so a large matrix is never held twice. */
+static ac_status convert_mat(ac_weights *w, const ac_tensor *t, size_t rows, size_t cols, ac_dtype to,
+                             const void **out)
+{
+    size_t in_row = (size_t)ac_dtype_bytes(t->dtype, cols), out_row = (size_t)ac_dtype_bytes(to, cols);
+    if (rows && out_row > SIZE_MAX / rows) return ac_error(AC_ERR_NOMEM, "%s: a matrix of %zu rows overflows", w->file, rows);
+    size_t bytes = rows * out_row;
+    unsigned char *dst = own(w, bytes ? bytes : 1);
+    if (!dst) return ac_error(AC_ERR_NOMEM, "out of memory");
+    convert_job j = {.src = t->data, .dst = dst, .from = t->dtype, .to = to, .cols = cols, .in_row = in_row,
+                     .out_row = out_row};
+    size_t per = in_row && in_row < HOT_PIECE ? HOT_PIECE / in_row : 1;
+    for (j.first = 0; j.first < rows; j.first += per) {
+        size_t n = rows - j.first < per ? rows - j.first : per;
+        ac_parallel_for(n, 1, convert_rows, &j);
+        release_pages(w, j.src + j.first * in_row, n * in_row);
+    }
+    *out = dst;
+    return AC_OK;
+}
+
 static ac_status vmat(ac_weights *w, int ndim, const int64_t *shape, ac_mat *out, const char *fmt, va_list ap)
 {
     const ac_tensor *t;
@@ -255,6 +395,12 @@ static ac_status vmat(ac_weights *w, int ndim, const int64_t *shape, ac_mat *out
         return ac_error(AC_ERR_MODEL, "%s: tensor '%s' is %s with rows of %zu values (not a multiple of %u)", w->file,
                         name, ac_dtype_name(t->dtype), cols, (unsigned)ac_dtype_block(t->dtype));
     *out = (ac_mat){t->data, t->dtype, rows, cols};
+    ac_dtype held = held_type(w, t->dtype, cols);
+    AC_TRY(record(w, name, t->dtype, held));
+    if (held != t->dtype) {
+        out->dtype = held;
+        return convert_mat(w, t, rows, cols, held, &out->data);
+    }
     if (t->dtype == AC_DTYPE_F32 && ((uintptr_t)t->data & 3) != 0) {
         float *copy = ac_weights_scratch(w, (size_t)t->numel);
         if (!copy) return AC_ERR_NOMEM;
@@ -343,8 +489,6 @@ ac_status ac_weights_batchnorm(ac_weights *w, int n, float eps, float **scale, f
     return AC_OK;
 }
 
-#define HUGE_PAGE (2u << 20)
-#define HOT_PIECE ((size_t)8 << 20)   /* bytes copied before the file pages behind them are released */
 
 ac_status ac_weights_make_hot(ac_weights *w, ac_mat *const *mats, size_t n)
 {
@@ -377,6 +521,7 @@ ac_status ac_weights_make_hot(ac_weights *w, ac_mat *const *mats, size_t n)
                 released = hi;
             }
         }
+        disown(w, mats[i]->data); /* a converted matrix: its only copy is now here */
         mats[i]->data = dst;
         dst += (bytes + 63) & ~(size_t)63;
     }

@@ -6,6 +6,7 @@
 #ifndef AC_IO_WEIGHTS_H
 #define AC_IO_WEIGHTS_H
 
+#include "audioc.h"
 #include "base/error.h"
 #include "io/tensor_file.h"
 #include "tensor/mat.h"
@@ -15,6 +16,14 @@
 typedef struct ac_weight_name {
     const char *ours, *theirs;
 } ac_weight_name;
+
+/* A matrix the table handed out (ac_weights_mat, ac_weights_linear): its
+ * name in the file, the type the file stores it in and the type it is held
+ * in, as the family's rule and the table's weight type decided. */
+typedef struct ac_weight_held {
+    char *name;
+    ac_dtype stored, held;
+} ac_weight_held;
 
 typedef struct ac_weights {
     ac_tensor_file *st;
@@ -26,6 +35,10 @@ typedef struct ac_weights {
     size_t n_owned, cap_owned;
     void *hot;            /* see ac_weights_make_hot */
     size_t hot_size;
+    ac_weight_type type;  /* what matrices are converted to (ac_weights_set_type) */
+    int keep;             /* the least bits of a converted matrix (ac_weights_keep) */
+    ac_weight_held *held; /* every matrix handed out, in order */
+    size_t n_held, cap_held;
 } ac_weights;
 
 ac_status ac_weights_open(const char *path, ac_weights **out);
@@ -41,6 +54,31 @@ ac_status ac_weights_set_namespace(ac_weights *w, const char *ns);
 /* TABLE lives as long as W. A pair whose formats differ in their
  * conversions is refused. */
 ac_status ac_weights_set_names(ac_weights *w, const ac_weight_name *table, size_t n);
+
+/* Precision. The matrices handed out after this (ac_weights_mat,
+ * ac_weights_linear's weight) are converted to TYPE when they load, once,
+ * into memory the table owns (through tensor/quant's row conversions), and
+ * the file's pages behind them are released, so the model holds each
+ * matrix once, in TYPE. A matrix stored in a lower precision than TYPE is
+ * only dequantized (it gains nothing); Q8_0 takes only rows that are a
+ * multiple of 32 values (others stay as stored). Every other lookup
+ * (vectors, norms, f32 arrays) is unchanged: a family's rule is what it
+ * loads as a matrix, less what it loads under ac_weights_keep. */
+ac_status ac_weights_set_type(ac_weights *w, ac_weight_type type);
+/* ac_weights_open, then ac_weights_set_type (the table freed if that fails). */
+ac_status ac_weights_open_as(const char *path, ac_weight_type type, ac_weights **out);
+/* A family's exemptions: while set, matrices keep at least BITS bits
+ * whatever the table's type (an f32 request still holds them in f32, which
+ * loses nothing). AC_KEEP_STORED (32): each keeps its stored
+ * type (embeddings, small convolutions); AC_KEEP_16: a request below 16
+ * bits (q8_0) holds them in bf16, or as stored when that is a 16-bit type;
+ * 0: no exemption. Returns the previous setting, to restore. */
+enum { AC_KEEP_16 = 16, AC_KEEP_STORED = 32 };
+int ac_weights_keep(ac_weights *w, int bits);
+/* The matrices handed out so far and the type each is held in: the rule as
+ * the family's loader applied it, which a tool writing converted files
+ * reads instead of repeating the rule. */
+const ac_weight_held *ac_weights_held(const ac_weights *w, size_t *n);
 
 /* The tensor of that name, or NULL (a name too long to form also sets the
  * last error). */

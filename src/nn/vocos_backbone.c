@@ -39,7 +39,10 @@ ac_status ac_vocos_backbone_load(ac_weights *w, const char *prefix, int in_chann
     *b = (ac_vocos_backbone){.in_channels = in_channels, .dim = dim, .intermediate = intermediate, .layers = layers,
                              .embed = {.cin = in_channels, .cout = dim, .kernel = EMBED_KERNEL,
                                        .stride = 1, .pad = EMBED_KERNEL / 2, .dilation = 1}};
-    AC_TRY(ac_weights_mat(w, AC_SHAPE(dim, in_channels, EMBED_KERNEL), &b->embed_w, "%sembed.weight", prefix));
+    int keep = ac_weights_keep(w, AC_KEEP_STORED); /* the input convolution keeps its precision */
+    ac_status es = ac_weights_mat(w, AC_SHAPE(dim, in_channels, EMBED_KERNEL), &b->embed_w, "%sembed.weight", prefix);
+    ac_weights_keep(w, keep);
+    AC_TRY(es);
     AC_TRY(ac_weights_vec(w, dim, &b->embed_b, "%sembed.bias", prefix));
     AC_TRY(ac_weights_norm(w, dim, &b->norm_w, &b->norm_b, "%snorm", prefix));
     b->block = ac_calloc((size_t)(layers ? layers : 1), sizeof *b->block);

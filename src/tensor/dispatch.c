@@ -11,6 +11,9 @@
 #include "tensor/kernels_avx2.h"
 #include "tensor/mat_avx2.h"
 #include "tensor/mat_avx512.h"
+#include "tensor/mat_bf16.h"
+#include "tensor/mat_q8_avx2.h"
+#include "tensor/mat_q8_vnni.h"
 
 static const ac_kernel_table scalar = {
     .relu = ac_relu_ref,
@@ -34,8 +37,10 @@ static const ac_kernel_table scalar = {
     .matmul_nt_range = ac_matmul_nt_range_ref,
     .mat_rows = ac_mat_rows_ref,
     .matmul_few = ac_matmul_few_ref,
+    .matmul_q8 = ac_matmul_q8_ref,
     .matmul_row16 = ac_matmul_row16_none,
     .gemm16 = ac_gemm16_none,
+    .gemm_q8 = ac_gemm_q8_none,
 };
 
 /* A level above AVX2 starts from the entries of the level it extends and
@@ -63,28 +68,42 @@ static const ac_kernel_table scalar = {
     .matmul_nt_range = ac_matmul_nt_range_avx2,     \
     .mat_rows = ac_mat_rows_avx2,                   \
     .matmul_few = ac_matmul_few_avx2,               \
+    .matmul_q8 = ac_matmul_q8_avx2,                 \
     .matmul_row16 = ac_matmul_row16_none,           \
-    .gemm16 = ac_gemm16_none
+    .gemm16 = ac_gemm16_none,                       \
+    .gemm_q8 = ac_gemm_q8_none
 
 #define AVX512_ENTRIES                              \
     AVX2_ENTRIES,                                   \
     .matmul_row16 = ac_matmul_row16_avx512,         \
     .gemm16 = ac_gemm16_avx512
 
+#define AVX512_VNNI_ENTRIES                         \
+    AVX512_ENTRIES,                                 \
+    .gemm_q8 = ac_gemm_q8_vnni
+
+#define AVX512_BF16_ENTRIES                         \
+    AVX512_VNNI_ENTRIES,                            \
+    .matmul_row16 = ac_matmul_row16_bf16,           \
+    .gemm16 = ac_gemm16_bf16
+
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Woverride-init"
 static const ac_kernel_table avx2 = {AVX2_ENTRIES};
 static const ac_kernel_table avx512 = {AVX512_ENTRIES};
+static const ac_kernel_table avx512_vnni = {AVX512_VNNI_ENTRIES};
+static const ac_kernel_table avx512_bf16 = {AVX512_BF16_ENTRIES};
 #pragma GCC diagnostic pop
 
-/* A new level (say AVX512_BF16, AVX512_VNNI or AVX_VNNI) goes in four
- * places: its name in the enum of kernels.h, its entries here (those of
+/* A new level (say AVX_VNNI) goes in four places: its name in the enum of kernels.h, its entries here (those of
  * the level it extends, then its own kernels), its table in this array,
  * and its CPU features in cpu_runs. */
 static const ac_kernel_table *const tables[AC_SIMD_LEVELS] = {
     [AC_SIMD_NONE] = &scalar,
     [AC_SIMD_AVX2] = &avx2,
     [AC_SIMD_AVX512] = &avx512,
+    [AC_SIMD_AVX512_VNNI] = &avx512_vnni,
+    [AC_SIMD_AVX512_BF16] = &avx512_bf16,
 };
 
 /* Whether this CPU, and the OS, which must save the wider registers, run
@@ -98,10 +117,14 @@ static int cpu_runs(int level)
     /* F16C is CPUID leaf 1, ECX bit 29 (not every compiler's builtin knows it) */
     int f16c = __get_cpuid(1, &a, &b, &c, &d) && (c >> 29 & 1);
     int avx2_fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c;
+    int avx512f = avx2_fma && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+    int vnni = avx512f && __builtin_cpu_supports("avx512vnni");
     switch (level) {
     case AC_SIMD_NONE: return 1;
     case AC_SIMD_AVX2: return avx2_fma;
-    case AC_SIMD_AVX512: return avx2_fma && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+    case AC_SIMD_AVX512: return avx512f;
+    case AC_SIMD_AVX512_VNNI: return vnni;
+    case AC_SIMD_AVX512_BF16: return vnni && __builtin_cpu_supports("avx512bf16");
     default: return 0;
     }
 #else

@@ -11,6 +11,7 @@
 
 #include "tensor/kernels.h"
 #include "tensor/mat.h"
+#include "tensor/quant.h"
 
 typedef struct ac_kernel_table {
     /* element-wise, as the kernels.h operations of the same name */
@@ -48,20 +49,32 @@ typedef struct ac_kernel_table {
      * streamed once and converted in registers */
     void (*matmul_few)(const float *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0,
                        size_t n1);
-    /* Kernels only some levels have, for 16-bit weights. Each does output
-     * columns from n0 on and returns the column where the caller goes on
-     * with the kernels above: n0 where the level has none. */
-    /* one input row, in blocks of four columns */
+    /* output columns [n0,n1) of ac_matmul with Q8_0 weights for any number
+     * of input rows, quantized by ac_quantize_q8_act: integer dot products
+     * per block, then scaled */
+    void (*matmul_q8)(const ac_block_q8_act *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0,
+                      size_t n1);
+    /* Kernels only some levels have. Each does output columns from n0 on
+     * and returns the column where the caller goes on with the kernels
+     * above: n0 where the level has none. X is as ac_matmul computes with:
+     * for BF16 weights, rounded to bf16 (ac_round_bf16_act). */
+    /* one input row against 16-bit weights, in blocks of four columns */
     size_t (*matmul_row16)(const float *x, const ac_mat *w, const float *bias, float *y, size_t n0, size_t n1);
-    /* many input rows; PACK holds AC_GEMM16_KC x AC_GEMM16_NR floats, 64-byte
-     * aligned, and ranges of columns are multiples of AC_GEMM16_NR */
+    /* many input rows against 16-bit weights; PACK holds AC_GEMM_PACK
+     * floats, 64-byte aligned, and ranges of columns are multiples of
+     * AC_GEMM16_NR */
     size_t (*gemm16)(const float *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0, size_t n1,
                      float *pack);
+    /* many input rows against Q8_0 weights; PACK and ranges as gemm16's */
+    size_t (*gemm_q8)(const ac_block_q8_act *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0,
+                      size_t n1, float *pack);
 } ac_kernel_table;
 
 /* the blocks of gemm16: output columns, then input columns */
 #define AC_GEMM16_NR 64
 #define AC_GEMM16_KC 256
+/* floats of a GEMM's packing buffer */
+#define AC_GEMM_PACK (AC_GEMM16_KC * AC_GEMM16_NR)
 
 /* The table in use. */
 const ac_kernel_table *ac_kernels(void);

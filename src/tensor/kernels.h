@@ -14,10 +14,11 @@
 #include <stddef.h>
 
 /* Instruction sets, in order: each level includes the ones below it and
- * has its kernel table in dispatch.c (where a new level goes).
- * AC_SIMD_LEVELS counts them. */
-enum { AC_SIMD_NONE, AC_SIMD_AVX2, AC_SIMD_AVX512, AC_SIMD_LEVELS };
-/* The highest level to use (default AC_SIMD_AVX512); the CPU caps it. */
+ * has its kernel table in dispatch.c (where a new level goes):
+ * AVX512_VNNI adds the int8 dot products of Q8_0 weights, AVX512_BF16 the
+ * bf16 ones of BF16 weights. AC_SIMD_LEVELS counts them. */
+enum { AC_SIMD_NONE, AC_SIMD_AVX2, AC_SIMD_AVX512, AC_SIMD_AVX512_VNNI, AC_SIMD_AVX512_BF16, AC_SIMD_LEVELS };
+/* The highest level to use (default the highest); the CPU caps it. */
 void ac_kernels_set_simd(int level);
 int ac_kernels_simd(void);   /* the level in use now (0: scalar everywhere) */
 /* 1: large matrix products use OpenBLAS (default); 0: our kernels only. */

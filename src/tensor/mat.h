@@ -1,13 +1,15 @@
 /* The matrix product of the library, Y = X . W^T + bias, with W a weight
  * matrix used where it lies: a Linear weight [rows][cols] in the
- * checkpoint's own type (f32, f16, bf16, q8_0 blocks along a row), read
- * straight from the memory-mapped file, or any f32 array (ac_mat_f32).
- * Large f32 products run on OpenBLAS. Others convert on the fly:
- * few rows of input (decoding) read every weight once per call, so the
- * narrow types halve or quarter the bytes that bound the speed; many rows
- * (encoders, a prompt's prefill) run our own packed GEMM with AVX-512,
- * which converts 16-bit weights as it packs them, and otherwise convert the
- * weights a panel at a time for f32 products. */
+ * checkpoint's own type (f32, f16, bf16, q8_0 and the K-quants' blocks
+ * along a row), read straight from the memory-mapped file, or any f32
+ * array (ac_mat_f32). Large f32 products run on OpenBLAS. Others convert
+ * on the fly: few rows of input (decoding) read every weight once per
+ * call, so the narrow types halve or quarter the bytes that bound the
+ * speed; many rows (encoders, a prompt's prefill) run our own packed GEMMs
+ * where the level has one (AVX-512 converts 16-bit weights to f32 as it
+ * packs them; AVX512_BF16 packs bf16 pairs for vdpbf16ps, AVX512_VNNI
+ * int8 quads for vpdpbusd), and otherwise convert the weights a panel at a
+ * time for f32 products (Q8_0's go to the level's int8 kernel). */
 #ifndef AC_TENSOR_MAT_H
 #define AC_TENSOR_MAT_H
 
@@ -28,10 +30,15 @@ static inline ac_mat ac_mat_f32(const float *data, size_t rows, size_t cols)
 }
 
 /* Y[M][rows] = X[M][cols] . W^T + bias[rows] (bias may be NULL). Parallel
- * over the pool. */
+ * over the pool. F32 and F16 weights take X as it is, in f32 arithmetic;
+ * BF16 weights take X rounded to bf16 (products exact, sums in f32), Q8_0
+ * weights take X quantized to int8 per block of 32 (ac_quantize_q8_act;
+ * integer sums per block, then scaled). Should its scratch memory fail, Y
+ * is NaN. */
 void ac_matmul(const float *x, const ac_mat *w, const float *bias, float *y, size_t M);
-/* The same product, scalar and summed in double: the reference the kernel
- * tests compare ac_matmul against. */
+/* The same product, scalar and summed in double, of X as it is and the
+ * weights as f32: the reference the kernel tests compare ac_matmul against
+ * (within the rounding of X that BF16 and Q8_0 products make). */
 void ac_matmul_ref(const float *x, const ac_mat *w, const float *bias, float *y, size_t M);
 
 /* Several products of the same input with matrices of the same width, as
@@ -53,9 +60,16 @@ void ac_mat_rows(const ac_mat *w, size_t r0, size_t r1, float *out);
 void ac_mat_rows_ref(const ac_mat *w, size_t r0, size_t r1, float *out);
 
 /* Entries of the kernel table (dispatch.h) for ac_matmul: the scalar
- * level's output columns [n0,n1) for a few input rows, and the stand-ins of
- * the levels that lack a kernel, which do no column (return n0). */
+ * level's output columns [n0,n1) for a few input rows (for Q8_0 weights,
+ * any number, over quantized activations: integer sums per block, scaled
+ * and added in f32 in block order), and the stand-ins of the levels that
+ * lack a kernel, which do no column (return n0). */
+struct ac_block_q8_act;
 void ac_matmul_few_ref(const float *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0, size_t n1);
+void ac_matmul_q8_ref(const struct ac_block_q8_act *x, const ac_mat *w, const float *bias, float *y, size_t M,
+                      size_t n0, size_t n1);
+size_t ac_gemm_q8_none(const struct ac_block_q8_act *x, const ac_mat *w, const float *bias, float *y, size_t M,
+                       size_t n0, size_t n1, float *pack);
 size_t ac_matmul_row16_none(const float *x, const ac_mat *w, const float *bias, float *y, size_t n0, size_t n1);
 size_t ac_gemm16_none(const float *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0, size_t n1,
                       float *pack);

@@ -1,7 +1,6 @@
-/* AVX2/FMA/F16C products with weights in their stored type (built with
- * -mavx2 -mfma -mf16c; run only through the kernel table, after its CPU
- * check). One weight row is
- * converted in registers and used for up to 8 input rows. */
+/* AVX2/FMA/F16C products with 16-bit weights (built with -mavx2 -mfma
+ * -mf16c; run only through the kernel table, after its CPU check). One
+ * weight row is converted in registers and used for up to 8 input rows. */
 #include <immintrin.h>
 #include <stdint.h>
 #include <string.h>
@@ -95,36 +94,12 @@ static void row16_quad(const float *x, size_t K, const unsigned char *w, size_t 
     }
 }
 
-/* the same for a Q8_0 row: per block, sum x*q then scale by the block's d */
-static void row_q8(const float *x, size_t K, const unsigned char *w, size_t mr, float *out)
-{
-    __m256 acc[MB];
-    for (size_t m = 0; m < mr; m++) acc[m] = _mm256_setzero_ps();
-    for (size_t b = 0; b < K / 32; b++, w += 34) {
-        uint16_t h;
-        memcpy(&h, w, 2);
-        __m256 d = _mm256_set1_ps(ac_f16_to_f32(h));
-        __m256 q[4];
-        for (int i = 0; i < 4; i++)
-            q[i] = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(w + 2 + 8 * i))));
-        for (size_t m = 0; m < mr; m++) {
-            const float *xb = x + m * K + b * 32;
-            __m256 s = _mm256_mul_ps(_mm256_loadu_ps(xb), q[0]);
-            s = _mm256_fmadd_ps(_mm256_loadu_ps(xb + 8), q[1], s);
-            s = _mm256_fmadd_ps(_mm256_loadu_ps(xb + 16), q[2], s);
-            s = _mm256_fmadd_ps(_mm256_loadu_ps(xb + 24), q[3], s);
-            acc[m] = _mm256_fmadd_ps(s, d, acc[m]);
-        }
-    }
-    for (size_t m = 0; m < mr; m++) out[m] = hsum8(acc[m]);
-}
-
 void ac_matmul_few_avx2(const float *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0,
                         size_t n1)
 {
     size_t K = w->cols, stride = (size_t)ac_dtype_bytes(w->dtype, K);
     float out[MB];
-    if (M == 1 && w->dtype != AC_DTYPE_Q8_0) { /* decoding one sequence */
+    if (M == 1) { /* decoding one sequence */
         size_t n = n0;
         for (; n + 4 <= n1; n += 4) {
             row16_quad(x, K, (const unsigned char *)w->data + n * stride, stride, w->dtype, out);
@@ -136,8 +111,7 @@ void ac_matmul_few_avx2(const float *x, const ac_mat *w, const float *bias, floa
         size_t mr = M - m0 < MB ? M - m0 : MB;
         for (size_t n = n0; n < n1; n++) {
             const unsigned char *row = (const unsigned char *)w->data + n * stride;
-            if (w->dtype == AC_DTYPE_Q8_0) row_q8(x + m0 * K, K, row, mr, out);
-            else if (mr == 1) out[0] = row16_single(x + m0 * K, K, row, w->dtype);
+            if (mr == 1) out[0] = row16_single(x + m0 * K, K, row, w->dtype);
             else row16(x + m0 * K, K, row, w->dtype, mr, out);
             for (size_t m = 0; m < mr; m++) y[(m0 + m) * w->rows + n] = out[m] + (bias ? bias[n] : 0.0f);
         }

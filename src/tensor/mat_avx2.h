@@ -8,7 +8,7 @@
 
 #include "tensor/mat.h"
 
-/* Output columns [n0,n1) of ac_matmul for a few input rows. */
+/* Output columns [n0,n1) of ac_matmul for a few input rows, 16-bit weights. */
 void ac_matmul_few_avx2(const float *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0,
                         size_t n1);
 /* Rows [r0,r1) of a 16-bit or Q8_0 matrix as f32. */

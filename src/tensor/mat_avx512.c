@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "tensor/mat_avx512.h"
+#include "tensor/transpose_avx512.h"
 
 /* 16-bit weights as f32: 16 of them, or the lanes of mask M (masked loads
  * never touch the lanes they leave out, so a row's end needs no scalar tail). */
@@ -76,36 +77,6 @@ size_t ac_matmul_row16_avx512(const float *x, const ac_mat *w, const float *bias
 #define NV (NR / 16) /* vectors per packed row */
 #define KC AC_GEMM16_KC
 
-/* a 16 x 16 transpose in four rounds of two-source permutes: the round of
- * block size B (8, 4, 2, 1) swaps the off-diagonal B x B blocks of every
- * 2B x 2B block; row i < i + B takes its lanes j with bit B set from row
- * i + B, which takes the others from row i */
-static const int32_t swap_index[4][2][16] = {
-    {{0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23},
-     {8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31}},
-    {{0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27},
-     {4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31}},
-    {{0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29},
-     {2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31}},
-    {{0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30},
-     {1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31}}};
-
-static inline __attribute__((always_inline)) void transpose16(__m512 r[16])
-{
-#pragma GCC unroll 4
-    for (int s = 0; s < 4; s++) {
-        int b = 8 >> s;
-        __m512i il = _mm512_loadu_si512(swap_index[s][0]), ih = _mm512_loadu_si512(swap_index[s][1]);
-#pragma GCC unroll 16
-        for (int i = 0; i < 16; i++) {
-            if (i & b) continue;
-            __m512 a = r[i], c = r[i + b];
-            r[i] = _mm512_permutex2var_ps(a, il, c);
-            r[i + b] = _mm512_permutex2var_ps(a, ih, c);
-        }
-    }
-}
-
 /* rows [n, n + nr) x columns [k0, k0 + kc) of W as PACK[kc][NR] (rows past
  * nr as zeros). The weights come from DRAM in 64 short row pieces, which
  * the hardware does not prefetch: the block packed next (NEXT, its first
@@ -127,7 +98,7 @@ static void pack(const ac_mat *w, size_t n, size_t nr, size_t k0, size_t kc, con
                                             w->dtype)
                                 : _mm512_setzero_ps();
             }
-            transpose16(r);
+            ac_transpose16(r);
 #pragma GCC unroll 16
             for (size_t i = 0; i < 16; i++)
                 if (i < kr) _mm512_store_ps(out + (k + i) * NR + g * 16, r[i]);

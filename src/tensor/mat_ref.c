@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/f16.h"
 #include "tensor/mat.h"
 #include "tensor/quant.h"
 
@@ -50,9 +51,36 @@ void ac_matmul_few_ref(const float *x, const ac_mat *w, const float *bias, float
     free(row);
 }
 
-/* The levels below AVX-512 have no one-row or many-row kernel of their own
- * for 16-bit weights: they leave every column to the caller's next path. */
+void ac_matmul_q8_ref(const ac_block_q8_act *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0,
+                      size_t n1)
+{
+    size_t blocks = w->cols / AC_QK8_0;
+    for (size_t n = n0; n < n1; n++) {
+        const unsigned char *row = (const unsigned char *)w->data + n * blocks * sizeof(ac_block_q8_0);
+        for (size_t m = 0; m < M; m++) {
+            const ac_block_q8_act *xb = x + m * blocks;
+            float acc = 0;
+            for (size_t b = 0; b < blocks; b++) {
+                ac_block_q8_0 wb;
+                memcpy(&wb, row + b * sizeof wb, sizeof wb);
+                int32_t dot = 0;
+                for (int i = 0; i < AC_QK8_0; i++) dot += wb.qs[i] * xb[b].qs[i];
+                acc += (float)dot * (ac_f16_to_f32(wb.d) * xb[b].d);
+            }
+            y[m * w->rows + n] = acc + (bias ? bias[n] : 0.0f);
+        }
+    }
+}
+
+/* The levels that have no one-row or many-row kernel of their own leave
+ * every column to the caller's next path. */
 size_t ac_matmul_row16_none(const float *x, const ac_mat *w, const float *bias, float *y, size_t n0, size_t n1)
+{
+    return n0;
+}
+
+size_t ac_gemm_q8_none(const ac_block_q8_act *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0,
+                       size_t n1, float *pack)
 {
     return n0;
 }

@@ -2,9 +2,11 @@
 #include "tensor/quant.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "base/f16.h"
+#include "tensor/quant_k.h"
 
 static float f16_at(const unsigned char *p)
 {
@@ -13,15 +15,62 @@ static float f16_at(const unsigned char *p)
     return ac_f16_to_f32(h);
 }
 
+/* One block of 32 values as int8 Q, scaled by the returned d = amax/127:
+ * the one quantization of weights and activations alike. */
+static float quantize_block_q8(const float *x, int8_t *q)
+{
+    /* written so that the compiler inlines and vectorizes it: a comparison
+     * for fmaxf (a NaN is passed over alike), and rounding to nearest even
+     * by adding and taking away 1.5 * 2^23 (exact for |v| < 2^22; here
+     * |v| <= 127) for lrintf */
+    const float round = 12582912.0f;
+    float amax = 0;
+    for (int i = 0; i < AC_QK8_0; i++) {
+        float a = fabsf(x[i]);
+        amax = a > amax ? a : amax;
+    }
+    float d = amax / 127.0f, id = d ? 1.0f / d : 0.0f;
+    for (int i = 0; i < AC_QK8_0; i++) q[i] = (int8_t)(int32_t)((x[i] * id + round) - round);
+    return d;
+}
+
 static void quantize_q8_0(const float *x, unsigned char *out, size_t n)
 {
     for (size_t b = 0; b < n / AC_QK8_0; b++, x += AC_QK8_0, out += sizeof(ac_block_q8_0)) {
-        float amax = 0;
-        for (int i = 0; i < AC_QK8_0; i++) amax = fmaxf(amax, fabsf(x[i]));
-        float d = amax / 127.0f, id = d ? 1.0f / d : 0.0f;
-        uint16_t h = ac_f32_to_f16(d);
+        int8_t q[AC_QK8_0];
+        uint16_t h = ac_f32_to_f16(quantize_block_q8(x, q));
         memcpy(out, &h, 2);
-        for (int i = 0; i < AC_QK8_0; i++) out[2 + i] = (unsigned char)(int8_t)lrintf(x[i] * id);
+        memcpy(out + 2, q, sizeof q);
+    }
+}
+
+void ac_quantize_q8_act(const float *x, ac_block_q8_act *out, size_t n)
+{
+    for (size_t b = 0; b < n / AC_QK8_0; b++, x += AC_QK8_0, out++) {
+        out->d = quantize_block_q8(x, out->qs);
+        out->sum = 0;
+        for (int i = 0; i < AC_QK8_0; i++) out->sum += out->qs[i];
+    }
+}
+
+void ac_round_q8_act(const float *x, float *out, size_t n)
+{
+    for (size_t b = 0; b < n / AC_QK8_0; b++, x += AC_QK8_0, out += AC_QK8_0) {
+        int8_t q[AC_QK8_0];
+        float d = quantize_block_q8(x, q);
+        for (int i = 0; i < AC_QK8_0; i++) out[i] = d * (float)q[i];
+    }
+}
+
+void ac_round_bf16_act(const float *x, float *out, size_t n)
+{
+    /* ac_f32_to_bf16 then back, written out so that the compiler vectorizes it */
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, x + i, 4);
+        if ((u & 0x7fffffffu) > 0x7f800000u) u = (u & 0xffff0000u) | 0x400000u; /* nan, made quiet */
+        else u = (u + 0x7fffu + ((u >> 16) & 1)) & 0xffff0000u;
+        memcpy(out + i, &u, 4);
     }
 }
 
@@ -101,6 +150,8 @@ int ac_quantize_row(ac_dtype t, const float *x, void *out, size_t n)
         }
         return 0;
     case AC_DTYPE_Q8_0: quantize_q8_0(x, o, n); return 0;
+    case AC_DTYPE_Q4_K: ac_quantize_q4_k(x, o, n); return 0;
+    case AC_DTYPE_Q6_K: ac_quantize_q6_k(x, o, n); return 0;
     default: return -1;
     }
 }
@@ -124,4 +175,26 @@ int ac_dequantize_row(ac_dtype t, const void *in, float *out, size_t n)
     case AC_DTYPE_Q6_K: dequantize_q6_k(p, out, n); return 0;
     default: return -1;
     }
+}
+
+/* The f16 scales of a block of type T at P: their count and offsets. */
+static int scale_offsets(ac_dtype t, size_t off[2])
+{
+    switch (t) {
+    case AC_DTYPE_Q8_0: off[0] = offsetof(ac_block_q8_0, d); return 1;
+    case AC_DTYPE_Q4_K: off[0] = offsetof(ac_block_q4_k, d), off[1] = offsetof(ac_block_q4_k, dmin); return 2;
+    case AC_DTYPE_Q6_K: off[0] = offsetof(ac_block_q6_k, d); return 1;
+    default: return 0;
+    }
+}
+
+int64_t ac_quant_bad_scale(ac_dtype t, const void *in, size_t n)
+{
+    size_t off[2], blk = (size_t)ac_dtype_block(t), size = (size_t)ac_dtype_bytes(t, blk);
+    int k = scale_offsets(t, off);
+    const unsigned char *p = in;
+    for (size_t b = 0; k && b < n / blk; b++)
+        for (int i = 0; i < k; i++)
+            if (!isfinite(f16_at(p + b * size + off[i]))) return (int64_t)b;
+    return -1;
 }

@@ -51,12 +51,34 @@ _Static_assert(sizeof(ac_block_q8_0) == 34, "Q8_0 block is 34 bytes");
 _Static_assert(sizeof(ac_block_q4_k) == 144, "Q4_K block is 144 bytes");
 _Static_assert(sizeof(ac_block_q6_k) == 210, "Q6_K block is 210 bytes");
 
-/* N values of X into type T (F32, F16, BF16, Q8_0, and the K-quants once
- * they are written), N a multiple of T's block. Returns 0, or -1 for a type
- * it cannot write. */
+/* Activations as products with Q8_0 weights take them: per block of 32
+ * values, d = amax / 127 in f32, qs = x * (1/d) rounded to nearest even,
+ * and sum = the sum of qs (for kernels that offset the int8 operand by
+ * 128 to make it unsigned). */
+typedef struct ac_block_q8_act {
+    float d;
+    int32_t sum;
+    int8_t qs[AC_QK8_0];
+} ac_block_q8_act;
+
+/* N values of X (N a multiple of 32) as N/32 activation blocks. */
+void ac_quantize_q8_act(const float *x, ac_block_q8_act *out, size_t n);
+/* N values of X quantized as ac_quantize_q8_act does, widened back to f32
+ * (d * qs): for f32 kernels computing with the same activations. */
+void ac_round_q8_act(const float *x, float *out, size_t n);
+/* N values of X rounded to bf16 (nearest even) and widened back to f32, as
+ * products with BF16 weights take activations. */
+void ac_round_bf16_act(const float *x, float *out, size_t n);
+
+/* N values of X into type T (F32, F16, BF16, Q8_0, Q4_K, Q6_K), N a
+ * multiple of T's block. Returns 0, or -1 for a type it cannot write. The
+ * K-quants' scales are chosen as quant_k.c says (not ggml's search). */
 int ac_quantize_row(ac_dtype t, const float *x, void *out, size_t n);
 /* N values of type T at IN (any alignment) as f32. Returns 0, or -1 for a
  * type it cannot read. */
 int ac_dequantize_row(ac_dtype t, const void *in, float *out, size_t n);
+/* The first block of the N values of quantized type T at IN whose f16
+ * scale (Q4_K: or min scale) is NaN or infinite, or -1 when none is. */
+int64_t ac_quant_bad_scale(ac_dtype t, const void *in, size_t n);
 
 #endif

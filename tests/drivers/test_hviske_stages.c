@@ -118,7 +118,7 @@ int main(int argc, char **argv)
     }
     golden_dir = argv[3];
     hviske_model *m;
-    if (hviske_load(argv[1], &m)) {
+    if (hviske_load(argv[1], test_weight_type(), &m)) {
         fprintf(stderr, "load: %s\n", ac_last_error());
         return 1;
     }

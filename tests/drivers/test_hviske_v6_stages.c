@@ -96,7 +96,7 @@ int main(int argc, char **argv)
     }
     out_dir = argv[4];
     hv6_model *m;
-    if (hv6_load(argv[1], &m)) {
+    if (hv6_load(argv[1], test_weight_type(), &m)) {
         printf("%s\n", ac_last_error());
         return 3;
     }

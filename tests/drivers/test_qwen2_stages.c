@@ -332,7 +332,7 @@ int main(int argc, char **argv)
     ac_set_log_level(1);
     if (argc == 3 && strcmp(argv[1], "--load") == 0) {
         qwen2_model *m;
-        if (qwen2_load(argv[2], &m)) {
+        if (qwen2_load(argv[2], test_weight_type(), &m)) {
             printf("%s\n", ac_last_error());
             return 3;
         }
@@ -350,7 +350,7 @@ int main(int argc, char **argv)
     }
     golden_dir = argv[2];
     qwen2_model *m;
-    if (qwen2_load(argv[1], &m)) {
+    if (qwen2_load(argv[1], test_weight_type(), &m)) {
         fprintf(stderr, "load: %s\n", ac_last_error());
         return 1;
     }

@@ -73,7 +73,7 @@ static int load(const char *dir, vevo2_fm **m)
     snprintf(p, sizeof p, "%s/config.json", dir);
     if (vevo2_fm_config_load(p, &cfg) != AC_OK) return 0;
     snprintf(p, sizeof p, "%s/model.safetensors", dir);
-    return vevo2_fm_load(p, &cfg, m) == AC_OK;
+    return vevo2_fm_load(p, &cfg, test_weight_type(), m) == AC_OK;
 }
 
 /* The refusals of the sampler and of the noise reader. */

@@ -52,7 +52,10 @@ static int api(const char *pkg, const char *src_wav, const char *src_raw, const 
                const char *noise_path)
 {
     ac_model *m;
-    API_CHECK(ac_model_load(pkg, NULL, &m) == AC_OK && ac_model_task(m) == AC_TASK_VOICE, "load %s", pkg);
+    ac_load_options lo;
+    ac_load_options_default(&lo);
+    lo.weights = test_weight_type();
+    API_CHECK(ac_model_load_with(pkg, NULL, &lo, &m) == AC_OK && ac_model_task(m) == AC_TASK_VOICE, "load %s", pkg);
     size_t nn, nbytes, npcm;
     float *noise = read_f32_file(noise_path, &nn), *bytes = read_f32_file(src_wav, &nbytes), *pcm = read_f32_file(src_raw, &npcm);
     ac_audio_input tgt = ac_input_file(tgt_wav), file = ac_input_file(src_wav);
@@ -109,6 +112,7 @@ int main(int argc, char **argv)
     if (!src || !tgt) return fprintf(stderr, "cannot read the audio\n"), 2;
     vevo2_model *m;
     if (vevo2_load(argv[1], NULL, &m)) return fail("load");
+    m->weights = test_weight_type();
     int rc = 0;
     if (vevo2_load_conversion(m)) {
         rc = fail("load conversion");

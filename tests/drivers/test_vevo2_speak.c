@@ -7,7 +7,9 @@
  * style_shift (semitones: the pitch is shifted by these fixed steps, or
  * "est" estimated); prosody_code, pitch (0/1: override the route);
  * target_duration, reference_duration (s); temperature, top_k, top_p,
- * penalty, min_tokens, max_tokens, seed, chunk_units, steps, threads.
+ * penalty, min_tokens, max_tokens, seed, chunk_units, steps, threads;
+ * weights (stored, f32, f16, bf16, q8_0: the type the parts' matrices are
+ * held in, as ac_load_options.weights).
  * Writes OUT_DIR/NAME (NAME.K for text chunk K > 0) for every traced
  * intermediate (vevo2.h) and wav.f32; prints "shift S style_shift T
  * chunks C tokens N". Exit 3 with the error on stderr when anything fails.
@@ -178,6 +180,7 @@ int main(int argc, char **argv)
     const char *clip_keys[] = {"source", "voice", "style", "prosody"};
     float *noise = NULL;
     size_t n_noise = 0;
+    ac_weight_type weights = AC_WEIGHTS_STORED;
     for (int i = 4; i < argc; i++) {
         char *eq = strchr(argv[i], '=');
         if (!eq) return fprintf(stderr, "not KEY=VALUE: %s\n", argv[i]), 2;
@@ -217,6 +220,9 @@ int main(int argc, char **argv)
         else if (strcmp(k, "chunk_units") == 0) o.chunk_units = atoi(v);
         else if (strcmp(k, "steps") == 0) o.steps = atoi(v);
         else if (strcmp(k, "threads") == 0) ac_set_threads(atoi(v));
+        else if (strcmp(k, "weights") == 0) {
+            if (ac_weight_type_parse(v, &weights)) return fprintf(stderr, "%s\n", ac_last_error()), 2;
+        }
         else return fprintf(stderr, "unknown key %s\n", k), 2;
     }
     tracer tr = {.dir = argv[3]};
@@ -227,6 +233,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "load: %s\n", ac_last_error());
         rc = 3;
     } else {
+        m->weights = weights;
         vevo2_output out;
         if (vevo2_run(m, &in, &o, &out)) {
             fprintf(stderr, "run: %s\n", ac_last_error());

@@ -88,7 +88,7 @@ static ac_status load_vocoder(const char *config, const char *weights, vevo2_voc
     if (!s && mel) s = object_at(c, "preprocess", where, sizeof where, &o);
     if (!s && mel) s = vevo2_mel_config_parse(c, o, where, mel);
     ac_config_free(c);
-    return s ? s : vevo2_vocoder_load(weights, &cfg, v);
+    return s ? s : vevo2_vocoder_load(weights, &cfg, test_weight_type(), v);
 }
 
 static ac_status load_coco(const char *config, const char *key, const char *weights, vevo2_coco **m)
@@ -101,7 +101,7 @@ static ac_status load_coco(const char *config, const char *key, const char *weig
     AC_TRY(open_object(config, path, &c, &o, where, sizeof where));
     ac_status s = vevo2_coco_config_parse(c, o, where, &cfg);
     ac_config_free(c);
-    return s ? s : vevo2_coco_load(weights, &cfg, m);
+    return s ? s : vevo2_coco_load(weights, &cfg, test_weight_type(), m);
 }
 
 static int cmd_mel(char **a)

@@ -44,7 +44,7 @@ static int run(const char *model, const char *stats_path, const char *audio, int
 {
     whisper_encoder *m;
     whisper_stats *st;
-    if (whisper_encoder_load(model, &m)) {
+    if (whisper_encoder_load(model, test_weight_type(), &m)) {
         fprintf(stderr, "load %s: %s\n", model, ac_last_error());
         return 1;
     }
@@ -98,7 +98,7 @@ static double encoder_flops(const whisper_config *c)
 static int bench(const char *model, int threads, int reps)
 {
     whisper_encoder *m;
-    if (whisper_encoder_load(model, &m)) {
+    if (whisper_encoder_load(model, test_weight_type(), &m)) {
         fprintf(stderr, "load %s: %s\n", model, ac_last_error());
         return 1;
     }
@@ -137,7 +137,7 @@ int main(int argc, char **argv)
     ac_set_log_level(1);
     if (argc == 3 && strcmp(argv[1], "--load") == 0) {
         whisper_encoder *m;
-        if (whisper_encoder_load(argv[2], &m)) {
+        if (whisper_encoder_load(argv[2], AC_WEIGHTS_STORED, &m)) {
             printf("%s\n", ac_last_error());
             return 3;
         }

@@ -22,8 +22,9 @@ static void check(const request_head *h, const char *key)
     if (!known || memchr(a.message, 0, sizeof a.message) == NULL) abort();
     if (a.status == 0 && !a.route) abort();
     if (a.route && (a.route < server_routes || a.route >= server_routes + n_server_routes)) abort();
-    /* a prefix route (GET /v1/models/ID) has an id, an exact one none */
-    if (a.route && (a.route->path[strlen(a.route->path) - 1] == '/') != (a.id && *a.id)) abort();
+    /* a prefix route (GET /v1/models/ID) has an id, an exact one (GET / too) none */
+    size_t n = a.route ? strlen(a.route->path) : 0;
+    if (a.route && (n > 1 && a.route->path[n - 1] == '/') != (a.id && *a.id)) abort();
     /* admitted to /v1/ with a key required: the key was sent */
     if (key && a.status == 0 && strncmp(h->url, "/v1/", 4) == 0 && (!h->authorization || !strstr(h->authorization, key)))
         abort();

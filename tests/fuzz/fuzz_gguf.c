@@ -1,10 +1,12 @@
 /* Fuzz the GGUF parser: whatever it accepts must describe tensors and
- * embedded files that lie inside the buffer and match their shapes. */
+ * embedded files that lie inside the buffer and match their shapes, and
+ * quantized tensors (Q8_0, Q4_K, Q6_K) must convert from where they lie. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "io/tensor_file.h"
+#include "tensor/quant.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -32,6 +34,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (t->nbytes != ac_dtype_bytes(t->dtype, (uint64_t)t->numel)) abort();
         if (ac_tensor_file_find(f, t->name) != t) abort();
         if (t->nbytes) sink ^= p[0] ^ p[t->nbytes - 1];
+        /* quantized blocks as they lie: scales scanned, a few rows converted */
+        if (ac_dtype_block(t->dtype) > 1 && t->numel) {
+            (void)ac_quant_bad_scale(t->dtype, p, (size_t)t->numel);
+            size_t n = (size_t)t->numel < 4096 ? (size_t)t->numel : 4096;
+            n -= n % ac_dtype_block(t->dtype);
+            static float row[4096];
+            if (ac_dequantize_row(t->dtype, p, row, n)) abort();
+            if (n) sink ^= (uint8_t)(row[n - 1] != row[n - 1]);
+        }
     }
     for (size_t i = 0; i < f->n_files; i++) {
         const ac_embedded_file *e = &f->files[i];

@@ -1,7 +1,8 @@
 /* Fuzz the model loaders' shape and config checks over a whole package: a
- * single-file GGUF (weights, config.json, generation_config.json and
- * tokenizer.model inside) loaded through the public API from a memory
- * file, whichever family claims it. */
+ * single-file GGUF (Hviske: weights, config.json, generation_config.json
+ * and tokenizer.model inside; Vevo2: the package description and the
+ * configs it points to) loaded through the public API from a memory file,
+ * whichever family claims it. */
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/mman.h>

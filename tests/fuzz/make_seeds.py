@@ -174,7 +174,7 @@ def bpe_seeds(folder):
 def gguf_seeds(folder):
     """Small GGUF files (src/io/gguf.c): audio.cpp's layout with logical
     names, exact shapes and embedded files; a plain ggml file aligned to 64;
-    an empty version-2 file."""
+    an empty version-2 file; one Q4_K and one Q6_K block."""
     def gs(text):
         b = text.encode()
         return struct.pack("<Q", len(b)) + b
@@ -216,6 +216,10 @@ def gguf_seeds(folder):
     write("plain_align64.gguf", kvs, [("w", [4, 2], 0, struct.pack("<8f", *range(8))), ("s", [], 0, struct.pack("<f", 3)),
                                       ("z", [5, 0], 1, b"")], align=64)
     write("empty_v2.gguf", [kv("general.name", 8, gs("empty"))], [], version=2)
+    q4k = struct.pack("<ee", 0.01, 0.02) + bytes(range(12)) + bytes((7 * i) & 255 for i in range(128))
+    q6k = bytes((5 * i) & 255 for i in range(192)) + bytes(range(16)) + struct.pack("<e", 0.001)
+    write("kquants.gguf", [kv("general.architecture", 8, gs("audiocpp"))],
+          [("q4k", [256, 1], 12, q4k), ("q6k", [256], 14, q6k)])
 
 
 def write_all(folder, files):
@@ -305,6 +309,18 @@ def model_seeds():
         os.makedirs(os.path.join(HERE, "package"), exist_ok=True)
         subprocess.run(["/usr/bin/python3", os.path.join(root, "tools", "gguf_pack.py"), os.path.join(tmp, "pkg"),
                         os.path.join(HERE, "package", "hviske_tiny.gguf"), "--type", "f16"], check=True)
+    # a Vevo2 GGUF of the runtime's layout with its description and configs but no tensors
+    # and no tokenizer (weights and the tokenizer load on a route's first call, not at load)
+    ref = os.path.join(root, "tests", "ref", "vevo2")
+    sys.path.insert(0, ref)
+    import make_gguf
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run(["/usr/bin/python3", os.path.join(ref, "make_package.py"), tmp], check=True)
+        ar = "contentstyle_modeling/posttrained/"
+        make_gguf.make(tmp, os.path.join(HERE, "package", "vevo2_configs.gguf"), drop=tuple(make_gguf.PARTS),
+                       drop_files=tuple(ar + f for f in ("tokenizer.json", "vocab.json", "merges.txt",
+                                                          "tokenizer_config.json", "added_tokens.json",
+                                                          "special_tokens_map.json")))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,8 @@ Checked:
   on 16 kHz, 44.1 kHz and stereo input, the reference on the samples
   `audioc convert --rate 24000` decodes; every Whisper form (the package's
   folder, medium.pt, Hugging Face's folder, ../whisper-medium beside the
-  package) and both whisper_stats forms;
+  package, medium.pt in openai-whisper's download folder) and both
+  whisper_stats forms;
 - the same on 1 and 2 threads, seeded noise included;
 - the C API (ac_voice_convert): file, PCM and memory inputs alike, the
   progress callback over the flow-matching steps, cancel;
@@ -186,6 +187,31 @@ def test_whisper_form(name, sub, tol, base, voices, audioc):
     assert rel(y, b["wav"]) < tol, f"--whisper {name}: differs by {rel(y, b['wav']):.2e}"
 
 
+@pytest.mark.parametrize("var", ["XDG_CACHE_HOME", "HOME"])
+def test_cached_whisper(var, base, voices, audioc):
+    """Without whisper-medium in or beside the package, medium.pt in openai-whisper's download
+    folder ($XDG_CACHE_HOME/whisper, else ~/.cache/whisper) gives what --whisper medium.pt gives."""
+    pkg, b = base
+    root = os.path.join(WORK, "cache_" + var)
+    shutil.rmtree(root, ignore_errors=True)
+    p = os.path.join(root, "pkgs", "vevo2")
+    shutil.copytree(pkg, p, ignore=shutil.ignore_patterns("whisper-medium", "openai"))
+    cache = os.path.join(root, "xdg") if var == "XDG_CACHE_HOME" else os.path.join(root, "home", ".cache")
+    os.makedirs(os.path.join(cache, "whisper"))
+    shutil.copy(os.path.join(pkg, "whisper-medium", "medium.pt"), os.path.join(cache, "whisper"))
+    env = dict(os.environ, HOME=os.path.join(root, "home"))
+    env.pop("XDG_CACHE_HOME", None)
+    if var == "XDG_CACHE_HOME":
+        env["XDG_CACHE_HOME"] = cache
+    out = os.path.join(root, "out.wav")
+    r = run(audioc, "vc", "-m", p, *common_args(voices, b, out), env=env)
+    assert r.returncode == 0, f"medium.pt in the cache ({var}): {r.stderr.strip()[:300]}"
+    want = os.path.join(root, "want.wav")
+    w = cli(audioc, pkg, "--whisper", os.path.join(pkg, "whisper-medium", "medium.pt"), *common_args(voices, b, want))
+    assert w.returncode == 0, w.stderr[-300:]
+    assert rel(wavfile.read(out)[1], wavfile.read(want)[1]) == 0, f"the cached medium.pt ({var}) gives another conversion"
+
+
 def test_16bit_output(base, voices, audioc):
     """Without --float the output is 16-bit PCM at 24 kHz, as long as the driver's."""
     pkg, b = base
@@ -299,7 +325,9 @@ BAD_ARGS = [  # what, the message names, the arguments (v: voices, n: the inject
 
 
 def expect(audioc, what, needle, args, model):
-    r = run(audioc, "vc", "-m", model, *args, "-o", os.path.join(WORK, "bad.wav"))
+    # an empty openai-whisper cache: the machine's own must not stand in for a missing encoder
+    env = dict(os.environ, HOME=os.path.join(WORK, "no_home"), XDG_CACHE_HOME=os.path.join(WORK, "no_cache"))
+    r = run(audioc, "vc", "-m", model, *args, "-o", os.path.join(WORK, "bad.wav"), env=env)
     assert r.returncode in (1, 2) and needle in r.stderr and "Sanitizer" not in r.stderr \
         and "runtime error" not in r.stderr, f"{what}: exit {r.returncode}, stderr: {r.stderr.strip()[:300]}"
 

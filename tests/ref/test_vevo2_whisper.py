@@ -2,7 +2,8 @@
 PyTorch reference tests/ref/vevo2/whisper_ref.py, on tiny random encoders
 (spec vevo2.md §7.2) in the three forms of §2.0: OpenAI's medium.pt (F16),
 the C++ port's folder (OpenAI names, {"audio_encoder": dims}) and a Hugging
-Face folder; F32, F16 and BF16 safetensors. Inputs: espeak-ng speech at
+Face folder (model.safetensors, or only pytorch_model.bin); F32, F16 and
+BF16 safetensors. Inputs: espeak-ng speech at
 16 kHz, one clip shorter than the 30 s window and one longer (cut, and
 more than 1500 feature frames asked: the last frame repeats).
 
@@ -47,10 +48,12 @@ FORMS = {
     "folder with a .pt (F16)": ("only_pt", "", "safetensors"),
     "port folder F32": ("tiny", "whisper-medium", "safetensors"),
     "HF folder F32": ("tiny", "openai/whisper-medium", "pt"),
+    "HF folder pytorch_model.bin F32": ("tiny", "openai/whisper-medium-bin", "pt"),
     "HF folder F16": ("tiny_f16", "openai/whisper-medium", "safetensors"),
     "port folder BF16": ("tiny_bf16", "whisper-medium", "pt"),
 }
-SAME_WEIGHTS = [("medium.pt (F16)", "folder with a .pt (F16)"), ("port folder F32", "HF folder F32")]
+SAME_WEIGHTS = [("medium.pt (F16)", "folder with a .pt (F16)"), ("port folder F32", "HF folder F32"),
+                ("HF folder F32", "HF folder pytorch_model.bin F32")]
 
 
 def run(cmd):
@@ -173,6 +176,7 @@ LOADS = [
     ("tiny", "whisper-medium", f"{DIMS} names openai converted 0"),
     ("tiny", "whisper-medium/model.safetensors", f"{DIMS} names openai converted 0"),
     ("tiny", "openai/whisper-medium", f"{DIMS} names hf converted 0"),
+    ("tiny", "openai/whisper-medium-bin", f"{DIMS} names hf converted 0"),
     ("tiny_f16", "openai/whisper-medium", f"{DIMS} names hf converted {5 + 9 * L}"),
 ]
 
@@ -269,7 +273,7 @@ BAD = [  # what, the broken path made from the tiny folder, what the message nam
      ["config.json", "key 'd_model' must be an integer"]),
     ("no dims at all", lambda t: broken_folder("no_dims", port(t), config={"model": {}}),
      ["config.json", "neither 'audio_encoder'"]),
-    ("empty folder", empty_folder, ["empty_folder", "no model.safetensors and no .pt file"]),
+    ("empty folder", empty_folder, ["empty_folder", "no model.safetensors, no pytorch_model.bin and no .pt file"]),
     ("no such path", lambda t: os.path.join(bad_dir(), "nowhere"), ["nowhere", "cannot open"]),
 ]
 

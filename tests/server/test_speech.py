@@ -16,6 +16,7 @@ Vevo2 package (tests/ref/vevo2/make_package.py) and espeak-ng voices:
   shorter than one token, speed, formats, bodies that are not JSON or too
   large...): 400/404/413 in OpenAI's error shape, and /health still 200;
 - the API key, and clients that hang up (their jobs are cancelled);
+- the package as the ggml runtime's one GGUF file: its speech the folder's;
 - the official OpenAI Node SDK's audio.speech.create (wav, flac, pcm, sse).
 Environment: AUDIOC, AUDIOC_SERVER, TEST_WORK (as test_server.py)."""
 import base64
@@ -40,6 +41,7 @@ from serverlib import Server, check_error, multipart, request
 from testenv import AUDIOC
 
 sys.path.insert(0, os.path.join(testenv.ROOT, "tests", "ref", "vevo2"))
+import make_gguf  # noqa: E402
 import route_common  # noqa: E402
 
 WORK = testenv.work("test_speech")
@@ -339,6 +341,19 @@ def test_auth(voices, start_server):
     assert r.status == 200 and r.body == want, f"speech with the API key ({r!r})"
     r = request(srv.port, "GET", "/v1/audio/voices", headers=ts.auth_headers("sekret"))
     assert r.status == 200, f"voices with the API key ({r!r})"
+    srv.stop()
+
+
+def test_gguf(voices, start_server):
+    """The package as the ggml runtime's one GGUF file (tests/ref/vevo2/make_gguf.py): listed as a
+    Vevo2 voice model, and its speech the bytes of audioc tts on the folder."""
+    g = make_gguf.make(PKG, path("vevo2-f32.gguf"))
+    srv = start_server("speech_gguf", ["--model", f"g={g}", "--voice", f"bob={path('voice.wav')}", "--threads", "1"])
+    models = (request(srv.port, "GET", "/v1/models").json() or {}).get("data", [])
+    assert [(m.get("id"), m.get("family")) for m in models] == [("g", "vevo2")], f"/v1/models: {models}"
+    r = speak(srv.port, model="g", input="Good morning to you.", voice="bob", response_format="wav", **GEN)
+    want = cli("gguf.wav", "tts", "--voice", path("voice.wav"), "Good morning to you.")
+    assert r.status == 200 and r.body == want, f"speech from the GGUF: the folder's audioc tts bytes ({r!r})"
     srv.stop()
 
 

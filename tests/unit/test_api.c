@@ -3,6 +3,7 @@
  * memory reused between calls and shared safely by threads. */
 #include <pthread.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -253,6 +254,41 @@ static void test_scratch(void)
     ac_model_free(m);
 }
 
+/* ac_load_options.weights: the names, a struct of the size before the
+ * field (the stored types), q8_0 through the whole API, a bad value. */
+static void test_load_options(void)
+{
+    ac_weight_type t = AC_WEIGHTS_STORED;
+    CHECK(ac_weight_type_parse("BF16", &t) == AC_OK && t == AC_WEIGHTS_BF16, "parse BF16");
+    CHECK(ac_weight_type_parse("q4", &t) == AC_ERR_ARG && error_has("'q4'") && error_has("q8_0"),
+          "an unknown type names itself and the known ones: %s", ac_last_error());
+    for (int k = AC_WEIGHTS_STORED; k <= AC_WEIGHTS_Q8_0; k++)
+        CHECK(ac_weight_type_parse(ac_weight_type_name((ac_weight_type)k), &t) == AC_OK && (int)t == k,
+              "name %d round trip", k);
+    ac_load_options old;
+    ac_load_options_init(&old, offsetof(ac_load_options, weights));
+    ac_load_options q8;
+    ac_load_options_default(&q8);
+    q8.weights = AC_WEIGHTS_Q8_0;
+    ac_model *a = NULL, *b = NULL, *bad = NULL;
+    CHECK(ac_model_load_with(tiny_dir, NULL, &old, &a) == AC_OK, "an older struct: %s", ac_last_error());
+    CHECK(ac_model_load_with(tiny_dir, NULL, &q8, &b) == AC_OK, "q8_0: %s", ac_last_error());
+    q8.weights = (ac_weight_type)99;
+    CHECK(ac_model_load_with(tiny_dir, NULL, &q8, &bad) == AC_ERR_ARG && !bad && error_has("weights"),
+          "a weight type out of range: %s", ac_last_error());
+    ac_audio_input in = ac_input_file(sample);
+    ac_asr_result *ra = NULL, *rb = NULL;
+    if (a && b) {
+        CHECK(ac_asr_transcribe(a, &in, NULL, &ra) == AC_OK && ac_asr_transcribe(b, &in, NULL, &rb) == AC_OK,
+              "transcribe: %s", ac_last_error());
+        CHECK(ra && rb && ra->text[0] && rb->text[0], "both hear something");
+    }
+    ac_asr_result_free(ra);
+    ac_asr_result_free(rb);
+    ac_model_free(a);
+    ac_model_free(b);
+}
+
 int main(int argc, char **argv)
 {
     test_init(argc, argv);
@@ -271,5 +307,6 @@ int main(int argc, char **argv)
     RUN(test_probe);
     RUN(test_inputs);
     RUN(test_scratch);
+    RUN(test_load_options);
     return test_finish();
 }

@@ -6,6 +6,7 @@
 #include "audioc.h"
 #include "base/error.h"
 #include "io/config.h"
+#include "models/vevo2/coco.h"
 #include "test_util.h"
 
 static const char GOOD[] =
@@ -273,6 +274,34 @@ static void test_relaxed_errors(void)
     ac_config_free(c);
 }
 
+/* A Coco tokenizer's config: whisper_dim is optional for a style tokenizer
+ * (VevoSing's configs leave it out; upstream never reads it there) and
+ * required for a content-style one, which takes Whisper features. */
+static void test_coco_whisper_dim(void)
+{
+    static const char *const types[] = {"style", "content_style"};
+    for (int k = 0; k < 2; k++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "{\"coco_type\": \"%s\", \"downsample_rate\": 4, \"codebook_size\": 512, \"hidden_size\": 32,"
+                 " \"codebook_dim\": 4, \"chromagram_dim\": 24, \"encoder\": {\"vocos_dim\": 32,"
+                 " \"vocos_intermediate_dim\": 64, \"vocos_num_layers\": 2}}", types[k]);
+        ac_config *c = NULL;
+        CHECK(ac_config_parse_relaxed(text, strlen(text), "amphion_config.json", &c) == AC_OK, "%s", ac_last_error());
+        if (!c) continue;
+        vevo2_coco_config g = {.whisper_dim = -1};
+        ac_error_clear();
+        ac_status s = vevo2_coco_config_parse(c, c->root, "model.coco", &g);
+        if (k == 0)
+            CHECK(s == AC_OK && g.whisper_dim == 0 && g.chroma_dim == 24, "style without whisper_dim: %s",
+                  ac_last_error());
+        else
+            CHECK(s == AC_ERR_MODEL && error_has("amphion_config.json: missing key 'model.coco.whisper_dim'"),
+                  "content_style without whisper_dim: %s", ac_last_error());
+        ac_config_free(c);
+    }
+}
+
 int main(int argc, char **argv)
 {
     test_init(argc, argv);
@@ -282,5 +311,6 @@ int main(int argc, char **argv)
     RUN(test_trailing_garbage);
     RUN(test_relaxed);
     RUN(test_relaxed_errors);
+    RUN(test_coco_whisper_dim);
     return test_finish();
 }

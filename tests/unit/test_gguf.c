@@ -158,7 +158,7 @@ static buf build(int bad, opts o, size_t *valid_from)
     }
     if (bad == BAD_EMPTY_HUGE) ts[5] = (tspec){"z", 0, 3, {0, (int64_t)1 << 40, (int64_t)1 << 40}, -1, {0}};
     if (bad == BAD_Q8_ROW) ts[1].shape[1] = 48;
-    if (bad == BAD_GGML_TYPE) ts[0].ggml = 12;
+    if (bad == BAD_GGML_TYPE) ts[0].ggml = 11;
     const uint32_t align = o.alignment ? o.alignment : 32;
     const size_t n = N_GOOD;
 
@@ -511,7 +511,7 @@ static void test_bad_files(void)
     expect_bad(BAD_DUP_KEY, 1, F, "key 'general.architecture' appears twice");
     expect_bad(BAD_ALIGN_POW2, 1, F, "general.alignment 48 is not a power of two");
     expect_bad(BAD_ALIGN_TYPE, 1, F, "general.alignment must be a UINT32, not a UINT64");
-    expect_bad(BAD_GGML_TYPE, 1, U, "tensor 'a': ggml type 12 (Q4_K) is not supported");
+    expect_bad(BAD_GGML_TYPE, 1, U, "tensor 'a': ggml type 11 (Q3_K) is not supported; convert the package with --type q4_k, q6_k or q8_0");
     expect_bad(BAD_NDIMS, 1, F, "tensor 'a': 9 dimensions (at most 8)");
     expect_bad(BAD_DIMS_OVERFLOW, 1, F, "tensor 'a': dims are too large");
     expect_bad(BAD_EMPTY_HUGE, 1, F, "tensor 'z': dims are too large");

@@ -79,7 +79,7 @@ static void test_request_refused(void)
 static void test_count_covers_use(void)
 {
     hviske_model *m;
-    ac_status s = hviske_load(tiny, &m);
+    ac_status s = hviske_load(tiny, AC_WEIGHTS_STORED, &m);
     CHECK(s == AC_OK, "%s", ac_last_error());
     if (s) return;
     ac_audio_reader *r;

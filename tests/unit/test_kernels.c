@@ -9,6 +9,7 @@
 #include "tensor/dispatch.h"
 #include "tensor/kernels.h"
 #include "tensor/mat.h"
+#include "tensor/quant.h"
 #include "test_util.h"
 
 static uint32_t seed = 12345;
@@ -448,6 +449,9 @@ static void *encode(const float *w, size_t rows, size_t cols, ac_dtype t)
     return out;
 }
 
+/* Weights that ac_matmul takes with X as it is (F32, F16): against the
+ * reference; BF16 and Q8_0 weights' rows here, their products in
+ * test_matmul_rounded_acts. */
 static void test_matmul_stored_types(void)
 {
     const ac_dtype types[] = {AC_DTYPE_F32, AC_DTYPE_F16, AC_DTYPE_BF16, AC_DTYPE_Q8_0};
@@ -456,11 +460,12 @@ static void test_matmul_stored_types(void)
         for (size_t s = 0; s < 3; s++) {
             size_t N = shapes[s][0], K = shapes[s][1];
             if (types[t] == AC_DTYPE_Q8_0 && K % 32) continue;
+            int as_is = types[t] == AC_DTYPE_F32 || types[t] == AC_DTYPE_F16;
             float *wf = rnd(N * K, -1, 1), *b = rnd(N, -1, 1), *x = rnd(40 * K, -1, 1);
             float *ref = malloc(40 * N * sizeof *ref), *got = malloc(40 * N * sizeof *got);
             void *wq = encode(wf, N, K, types[t]);
             ac_mat w = {wq, types[t], N, K};
-            for (size_t mi = 0; mi < 5; mi++) {
+            for (size_t mi = 0; mi < 5 && as_is; mi++) {
                 size_t M = Ms[mi];
                 ac_matmul_ref(x, &w, b, ref, M);
                 ac_matmul(x, &w, b, got, M);
@@ -472,10 +477,13 @@ static void test_matmul_stored_types(void)
             const float *bs[3] = {b, NULL, b};
             float *y3 = malloc(3 * N * sizeof *y3), *ys[3] = {y3, y3 + N, y3 + 2 * N};
             ac_matmul_multi(x, 1, ws, bs, ys, 3);
-            ac_matmul_ref(x, &w, b, ref, 1);
+            /* products with X rounded are compared with ac_matmul itself */
+            if (as_is) ac_matmul_ref(x, &w, b, ref, 1);
+            else ac_matmul(x, &w, b, ref, 1);
             CHECK(max_rel_diff(y3, ref, N) < 2e-5 && max_rel_diff(y3 + 2 * N, ref, N) < 2e-5, "multi %s",
                   ac_dtype_name(types[t]));
-            ac_matmul_ref(x, &w, NULL, ref, 1);
+            if (as_is) ac_matmul_ref(x, &w, NULL, ref, 1);
+            else ac_matmul(x, &w, NULL, ref, 1);
             CHECK(max_rel_diff(y3 + N, ref, N) < 2e-5, "multi without bias");
             free(y3);
             /* the stored values are the floats up to the type's rounding */
@@ -487,15 +495,16 @@ static void test_matmul_stored_types(void)
         }
 }
 
-/* Many input rows (the prefill's and encoders' products): against the
- * reference on 1 and 2 threads, and with AVX-512 the same bits on both and one
- * FMA chain over k per output (blocks of columns, tiles and ranges do not
- * change it), at sizes that leave partial tiles, panels and column blocks. */
+/* Many input rows (the prefill's and encoders' products) with F16 weights:
+ * against the reference on 1 and 2 threads, and with AVX-512 the same bits
+ * on both and one FMA chain over k per output (blocks of columns, tiles
+ * and ranges do not change it), at sizes that leave partial tiles, panels
+ * and column blocks. */
 static void test_matmul_many_rows(void)
 {
     const size_t shapes[][3] = {{33, 64, 300}, {200, 130, 600}, {47, 200, 896}};
-    const ac_dtype types[] = {AC_DTYPE_F16, AC_DTYPE_BF16};
-    for (size_t t = 0; t < 2; t++)
+    const ac_dtype types[] = {AC_DTYPE_F16};
+    for (size_t t = 0; t < 1; t++)
         for (size_t s = 0; s < 3; s++) {
             size_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
             float *wf = rnd(N * K, -1, 1), *b = rnd(N, -1, 1), *x = rnd(M * K, -1, 1);
@@ -528,6 +537,84 @@ static void test_matmul_many_rows(void)
                 free(row);
             }
             free(wf), free(b), free(x), free(ref), free(y1), free(y2), free(wq);
+        }
+}
+
+/* BF16 and Q8_0 products, which compute with X rounded (to bf16) or
+ * quantized (int8 per block of 32), at this level against the scalar twin
+ * that rounds X the same way (the integer sums exact, the f32 sums in
+ * another order: |got - twin| <= TWIN_TOL * sum|x_k w_k| + 1e-6), and
+ * against the reference of X as it is, within what the rounding of X can
+ * change: bf16 moves x_k by at most 2^-8 |x_k|, int8 by at most
+ * amax(block)/254. Odd row counts, K not a multiple of any vector width
+ * (BF16), one row and many rows (the one-row kernel, the streamed rows and
+ * the packed GEMM), with and without bias, on 1 and 2 threads (the same
+ * bits on both, but for many rows on a level without a GEMM of the type,
+ * which go to OpenBLAS, whose sums depend on where a range starts). */
+#define TWIN_TOL 1e-5
+
+static void test_matmul_rounded_acts(void)
+{
+    const size_t Ms[] = {1, 3, 33, 100};
+    const size_t bf16_shapes[][2] = {{37, 45}, {70, 128}, {129, 301}, {200, 1031}, {4, 7}};
+    const size_t q8_shapes[][2] = {{37, 32}, {70, 96}, {129, 320}, {200, 1024}, {5, 64}};
+    for (int t = 0; t < 2; t++)
+        for (size_t s = 0; s < 5; s++) {
+            ac_dtype type = t ? AC_DTYPE_Q8_0 : AC_DTYPE_BF16;
+            size_t N = t ? q8_shapes[s][0] : bf16_shapes[s][0], K = t ? q8_shapes[s][1] : bf16_shapes[s][1];
+            float *wf = rnd(N * K, -1, 1), *b = rnd(N, -1, 1), *x = rnd(100 * K, -2, 2);
+            float *ref = malloc(100 * N * sizeof *ref), *twin = malloc(100 * N * sizeof *twin);
+            float *got = malloc(100 * N * sizeof *got), *got1 = malloc(100 * N * sizeof *got1);
+            float *wd = malloc(N * K * sizeof *wd);
+            float *xr = malloc(100 * K * sizeof *xr);
+            ac_block_q8_act *xq = malloc(100 * (K / 32 + 1) * sizeof *xq);
+            void *wq = encode(wf, N, K, type);
+            ac_mat w = {wq, type, N, K};
+            ac_mat_rows_ref(&w, 0, N, wd);
+            for (size_t mi = 0; mi < 4; mi++)
+                for (int with_bias = 0; with_bias <= 1; with_bias++) {
+                    size_t M = Ms[mi];
+                    const float *bias = with_bias ? b : NULL;
+                    if (t) {
+                        ac_quantize_q8_act(x, xq, M * K);
+                        ac_matmul_q8_ref(xq, &w, bias, twin, M, 0, N);
+                    } else {
+                        ac_round_bf16_act(x, xr, M * K);
+                        ac_matmul_few_ref(xr, &w, bias, twin, M, 0, N);
+                    }
+                    ac_matmul_ref(x, &w, bias, ref, M);
+                    for (int threads = 1; threads <= 2; threads++) {
+                        ac_set_threads(threads);
+                        ac_matmul(x, &w, bias, got, M);
+                        if (threads == 1) memcpy(got1, got, M * N * sizeof *got);
+                        else if (M < 32 || ac_kernels_simd() >= (t ? AC_SIMD_AVX512_VNNI : AC_SIMD_AVX512))
+                            CHECK(memcmp(got1, got, M * N * sizeof *got) == 0, "%s %zux%zux%zu: 1 and 2 threads differ",
+                                  ac_dtype_name(type), M, N, K);
+                        double worst_twin = 0, worst_ref = 0; /* error / allowed */
+                        for (size_t m = 0; m < M; m++)
+                            for (size_t n = 0; n < N; n++) {
+                                double mag = 0, shift = 0; /* sum |x w|, and what rounding X may change */
+                                for (size_t k0 = 0; k0 < K; k0 += 32) {
+                                    double amax = 0, wsum = 0;
+                                    for (size_t k = k0; k < K && k < k0 + 32; k++) {
+                                        double xk = fabs(x[m * K + k]), wk = fabs(wd[n * K + k]);
+                                        mag += xk * wk, wsum += wk, amax = fmax(amax, xk);
+                                        if (!t) shift += ldexp(xk * wk, -8);
+                                    }
+                                    if (t) shift += amax / 254 * (1 + 1e-4) * wsum;
+                                }
+                                double e_twin = fabs(got[m * N + n] - twin[m * N + n]);
+                                double e_ref = fabs(got[m * N + n] - ref[m * N + n]);
+                                worst_twin = fmax(worst_twin, e_twin / (TWIN_TOL * mag + 1e-6));
+                                worst_ref = fmax(worst_ref, e_ref / (shift + TWIN_TOL * mag + 1e-6));
+                            }
+                        CHECK(worst_twin <= 1, "%s %zux%zux%zu bias %d threads %d: %.3g of the tolerance from the twin",
+                              ac_dtype_name(type), M, N, K, with_bias, threads, worst_twin);
+                        CHECK(worst_ref <= 1, "%s %zux%zux%zu bias %d threads %d: %.3g of the bound from the reference",
+                              ac_dtype_name(type), M, N, K, with_bias, threads, worst_ref);
+                    }
+                }
+            free(wf), free(b), free(x), free(ref), free(twin), free(got), free(got1), free(wd), free(xr), free(xq), free(wq);
         }
 }
 
@@ -583,10 +670,13 @@ int main(int argc, char **argv)
     test_init(argc, argv);
     RUN(test_no_blas_workers);
     RUN(test_tables_complete);
-    for (int simd = AC_SIMD_AVX512; simd >= AC_SIMD_NONE; simd--) {
+    for (int simd = AC_SIMD_LEVELS - 1; simd >= AC_SIMD_NONE; simd--) {
         ac_kernels_set_simd(simd);
-        fprintf(stderr, "-- kernels with simd=%d (active: %d)\n", simd, ac_kernels_simd());
-        if (ac_kernels_simd() != simd) continue; /* this CPU lacks the level: its kernels cannot run here */
+        if (ac_kernels_simd() != simd) { /* this CPU lacks the level: its kernels cannot run here */
+            fprintf(stderr, "-- kernels with simd=%d skipped: this CPU lacks it\n", simd);
+            continue;
+        }
+        fprintf(stderr, "-- kernels with simd=%d\n", simd);
         RUN(test_linear);
         RUN(test_conv1d);
         RUN(test_depthwise);
@@ -598,6 +688,7 @@ int main(int argc, char **argv)
         RUN(test_transformer_ops);
         RUN(test_matmul_stored_types);
         RUN(test_matmul_many_rows);
+        RUN(test_matmul_rounded_acts);
         RUN(test_gelu_mul);
         RUN(test_rmsnorm);
         RUN(test_rope);

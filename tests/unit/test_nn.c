@@ -287,7 +287,7 @@ int main(int argc, char **argv)
     test_init(argc, argv);
     ac_status st = ac_tensor_file_open(work_path("nn_blocks.safetensors"), &golden);
     CHECK(st == AC_OK, "nn_blocks.safetensors (made by ref/nn_blocks_ref.py): %s", ac_last_error());
-    for (int simd = AC_SIMD_AVX512; simd >= AC_SIMD_NONE; simd--) {
+    for (int simd = AC_SIMD_LEVELS - 1; simd >= AC_SIMD_NONE; simd--) {
         ac_kernels_set_simd(simd);
         if (ac_kernels_simd() != simd) continue;
         for (int threads = 1; threads <= 2; threads++) {

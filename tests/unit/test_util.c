@@ -78,3 +78,14 @@ float *read_f32_file(const char *path, size_t *n)
 }
 
 int error_has(const char *needle) { return strstr(ac_last_error(), needle) != NULL; }
+
+ac_weight_type test_weight_type(void)
+{
+    const char *name = getenv("AUDIOC_TEST_WEIGHTS");
+    ac_weight_type t = AC_WEIGHTS_STORED;
+    if (name && *name && ac_weight_type_parse(name, &t) != AC_OK) {
+        fprintf(stderr, "AUDIOC_TEST_WEIGHTS: %s\n", ac_last_error());
+        exit(2);
+    }
+    return t;
+}

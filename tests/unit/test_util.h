@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "audioc.h"
+
 extern int test_failures, test_checks;
 extern const char *test_work_dir;  /* argv[1]: a folder the test may write in */
 extern const char *test_data_dir;  /* argv[2]: the real weights and clips */
@@ -42,6 +44,12 @@ extern const char *test_data_dir;  /* argv[2]: the real weights and clips */
     } while (0)
 
 void test_init(int argc, char **argv);
+/* The weight type the stage drivers load with: $AUDIOC_TEST_WEIGHTS (a
+ * name of ac_weight_type_parse), else stored. The parity tests ask for f32
+ * where a checkpoint is stored in BF16 or Q8_0, so that its products run in
+ * the f32 arithmetic the references compute in (the stored type's own
+ * arithmetic is measured by tests/precision.py). */
+ac_weight_type test_weight_type(void);
 int test_finish(void);
 
 /* Deterministic uniform floats in [lo, hi). */

@@ -65,7 +65,7 @@ static const route *find_route(const char *url, const char **id)
     for (int i = 0; i < n_server_routes; i++) {
         const route *r = &server_routes[i];
         size_t n = strlen(r->path);
-        int prefix = r->path[n - 1] == '/';
+        int prefix = n > 1 && r->path[n - 1] == '/';   /* "/" is the page, not a prefix of every path */
         if (prefix ? strncmp(url, r->path, n) == 0 && url[n] : strcmp(url, r->path) == 0) {
             *id = prefix ? url + n : "";
             return r;

@@ -42,13 +42,24 @@ void endpoint_health(job *j)
     r->content_type = "application/json";
 }
 
-/* A model object as OpenAI's /v1/models lists it, plus family and task. */
+/* A model object as OpenAI's /v1/models lists it, plus family and task
+ * (and a voice model's routes). */
 static void write_model(FILE *f, const served_model *m)
 {
     fputs("{\"id\":", f);
     json_string(f, m->id);
-    fprintf(f, ",\"object\":\"model\",\"created\":0,\"owned_by\":\"audio.c\",\"family\":\"%s\",\"task\":\"%s\"}",
+    fprintf(f, ",\"object\":\"model\",\"created\":0,\"owned_by\":\"audio.c\",\"family\":\"%s\",\"task\":\"%s\"",
             m->family, ac_task_name(m->task));
+    const char *const *routes = m->task == AC_TASK_VOICE ? ac_voice_routes(m->model) : NULL;
+    if (routes) {
+        fputs(",\"routes\":[", f);
+        for (int i = 0; routes[i]; i++) {
+            if (i) fputc(',', f);
+            json_string(f, routes[i]);
+        }
+        fputc(']', f);
+    }
+    fputc('}', f);
 }
 
 void endpoint_models(job *j)
@@ -146,6 +157,47 @@ static void library_error(reply *r, ac_status s, const char *filename)
 
 /* ---- transcription ------------------------------------------------------ */
 
+/* A delta event: the segment's text and its times in seconds (beyond
+ * OpenAI's fields, so that a client can show them as they come). */
+static void push_delta(job *j, const char *text, double start, double end)
+{
+    char *mem = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&mem, &len);
+    if (!f) return;
+    fputs("data: {\"type\":\"transcript.text.delta\",\"delta\":", f);
+    json_string(f, text);
+    fprintf(f, ",\"start\":%.3f,\"end\":%.3f}\n\n", start, end);
+    if (fclose(f) == 0) queue_push_event(j, mem, len);
+    free(mem);
+}
+
+/* The done event: the text, and with a response_format other than json
+ * the answer it would have had without stream (verbose_json as an object,
+ * text, srt and vtt as a string), so that one run gives both. */
+static void push_done(job *j, const char *text, const reply *r, format fmt)
+{
+    char *mem = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&mem, &len);
+    if (!f) return;
+    fputs("data: {\"type\":\"transcript.text.done\",\"text\":", f);
+    json_string(f, text);
+    if (fmt != FMT_JSON && r->status == 200 && r->body.data) {
+        fputs(",\"response\":", f);
+        if (fmt == FMT_VERBOSE_JSON) {
+            size_t n = r->body.len;
+            while (n && r->body.data[n - 1] == '\n') n--;
+            fwrite(r->body.data, 1, n, f);
+        } else {
+            json_string(f, r->body.data);
+        }
+    }
+    fputs("}\n\n", f);
+    if (fclose(f) == 0) queue_push_event(j, mem, len);
+    free(mem);
+}
+
 static int on_segment(const ac_asr_segment *g, void *user)
 {
     job *j = user;
@@ -157,7 +209,7 @@ static int on_segment(const ac_asr_segment *g, void *user)
         char *d = malloc(n);
         if (!d) return 1;
         snprintf(d, n, "%s%s", t->emitted && !nospace ? " " : "", g->text);
-        push_text_event(j, "transcript.text.delta", "delta", d);
+        push_delta(j, d, g->start, g->end);
         free(d);
         t->emitted = 1;
     }
@@ -193,7 +245,7 @@ void endpoint_transcription_run(job *j)
         const char *type = types[t->fmt];
         body_close(&b, &j->result, 200, type);
     }
-    if (t->stream) push_text_event(j, "transcript.text.done", "text", res->text);
+    if (t->stream) push_done(j, res->text, &j->result, t->fmt);
     ac_asr_result_free(res);
 }
 

@@ -31,6 +31,7 @@ typedef struct {
     reply early;        /* an answer decided before the body was read */
     job job;
     int submitted;
+    int streaming;      /* its events are being sent */
 } request;
 
 static atomic_int in_flight;   /* requests begun and not yet completed */
@@ -85,6 +86,7 @@ static enum MHD_Result send_reply(request *q, reply *r)
         MHD_create_response_from_buffer(r->body.len, r->body.data ? r->body.data : (void *)"", MHD_RESPMEM_MUST_COPY);
     if (!resp) return MHD_NO;
     add_common_headers(q, resp, r->content_type);
+    for (const char *const *h = r->headers; h && *h; h += 2) MHD_add_response_header(resp, h[0], h[1]);
     /* an answer before the body was read: the rest of the body is not read, so the connection cannot go on */
     if (q->has_body && r == &q->early) MHD_add_response_header(resp, "Connection", "close");
     if (r->status == 405 && q->route) {
@@ -182,6 +184,7 @@ static enum MHD_Result start_stream(request *q)
     enum MHD_Result ok = MHD_queue_response(q->conn, 200, resp);
     MHD_destroy_response(resp);
     log_request(q, 200);
+    q->streaming = 1;
     return ok;
 }
 
@@ -265,6 +268,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         q->method = method;
         q->url = url;
         q->t0 = ac_now();
+        q->ctx.if_none_match = header(c, "If-None-Match");
+        q->ctx.accept_encoding = header(c, "Accept-Encoding");
         admit(q, url, method);
         /* a refusal is answered at once, before any body is read: the
          * connection is closed after it (see send_reply) */
@@ -291,6 +296,9 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
     request *q = *con_cls;
     if (!q) return;
     if (q->submitted) {
+        /* a stream cut short by its client (the job is stopped below): logged again as 499 */
+        if (q->streaming && toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && toe != MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN)
+            log_request(q, 499);
         atomic_store(&q->job.cancelled, JOB_CLIENT_GONE);
         while (queue_wait(&q->job, JOB_DONE, NULL, 1.0) != JOB_DONE) {
         }

@@ -23,17 +23,26 @@ static void usage(FILE *f)
         "Serves speech recognition, voice activity detection and speech in a given\n"
         "voice over HTTP with OpenAI's API shapes: POST /v1/audio/transcriptions,\n"
         "/v1/audio/vad, /v1/audio/speech, /v1/audio/conversions; GET /v1/models,\n"
-        "/v1/audio/voices, /health. Every option can also be set from the\n"
-        "environment variable in brackets; options win.\n"
+        "/v1/audio/voices, /health; and a web page for them at GET / (open it in a\n"
+        "browser). Every option can also be set from the environment variable in\n"
+        "brackets; options win.\n"
         "\n"
         "  --host ADDR          address to listen on (127.0.0.1) [AUDIOC_HOST]\n"
         "  --port N             port; 0 picks a free one (8080) [AUDIOC_PORT]\n"
         "  --model ID=PATH      serve the model at PATH as ID; repeat for several.\n"
         "                       PATH is an ASR package (folder or .gguf), VAD weights or\n"
-        "                       a Vevo2 package (speech and voice conversion)\n"
+        "                       a Vevo2 package (speech and voice conversion), or\n"
+        "                       hf:ORG/NAME[@REVISION] on the Hugging Face Hub (fetched\n"
+        "                       into its cache on first use; HF_HUB_OFFLINE=1: cache only)\n"
         "                       [AUDIOC_MODELS: ID=PATH,ID=PATH]; default: the bundled\n"
         "                       " DEFAULT_MODEL_ID " as '" DEFAULT_MODEL_ID "' and " DEFAULT_VAD_ID "\n"
         "                       as '" DEFAULT_VAD_ID "'\n"
+        "  --weights T          hold every model's weight matrices as f32, f16, bf16 or\n"
+        "                       q8_0, converted when it loads (default: as its files\n"
+        "                       store them; docs/models/ lists what each family keeps)\n"
+        "                       [AUDIOC_WEIGHTS]\n"
+        "  --model-weights ID=T the same for the model served as ID only (T: stored,\n"
+        "                       f32, f16, bf16 or q8_0); repeat for several\n"
         "  --voice ID=REF[:TEXT] a reference voice for /v1/audio/speech and conversions:\n"
         "                       a few seconds of the speaker in any audio format; TEXT,\n"
         "                       what it says, makes it also the style reference of\n"
@@ -41,6 +50,7 @@ static void usage(FILE *f)
         "  --no-vad             transcriptions recognize the whole audio unless a request\n"
         "                       says vad=true (default: the first VAD model served finds\n"
         "                       the speech; a request's vad=false turns it off)\n"
+        "  --no-webui           no web page at GET / (the API is unchanged)\n"
         "  --threads N          threads in all (physical cores) [AUDIOC_THREADS]\n"
         "  --workers N          requests run at once, sharing the threads\n"
         "                       (threads / 2, at least 1) [AUDIOC_WORKERS]\n"
@@ -103,15 +113,38 @@ static int add_model(server_config *cfg, const char *spec)
 }
 
 /* The family and task come from the model's files (ac_model_probe). */
-static int load_model(served_model *m)
+static int load_model(served_model *m, ac_weight_type weights)
 {
-    if (ac_model_load(m->path, NULL, &m->model) != AC_OK) {
+    ac_load_options o;
+    ac_load_options_default(&o);
+    o.weights = m->weights_given ? m->weights : weights;
+    if (ac_model_load_with(m->path, NULL, &o, &m->model) != AC_OK) {
         fprintf(stderr, "audioc-server: model '%s': %s\n", m->id, ac_last_error());
         return -1;
     }
     m->task = ac_model_task(m->model);
     m->family = ac_model_family(m->model);
-    fprintf(stderr, "audioc-server: model '%s': %s (%s) from %s\n", m->id, m->family, ac_task_name(m->task), m->path);
+    fprintf(stderr, "audioc-server: model '%s': %s (%s) from %s, weights %s\n", m->id, m->family,
+            ac_task_name(m->task), m->path, ac_weight_type_name(o.weights));
+    return 0;
+}
+
+/* The --model-weights ID=TYPE of CFG onto the models they name. */
+static int apply_model_weights(server_config *cfg)
+{
+    for (int k = 0; k < cfg->n_model_weights; k++) {
+        const char *spec = cfg->model_weights[k], *eq = strchr(spec, '=');
+        int i = 0;
+        while (eq && i < cfg->n_models &&
+               !(strlen(cfg->models[i].id) == (size_t)(eq - spec) && !strncmp(cfg->models[i].id, spec, (size_t)(eq - spec))))
+            i++;
+        if (!eq || i == cfg->n_models) {
+            fprintf(stderr, "audioc-server: --model-weights '%s': expected ID=TYPE with the ID of a --model\n", spec);
+            return -1;
+        }
+        if (arg_weights("--model-weights", eq + 1, &cfg->models[i].weights)) return -1;
+        cfg->models[i].weights_given = 1;
+    }
     return 0;
 }
 
@@ -122,6 +155,9 @@ static void config_free(server_config *cfg)
     free(cfg->models);
     cfg->models = NULL;
     cfg->n_models = 0;
+    free(cfg->model_weights);
+    cfg->model_weights = NULL;
+    cfg->n_model_weights = 0;
     voices_free(cfg);
 }
 
@@ -163,6 +199,13 @@ static int set_option(server_config *cfg, const char *opt, const char *v, int *t
     } else if (!strcmp(opt, "--api-key")) cfg->api_key = *v ? v : NULL;
     else if (!strcmp(opt, "--cors")) cfg->cors = *v ? v : NULL;
     else if (!strcmp(opt, "--model")) return add_model(cfg, v);
+    else if (!strcmp(opt, "--weights")) return arg_weights(opt, v, &cfg->weights);
+    else if (!strcmp(opt, "--model-weights")) {
+        const char **mw = realloc(cfg->model_weights, (size_t)(cfg->n_model_weights + 1) * sizeof *mw);
+        if (!mw) return -1;
+        cfg->model_weights = mw;
+        mw[cfg->n_model_weights++] = v;
+    }
     else if (!strcmp(opt, "--voice")) return voice_add(cfg, v);
     else if (!strcmp(opt, "--max-connections")) return arg_int(opt, v, 1, 100000, &cfg->max_connections);
     else if (!strcmp(opt, "--max-connections-per-client")) return arg_int(opt, v, 1, 100000, &cfg->max_per_client);
@@ -198,7 +241,8 @@ static const struct {
                    {"AUDIOC_HEADER_TIMEOUT", "--header-timeout"},
                    {"AUDIOC_MIN_UPLOAD_RATE", "--min-upload-rate"},
                    {"AUDIOC_SHUTDOWN_TIMEOUT", "--shutdown-timeout"},
-                   {"AUDIOC_MAX_BUFFER_MB", "--max-buffer-mb"}};
+                   {"AUDIOC_MAX_BUFFER_MB", "--max-buffer-mb"},
+                   {"AUDIOC_WEIGHTS", "--weights"}};
 
 static int parse(server_config *cfg, int argc, char **argv, int *threads)
 {
@@ -231,11 +275,16 @@ static int parse(server_config *cfg, int argc, char **argv, int *threads)
             cfg->no_vad = 1;
             continue;
         }
+        if (!strcmp(o, "--no-webui")) {
+            cfg->no_webui = 1;
+            continue;
+        }
         char name[64];
         snprintf(name, sizeof name, "%.*s", (int)strcspn(o, "="), o);
         int known = 0;
         for (size_t k = 0; k < sizeof env_options / sizeof *env_options; k++) known |= !strcmp(name, env_options[k].opt);
-        if (!known && strcmp(name, "--model") != 0 && strcmp(name, "--voice") != 0) {
+        if (!known && strcmp(name, "--model") != 0 && strcmp(name, "--model-weights") != 0 &&
+            strcmp(name, "--voice") != 0) {
             fprintf(stderr, "audioc-server: unknown option '%s' (see --help)\n", o);
             return -1;
         }
@@ -253,7 +302,7 @@ static int parse(server_config *cfg, int argc, char **argv, int *threads)
         fprintf(stderr, "audioc-server: no models: give --model ID=PATH (or AUDIOC_MODELS)\n");
         return -1;
     }
-    return 0;
+    return apply_model_weights(cfg);
 }
 
 int main(int argc, char **argv)
@@ -293,7 +342,7 @@ int main(int argc, char **argv)
 
     int rc = 1;
     for (int i = 0; i < cfg->n_models; i++)
-        if (load_model(&cfg->models[i])) goto out;
+        if (load_model(&cfg->models[i], cfg->weights)) goto out;
     if (voices_load(cfg)) goto out;
     if (queue_start(cfg->workers, each, cfg->max_queue, warm_up, cfg)) {
         fprintf(stderr, "audioc-server: cannot start %d workers\n", cfg->workers);

@@ -4,8 +4,12 @@
 #include "endpoints.h"
 #include "routes.h"
 #include "speech.h"
+#include "web.h"
 
 const route server_routes[] = {
+    {.method = "GET", .path = "/", .body = BODY_NONE, .needs_key = 0, .lane = LANE_NOW, .respond = endpoint_page},
+    {.method = "GET", .path = "/web/", .body = BODY_NONE, .needs_key = 0, .lane = LANE_NOW,
+     .respond = endpoint_asset},
     {.method = "GET", .path = "/health", .body = BODY_NONE, .needs_key = 0, .lane = LANE_NOW,
      .respond = endpoint_health},
     {.method = "GET", .path = "/v1/models", .body = BODY_NONE, .needs_key = 1, .lane = LANE_NOW,

@@ -17,7 +17,7 @@ typedef enum { LANE_NOW, LANE_QUEUE } lane;
 
 typedef struct {
     const char *method;        /* GET (which also answers HEAD) or POST */
-    const char *path;          /* ending in '/': a prefix, and the rest of the URL is the request's id */
+    const char *path;          /* ending in '/' (but "/"): a prefix, and the rest of the URL is the request's id */
     body_kind body;
     size_t body_max;           /* bytes of JSON, or of form fields; BODY_MAX_UPLOAD */
     int needs_key;             /* refused with 401 without the API key, when one is set */

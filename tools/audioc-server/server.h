@@ -22,6 +22,8 @@ typedef struct {
     ac_task task;
     const char *family;
     ac_model *model;   /* shared by all requests and workers */
+    ac_weight_type weights;   /* its matrices' type (--model-weights, else --weights) */
+    int weights_given;        /* by --model-weights */
 } served_model;
 
 typedef struct {
@@ -32,6 +34,7 @@ typedef struct {
     const char *api_key, *cors;
     int quiet;
     int no_vad;             /* transcriptions use no VAD unless a request says vad=true */
+    int no_webui;           /* GET / and /web/ answer 404 (--no-webui) */
     int max_connections, max_per_client;   /* open connections in all, and from one address */
     double header_timeout;                 /* seconds for a request head (and the body's grace) */
     double min_upload_rate;                /* bytes per second a body must average after that */
@@ -39,6 +42,9 @@ typedef struct {
     long max_buffer_mb;                    /* upload bytes held in memory at once, all requests together */
     served_model *models;
     int n_models;
+    ac_weight_type weights;                /* --weights: the type of every model's matrices */
+    const char **model_weights;            /* the --model-weights ID=TYPE given, applied once all models are known */
+    int n_model_weights;
     struct served_voice *voices;           /* the --voice references (the voice module's, speech.h) */
     int n_voices;
 } server_config;
@@ -101,6 +107,7 @@ typedef struct {
     int status;
     const char *content_type;
     buffer body;
+    const char *const *headers;   /* more headers: name, value pairs ending in NULL (not freed), or NULL */
 } reply;
 
 /* A reply body written with stdio: body_open (NULL after a 500 into R),
@@ -125,6 +132,8 @@ typedef struct {
     const char *id;            /* what follows a prefix route's path (GET /v1/models/ID), else "" */
     const form *form;          /* the fields of a multipart body, else NULL */
     const buffer *json;        /* a JSON body as received, else NULL */
+    const char *if_none_match; /* the If-None-Match header, or NULL */
+    const char *accept_encoding;   /* the Accept-Encoding header, or NULL */
 } request_ctx;
 
 /* A request's work: answered at once on the connection's thread, or queued

@@ -26,7 +26,8 @@ static void usage(FILE *f)
         "audio is cut into chunks at quiet points (35 s at most).\n"
         "\n"
         "model:\n"
-        "  -m, --model PATH        model package folder, or a single-file .gguf package\n"
+        "  -m, --model PATH        model package folder, or a single-file .gguf package,\n"
+        "                          or hf:ORG/NAME[@REVISION] on the Hugging Face Hub\n"
         "                          (default: $AUDIOC_ASR_MODEL, else the bundled\n"
         "                          models/hviske-tiny-da: Danish, synthetic speech only)\n"
         "  -l, --language L        spoken language, one the model supports (da)\n"
@@ -34,6 +35,7 @@ static void usage(FILE *f)
         "      --vad PATH          the VAD model that finds the speech (Silero or MarbleNet\n"
         "                          weights; default: $AUDIOC_VAD_MODEL, else the bundled\n"
         "                          models/" DEFAULT_VAD_ID ")\n"
+        WEIGHTS_HELP
         "      --no-vad            recognize the whole audio, in chunks of 35 s at most\n"
         "\n"
         "decoding (greedy by default):\n"
@@ -88,6 +90,7 @@ static const struct {
 
 typedef struct {
     const char *model, *vad, *out_dir;
+    ac_weight_type weights;
     int format;          /* on stdout */
     unsigned files_out;  /* bit per format written to files; 0: stdout */
     int tokens, timings, parallel, max_len, max_line;
@@ -129,7 +132,7 @@ static int parse(int argc, char **argv, asr_args *a)
     enum { O_MODEL, O_LANGUAGE, O_NO_PUNCTUATION, O_VAD, O_BEAM, O_LENGTH_PENALTY, O_TEMPERATURE, O_TOP_K,
            O_TOP_P, O_SEED, O_MAX_NEW, O_MIN_NEW, O_NO_PROMPT_PREFIX, O_FORMAT, O_TOKENS, O_TIMINGS, O_OUTPUT_DIR,
            O_NO_VAD, O_WORD_TIMESTAMPS, O_MAX_SEGMENT_LENGTH, O_MAX_LINE_WIDTH,
-           O_OUTPUT_FORMAT, O_OTXT, O_OJ, O_OSRT, O_OVTT, O_PARALLEL };
+           O_OUTPUT_FORMAT, O_OTXT, O_OJ, O_OSRT, O_OVTT, O_PARALLEL, O_WEIGHTS };
     static const opt_def defs[] = {
         [O_MODEL] = {"-m|--model", 1}, [O_LANGUAGE] = {"-l|--language", 1},
         [O_NO_PUNCTUATION] = {"--no-punctuation", 0}, [O_VAD] = {"--vad", 1}, [O_NO_VAD] = {"--no-vad", 0},
@@ -141,7 +144,8 @@ static int parse(int argc, char **argv, asr_args *a)
         [O_NO_PROMPT_PREFIX] = {"--no-prompt-prefix", 0}, [O_FORMAT] = {"-f|--format", 1},
         [O_TOKENS] = {"--tokens", 0}, [O_TIMINGS] = {"--timings", 0}, [O_OUTPUT_DIR] = {"--output-dir", 1},
         [O_OUTPUT_FORMAT] = {"--output-format", 1}, [O_OTXT] = {"-otxt", 0}, [O_OJ] = {"-oj", 0},
-        [O_OSRT] = {"-osrt", 0}, [O_OVTT] = {"-ovtt", 0}, [O_PARALLEL] = {"-p|--parallel", 1}, {0},
+        [O_OSRT] = {"-osrt", 0}, [O_OVTT] = {"-ovtt", 0}, [O_PARALLEL] = {"-p|--parallel", 1},
+        [O_WEIGHTS] = {"--weights", 1}, {0},
     };
     a->parallel = 1;
     ac_asr_options_default(&a->opt);
@@ -157,6 +161,7 @@ static int parse(int argc, char **argv, asr_args *a)
     for (int k; !bad && (k = opt_next(&p, defs, &v)) != OPT_END;) {
         switch (k) {
         case O_MODEL: a->model = v; break;
+        case O_WEIGHTS: bad = arg_weights(p.opt, v, &a->weights); break;
         case O_LANGUAGE: a->opt.language = v; break;
         case O_NO_PUNCTUATION: a->opt.punctuation = 0; break;
         case O_VAD: a->vad = v; break;
@@ -395,8 +400,8 @@ int cmd_transcribe(int argc, char **argv)
     int rc = 1;
     if (a.out_dir && make_out_dir(a.out_dir)) goto out;
     double t0 = ac_now();
-    ac_model *asr = load_model(a.model, NULL, AC_TASK_ASR, "");
-    if (!asr || (a.vad && !(a.opt.vad = load_model(a.vad, NULL, AC_TASK_VAD, "--vad: not a VAD model: ")))) {
+    ac_model *asr = load_model(a.model, NULL, a.weights, AC_TASK_ASR, "");
+    if (!asr || (a.vad && !(a.opt.vad = load_model(a.vad, NULL, a.weights, AC_TASK_VAD, "--vad: not a VAD model: ")))) {
         ac_model_free(asr);
         goto out;
     }

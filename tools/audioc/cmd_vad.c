@@ -20,9 +20,11 @@ static void usage(FILE *f)
         "mono) and prints the speech segments. Long files stream in bounded memory.\n"
         "\n"
         "model:\n"
-        "  -m, --model PATH        weights file or model folder (default: $AUDIOC_VAD_MODEL,\n"
+        "  -m, --model PATH        weights file or model folder, or hf:ORG/NAME[@REVISION]\n"
+        "                          on the Hugging Face Hub (default: $AUDIOC_VAD_MODEL,\n"
         "                          else the bundled models/" DEFAULT_VAD_ID ")\n"
         "      --family NAME       silero_vad or marblenet_vad (default: detected)\n"
+        WEIGHTS_HELP
         "\n"
         "segments (silero_vad uses all; marblenet_vad uses --threshold only):\n"
         "      --threshold P       speech when probability >= P (0.5)\n"
@@ -51,6 +53,7 @@ static void usage(FILE *f)
 
 typedef struct {
     const char *model, *family;
+    ac_weight_type weights;
     out_format format;
     int probs, timings;
     ac_vad_options opt;
@@ -61,14 +64,14 @@ typedef struct {
 static int parse(int argc, char **argv, vad_args *a)
 {
     enum { O_MODEL, O_FAMILY, O_FORMAT, O_PROBS, O_TIMINGS, O_THRESHOLD, O_NEG_THRESHOLD, O_MIN_SPEECH,
-           O_MIN_SILENCE, O_PAD, O_MAX_SPEECH, O_MIN_SILENCE_AT_MAX, O_NO_SPLIT_LONGEST };
+           O_MIN_SILENCE, O_PAD, O_MAX_SPEECH, O_MIN_SILENCE_AT_MAX, O_NO_SPLIT_LONGEST, O_WEIGHTS };
     static const opt_def defs[] = {
         [O_MODEL] = {"-m|--model", 1}, [O_FAMILY] = {"--family", 1}, [O_FORMAT] = {"--format", 1},
         [O_PROBS] = {"--probs", 0}, [O_TIMINGS] = {"--timings", 0}, [O_THRESHOLD] = {"--threshold", 1},
         [O_NEG_THRESHOLD] = {"--neg-threshold", 1}, [O_MIN_SPEECH] = {"--min-speech-ms", 1},
         [O_MIN_SILENCE] = {"--min-silence-ms", 1}, [O_PAD] = {"--speech-pad-ms", 1},
         [O_MAX_SPEECH] = {"--max-speech-s", 1}, [O_MIN_SILENCE_AT_MAX] = {"--min-silence-at-max-speech-ms", 1},
-        [O_NO_SPLIT_LONGEST] = {"--no-split-at-longest-silence", 0}, {0},
+        [O_NO_SPLIT_LONGEST] = {"--no-split-at-longest-silence", 0}, [O_WEIGHTS] = {"--weights", 1}, {0},
     };
     ac_vad_options_default(&a->opt);
     a->model = default_vad_model();
@@ -83,6 +86,7 @@ static int parse(int argc, char **argv, vad_args *a)
         switch (k) {
         case O_MODEL: a->model = v; break;
         case O_FAMILY: a->family = v; break;
+        case O_WEIGHTS: bad = arg_weights(p.opt, v, &a->weights); break;
         case O_FORMAT: bad = out_format_parse(v, &a->format); break;
         case O_PROBS: a->probs = 1; break;
         case O_TIMINGS: a->timings = 1; break;
@@ -135,7 +139,7 @@ int cmd_vad(int argc, char **argv)
     }
 
     double t0 = ac_now();
-    ac_model *vad = !a.family || is_vad_family(a.family) ? load_model(a.model, a.family, AC_TASK_VAD, "") : NULL;
+    ac_model *vad = !a.family || is_vad_family(a.family) ? load_model(a.model, a.family, a.weights, AC_TASK_VAD, "") : NULL;
     if (!vad) {
         free(a.files);
         return 1;

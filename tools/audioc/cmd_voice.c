@@ -45,11 +45,14 @@ static void usage(FILE *f, const char *cmd)
             "\n"
             "model:\n"
             "  -m, --model DIR         a Vevo2 package folder (as published: acoustic_modeling/,\n"
-            "                          contentstyle_modeling/, tokenizer/, vocoder/)\n"
+            "                          contentstyle_modeling/, tokenizer/, vocoder/), or\n"
+            "                          hf:RMSnow/Vevo2 on the Hugging Face Hub (with the\n"
+            "                          openai/whisper-medium encoder)\n"
             "      --whisper PATH      the Whisper-medium encoder: OpenAI's medium.pt, a Hugging\n"
             "                          Face openai/whisper-medium folder, or model.safetensors with\n"
             "                          OpenAI names + config.json (default: whisper-medium/ or\n"
             "                          medium.pt in DIR, else whisper-medium/ beside DIR)\n"
+            WEIGHTS_HELP
             "\n"
             "references:\n"
             "  -r, --voice, --target-voice REF  the voice to speak or sing in\n"
@@ -99,6 +102,7 @@ static void usage(FILE *f, const char *cmd)
 typedef struct {
     const char *cmd, *model, *whisper, *target, *style, *prosody, *noise_file, *source, *out, *text_file;
     char *text;          /* malloc'd */
+    ac_weight_type weights;
     int pcm16, timings;
     ac_voice_options opt;
 } voice_args;
@@ -137,7 +141,7 @@ static int parse(int argc, char **argv, voice_args *a)
     enum { O_MODEL, O_WHISPER, O_TARGET, O_VOICE_TEXT, O_STYLE, O_STYLE_TEXT, O_PROSODY, O_SOURCE_TEXT, O_TEXT,
            O_TEXT_FILE, O_ROUTE, O_PROSODY_CODE, O_NO_PROSODY_CODE, O_TARGET_DURATION, O_REFERENCE_DURATION,
            O_PITCH_SHIFT, O_STYLE_PITCH_SHIFT, O_NO_PITCH_SHIFT, O_TEMPERATURE, O_TOP_K, O_TOP_P, O_PENALTY,
-           O_MIN_TOKENS, O_MAX_TOKENS, O_STEPS, O_SEED, O_FM_NOISE, O_OUTPUT, O_FLOAT, O_TIMINGS, O_SPEED };
+           O_MIN_TOKENS, O_MAX_TOKENS, O_STEPS, O_SEED, O_FM_NOISE, O_OUTPUT, O_FLOAT, O_TIMINGS, O_SPEED, O_WEIGHTS };
     static const opt_def defs[] = {
         [O_MODEL] = {"-m|--model", 1}, [O_WHISPER] = {"--whisper", 1},
         [O_TARGET] = {"-r|--voice|--target-voice", 1}, [O_VOICE_TEXT] = {"--voice-text", 1},
@@ -151,7 +155,7 @@ static int parse(int argc, char **argv, voice_args *a)
         [O_PENALTY] = {"--repetition-penalty", 1}, [O_MIN_TOKENS] = {"--min-tokens", 1},
         [O_MAX_TOKENS] = {"--max-tokens", 1}, [O_STEPS] = {"--steps", 1}, [O_SEED] = {"--seed", 1},
         [O_FM_NOISE] = {"--fm-noise", 1}, [O_OUTPUT] = {"-o|--output", 1}, [O_FLOAT] = {"--float", 0},
-        [O_TIMINGS] = {"--timings", 0}, [O_SPEED] = {"--speed", 1}, {0},
+        [O_TIMINGS] = {"--timings", 0}, [O_SPEED] = {"--speed", 1}, [O_WEIGHTS] = {"--weights", 1}, {0},
     };
     ac_voice_options *o = &a->opt;
     ac_voice_options_default(o);
@@ -169,6 +173,7 @@ static int parse(int argc, char **argv, voice_args *a)
         switch (k) {
         case O_MODEL: a->model = v; break;
         case O_WHISPER: a->whisper = v; break;
+        case O_WEIGHTS: bad = arg_weights(p.opt, v, &a->weights); break;
         case O_TARGET: a->target = v; break;
         case O_VOICE_TEXT: o->target_voice_text = v; break;
         case O_STYLE: a->style = v; break;
@@ -330,6 +335,7 @@ int cmd_voice(const char *cmd, int argc, char **argv)
     ac_load_options lo;
     ac_load_options_default(&lo);
     lo.whisper = a.whisper;
+    lo.weights = a.weights;
     ac_model *m = NULL;
     clips c = {0};
     int rc = 1;

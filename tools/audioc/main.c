@@ -19,16 +19,21 @@ static void usage(FILE *f)
           "  svc        sing a song again in another voice (Vevo2)\n"
           "  convert    decode, mix to mono and resample audio to a float WAV\n"
           "  tokenize   text to token ids and back with a model's tokenizer (Qwen2, Vevo2)\n"
+          "  pull       download a model from the Hugging Face Hub into its cache\n"
           "\n"
           "  audioc COMMAND --help   options of a command\n"
           "  audioc --version        version\n",
           f);
 }
 
-ac_model *load_model(const char *path, const char *family, ac_task task, const char *prefix)
+ac_model *load_model(const char *path, const char *family, ac_weight_type weights, ac_task task,
+                     const char *prefix)
 {
     ac_model *m;
-    if (ac_model_load(path, family, &m) != AC_OK) {
+    ac_load_options o;
+    ac_load_options_default(&o);
+    o.weights = weights;
+    if (ac_model_load_with(path, family, &o, &m) != AC_OK) {
         fprintf(stderr, "audioc: %s%s\n", prefix, ac_last_error());
         return NULL;
     }
@@ -62,6 +67,7 @@ int main(int argc, char **argv)
         return cmd_voice(cmd, argc - 2, argv + 2);
     if (strcmp(cmd, "convert") == 0) return cmd_convert(argc - 2, argv + 2);
     if (strcmp(cmd, "tokenize") == 0) return cmd_tokenize(argc - 2, argv + 2);
+    if (strcmp(cmd, "pull") == 0) return cmd_pull(argc - 2, argv + 2);
     fprintf(stderr, "audioc: unknown command '%s' (see audioc --help)\n", cmd);
     return 2;
 }

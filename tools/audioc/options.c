@@ -8,10 +8,11 @@
 #include "audioc.h"
 
 /* The options of every command, applied by the parser itself. */
-enum { C_THREADS, C_QUIET, C_VERBOSE, C_PROGRESS, C_NO_PROGRESS, C_HELP };
+enum { C_THREADS, C_QUIET, C_VERBOSE, C_PROGRESS, C_NO_PROGRESS, C_HELP, C_OFFLINE };
 static const opt_def common[] = {
     [C_THREADS] = {"-t|--threads", 1}, [C_QUIET] = {"-q|--quiet", 0},       [C_VERBOSE] = {"-v|--verbose", 0},
     [C_PROGRESS] = {"--progress", 0},  [C_NO_PROGRESS] = {"--no-progress", 0}, [C_HELP] = {"-h|--help", 0},
+    [C_OFFLINE] = {"--offline", 0},
     {0},
 };
 
@@ -51,6 +52,7 @@ static int apply_common(const opt_parser *p, int k, const char *v)
     case C_PROGRESS: ac_set_progress(progress_mode = 1); break;
     case C_NO_PROGRESS: ac_set_progress(progress_mode = 0); break;
     case C_HELP: return OPT_HELP;
+    case C_OFFLINE: ac_hub_set_offline(1); break;
     }
     return 0;
 }

@@ -50,3 +50,10 @@ int arg_float(const char *opt, const char *val, double lo, double hi, double *ou
     *out = v;
     return 0;
 }
+
+int arg_weights(const char *opt, const char *val, ac_weight_type *out)
+{
+    if (ac_weight_type_parse(val, out) == AC_OK) return 0;
+    fprintf(stderr, "%s: %s: %s\n", arg_program, opt, ac_last_error());
+    return -1;
+}

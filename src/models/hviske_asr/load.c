@@ -40,11 +40,13 @@ static ac_status load_subsampling(hviske_model *m)
     AC_TRY(ac_weights_vec(w, C, &m->sub0_b, SUB "conv.0.bias"));
     AC_TRY(dw3x3(w, C, &m->sub_dw_w[0], SUB "conv.2.weight"));
     AC_TRY(ac_weights_vec(w, C, &m->sub_dw_b[0], SUB "conv.2.bias"));
+    int keep = ac_weights_keep(w, AC_KEEP_STORED); /* the subsampling stem keeps its precision */
     AC_TRY(ac_weights_mat(w, AC_SHAPE(C, C, 1, 1), &m->sub_pw_w[0], SUB "conv.3.weight"));
     AC_TRY(ac_weights_vec(w, C, &m->sub_pw_b[0], SUB "conv.3.bias"));
     AC_TRY(dw3x3(w, C, &m->sub_dw_w[1], SUB "conv.5.weight"));
     AC_TRY(ac_weights_vec(w, C, &m->sub_dw_b[1], SUB "conv.5.bias"));
     AC_TRY(ac_weights_mat(w, AC_SHAPE(C, C, 1, 1), &m->sub_pw_w[1], SUB "conv.6.weight"));
+    ac_weights_keep(w, keep);
     AC_TRY(ac_weights_vec(w, C, &m->sub_pw_b[1], SUB "conv.6.bias"));
     /* upstream flattens (channel, freq) as c*F3 + f; our activations are
      * [freq][channel], so the columns are reordered to f*C + c once */
@@ -194,7 +196,7 @@ static ac_status load_package_files(hviske_model *m, const char *path, int folde
     return ac_sp_load(p, &m->sp);
 }
 
-static ac_status load_all(hviske_model *m, const char *path)
+static ac_status load_all(hviske_model *m, const char *path, ac_weight_type type)
 {
     int folder = is_dir(path);
     char p[4200];
@@ -204,6 +206,7 @@ static ac_status load_all(hviske_model *m, const char *path)
     AC_TRY(load_package_files(m, path, folder));
     AC_TRY(check_tokens(m));
     if (folder) AC_TRY(ac_weights_open(p, &m->weights));
+    AC_TRY(ac_weights_set_type(m->weights, type));
     const hviske_config *c = &m->cfg;
     ac_weights *w = m->weights;
     AC_TRY(load_frontend(m));
@@ -213,8 +216,10 @@ static ac_status load_all(hviske_model *m, const char *path)
     if (!m->enc || !m->dec) return AC_ERR_NOMEM;
     for (int i = 0; i < c->n_layers; i++) AC_TRY(load_enc_layer(m, i));
     AC_TRY(ac_weights_linear(w, c->dec_dim, c->d_model, &m->proj_w, &m->proj_b, "encoder_decoder_proj"));
+    int keep = ac_weights_keep(w, AC_KEEP_STORED); /* the token embedding keeps its precision */
     AC_TRY(ac_weights_mat(w, AC_SHAPE(c->vocab, c->dec_dim), &m->tok_emb,
                           "transf_decoder._embedding.token_embedding.weight"));
+    ac_weights_keep(w, keep);
     AC_TRY(ac_weights_f32(w, AC_SHAPE(c->max_seq, c->dec_dim), &m->pos_enc,
                           "transf_decoder._embedding.position_embedding.pos_enc"));
     AC_TRY(ac_weights_norm(w, c->dec_dim, &m->emb_ln_w, &m->emb_ln_b, "transf_decoder._embedding.layer_norm"));
@@ -236,12 +241,12 @@ static ac_status load_all(hviske_model *m, const char *path)
     return s;
 }
 
-ac_status hviske_load(const char *dir, hviske_model **out)
+ac_status hviske_load(const char *dir, ac_weight_type type, hviske_model **out)
 {
     *out = NULL;
     hviske_model *m = ac_calloc(1, sizeof *m);
     if (!m) return AC_ERR_NOMEM;
-    ac_status s = load_all(m, dir);
+    ac_status s = load_all(m, dir, type);
     if (s) {
         hviske_free(m);
         return s;

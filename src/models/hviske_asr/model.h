@@ -93,7 +93,7 @@ int hviske_language(const hviske_config *cfg, const char *code);
 
 /* load.c: PATH is a package folder, or a single-file GGUF package that
  * embeds config.json, generation_config.json and tokenizer.model. */
-ac_status hviske_load(const char *path, hviske_model **out);
+ac_status hviske_load(const char *path, ac_weight_type type, hviske_model **out);
 void hviske_free(hviske_model *m);
 
 /* Length of a stride-2, kernel-3, padding-1 stage. */

@@ -53,8 +53,9 @@ ac_status hv6_config_parse(const char *text, size_t len, const char *file, hv6_c
 const char *hv6_style_key(int i);
 
 /* A package folder: config.json, tokenizer.json (tokenizer_config.json
- * beside it), model.safetensors. */
-ac_status hv6_load(const char *dir, hv6_model **out);
+ * beside it), model.safetensors; its matrices held in TYPE under the rule
+ * of docs/models/hviske_v6.md. */
+ac_status hv6_load(const char *dir, ac_weight_type type, hv6_model **out);
 void hv6_free(hv6_model *m);
 
 /* Seconds spent per stage of a chunk. */

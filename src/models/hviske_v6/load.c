@@ -47,28 +47,28 @@ static ac_status check_tokenizer(const hv6_model *m, const char *dir)
     return AC_OK;
 }
 
-static ac_status load_parts(hv6_model *m, const char *dir)
+static ac_status load_parts(hv6_model *m, const char *dir, ac_weight_type type)
 {
     const hv6_config *c = &m->cfg;
     char p[PATH_LEN];
     AC_TRY(ac_bpe_load_dir(dir, &m->tok));
     AC_TRY(check_tokenizer(m, dir));
     snprintf(p, sizeof p, "%s/model.safetensors", dir);
-    AC_TRY(ac_weights_open(p, &m->weights));
-    AC_TRY(whisper_encoder_from(m->weights, &c->enc, "", &m->enc));
+    AC_TRY(ac_weights_open_as(p, type, &m->weights));
+    AC_TRY(whisper_encoder_shared(m->weights, &c->enc, "", &m->enc));
     int S = c->stack * c->enc.d;
     AC_TRY(ac_weights_vec(m->weights, S, &m->norm, "norm.weight"));
     AC_TRY(ac_weights_linear(m->weights, c->dec.hidden, S, &m->proj, NULL, "proj"));
-    return qwen2_load_from(m->weights, &c->dec, "llm.", &m->dec);
+    return qwen2_load_shared(m->weights, &c->dec, "llm.", &m->dec);
 }
 
-ac_status hv6_load(const char *dir, hv6_model **out)
+ac_status hv6_load(const char *dir, ac_weight_type type, hv6_model **out)
 {
     *out = NULL;
     hv6_model *m = ac_calloc(1, sizeof *m);
     if (!m) return AC_ERR_NOMEM;
     ac_status s = read_config(dir, &m->cfg);
-    if (!s) s = load_parts(m, dir);
+    if (!s) s = load_parts(m, dir, type);
     if (s) {
         hv6_free(m);
         return s;

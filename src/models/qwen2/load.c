@@ -50,7 +50,10 @@ static ac_status load_weights(qwen2_model *m)
 {
     const qwen2_config *c = &m->cfg;
     AC_TRY(check_vocab(m, "model.embed_tokens.weight"));
+    /* the embedding keeps its precision unless it is also the head */
+    int keep = ac_weights_keep(m->weights, c->tied ? 0 : AC_KEEP_STORED);
     AC_TRY(ac_weights_mat(m->weights, AC_SHAPE(c->vocab, c->hidden), &m->embed, "model.embed_tokens.weight"));
+    ac_weights_keep(m->weights, keep);
     m->layer = ac_calloc((size_t)c->layers, sizeof *m->layer);
     if (!m->layer) return AC_ERR_NOMEM;
     for (int i = 0; i < c->layers; i++) AC_TRY(load_layer(m, i));
@@ -90,7 +93,7 @@ static ac_status load_configs(qwen2_model *m, const char *dir)
     return s;
 }
 
-ac_status qwen2_load_from(ac_weights *w, const qwen2_config *cfg, const char *ns, qwen2_model **out)
+ac_status qwen2_load_shared(ac_weights *w, const qwen2_config *cfg, const char *ns, qwen2_model **out)
 {
     *out = NULL;
     qwen2_model *m = ac_calloc(1, sizeof *m);
@@ -110,7 +113,28 @@ ac_status qwen2_load_from(ac_weights *w, const qwen2_config *cfg, const char *ns
     return AC_OK;
 }
 
-ac_status qwen2_load(const char *dir, qwen2_model **out)
+ac_status qwen2_load_from(ac_weights *w, const char *cfg, size_t n_cfg, const char *gen, size_t n_gen,
+                          const char *name, qwen2_model **out)
+{
+    *out = NULL;
+    qwen2_model *m = ac_calloc(1, sizeof *m);
+    if (!m) {
+        ac_weights_free(w);
+        return AC_ERR_NOMEM;
+    }
+    m->weights = w;
+    m->owns_weights = 1;
+    ac_status s = qwen2_config_parse(cfg, n_cfg, gen, n_gen, name, &m->cfg, &m->gen);
+    if (!s) s = load_weights(m);
+    if (s) {
+        qwen2_free(m);
+        return s;
+    }
+    *out = m;
+    return AC_OK;
+}
+
+ac_status qwen2_load(const char *dir, ac_weight_type type, qwen2_model **out)
 {
     *out = NULL;
     qwen2_model *m = ac_calloc(1, sizeof *m);
@@ -119,7 +143,7 @@ ac_status qwen2_load(const char *dir, qwen2_model **out)
     char p[4200];
     snprintf(p, sizeof p, "%s/model.safetensors", dir);
     ac_status s = load_configs(m, dir);
-    if (!s) s = ac_weights_open(p, &m->weights);
+    if (!s) s = ac_weights_open_as(p, type, &m->weights);
     if (!s) s = load_weights(m);
     if (s) {
         qwen2_free(m);

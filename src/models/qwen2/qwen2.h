@@ -75,12 +75,17 @@ ac_status qwen2_config_parse_obj(const ac_config *c, const cJSON *obj, const cha
 
 /* A Hugging Face Qwen2 or Qwen3 folder: config.json, generation_config.json
  * (optional) and model.safetensors; weights stay in their stored type. */
-ac_status qwen2_load(const char *dir, qwen2_model **out);
-/* The decoder over tensors of W that the caller owns (a package holding
+ac_status qwen2_load(const char *dir, ac_weight_type type, qwen2_model **out);
+/* The same over weights W opened by the caller (a part of a GGUF package,
+ * taken: freed on error too) and the bytes of config.json and
+ * generation_config.json (GEN may be NULL); NAME in messages. */
+ac_status qwen2_load_from(ac_weights *w, const char *cfg, size_t n_cfg, const char *gen, size_t n_gen,
+                          const char *name, qwen2_model **out);
+/* The decoder over tensors of W that the caller keeps (a package holding
  * more than the decoder), its names under the namespace NS ("llm."): W
  * must outlive the model; its namespace is left cleared. The generation
  * defaults are HF's. */
-ac_status qwen2_load_from(ac_weights *w, const qwen2_config *cfg, const char *ns, qwen2_model **out);
+ac_status qwen2_load_shared(ac_weights *w, const qwen2_config *cfg, const char *ns, qwen2_model **out);
 void qwen2_free(qwen2_model *m);
 
 /* The state of one request: the KV cache of CAP positions and buffers for

@@ -40,6 +40,11 @@ ac_status vevo2_coco_config_parse(const ac_config *c, const cJSON *obj, const ch
         {obj, where, "chromagram_dim", &g.chroma_dim},
     };
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        /* a style tokenizer takes no Whisper features: upstream never reads
+         * its whisper_dim, and VevoSing's configs leave it out */
+        if (keys[i].v == &g.whisper_dim && g.type == VEVO2_COCO_STYLE &&
+            !cJSON_GetObjectItemCaseSensitive(obj, "whisper_dim"))
+            continue;
         AC_TRY(ac_config_int(c, keys[i].obj, keys[i].where, keys[i].key, keys[i].v));
         AC_TRY(positive(c, keys[i].where, keys[i].key, *keys[i].v));
     }
@@ -77,14 +82,26 @@ static ac_status load_weights(vevo2_coco *m)
     return ac_fvq_load(m->weights, "quantizer.quantizers.0", H, c->codebook_dim, c->codebook_size, &m->vq);
 }
 
-ac_status vevo2_coco_load(const char *weights_path, const vevo2_coco_config *cfg, vevo2_coco **out)
+ac_status vevo2_coco_load(const char *weights_path, const vevo2_coco_config *cfg, ac_weight_type type,
+                          vevo2_coco **out)
+{
+    *out = NULL;
+    ac_weights *w;
+    AC_TRY(ac_weights_open_as(weights_path, type, &w));
+    return vevo2_coco_load_from(w, cfg, out);
+}
+
+ac_status vevo2_coco_load_from(ac_weights *w, const vevo2_coco_config *cfg, vevo2_coco **out)
 {
     *out = NULL;
     vevo2_coco *m = ac_calloc(1, sizeof *m);
-    if (!m) return AC_ERR_NOMEM;
+    if (!m) {
+        ac_weights_free(w);
+        return AC_ERR_NOMEM;
+    }
     m->cfg = *cfg;
-    ac_status s = ac_weights_open(weights_path, &m->weights);
-    if (!s) s = load_weights(m);
+    m->weights = w;
+    ac_status s = load_weights(m);
     if (s) {
         vevo2_coco_free(m);
         return s;

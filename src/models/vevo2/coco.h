@@ -25,7 +25,7 @@ typedef struct vevo2_coco_config {
     int downsample_rate;         /* a power of two */
     int codebook_size, hidden, codebook_dim;
     int vocos_dim, vocos_intermediate, vocos_layers;   /* encoder.* */
-    int whisper_dim, chroma_dim;
+    int whisper_dim, chroma_dim; /* whisper_dim: optional for "style" (0 when absent) */
     int use_normed_whisper;      /* optional (false): the caller normalizes with the stats */
 } vevo2_coco_config;
 
@@ -49,7 +49,11 @@ typedef struct vevo2_coco {
 } vevo2_coco;
 
 /* model.safetensors of a tokenizer folder, checked against CFG. */
-ac_status vevo2_coco_load(const char *weights_path, const vevo2_coco_config *cfg, vevo2_coco **out);
+ac_status vevo2_coco_load(const char *weights_path, const vevo2_coco_config *cfg, ac_weight_type type,
+                          vevo2_coco **out);
+/* The same over weights W opened by the caller (a part of a GGUF package); W is
+ * the model's from here on, freed on error too. */
+ac_status vevo2_coco_load_from(ac_weights *w, const vevo2_coco_config *cfg, vevo2_coco **out);
 void vevo2_coco_free(vevo2_coco *m);
 
 /* Tokens of T frames: ceil(T / downsample_rate). */

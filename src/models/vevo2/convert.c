@@ -186,6 +186,7 @@ ac_status vevo2_synthesize(vevo2_model *m, const vevo2_timbre *tb, const int32_t
     fo.progress_user = (void *)o;
     AC_TRY(vevo2_fm_sample(m->fm, cond, Lc, tb->mel, tb->frames, &fo, out_mel, a));
     ac_arena_reset(a);
+    ac_trace_put(&o->trace, "fm_mel", -1, out_mel, (size_t)F * mel * sizeof *out_mel);
     double t1 = ac_now();
     t->fm += t1 - t0;
     t->fm_steps += o->steps;

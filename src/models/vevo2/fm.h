@@ -63,7 +63,10 @@ typedef struct vevo2_fm {
 
 /* model.safetensors of the FM folder; every tensor's shape is checked
  * against CFG (copied). Weights stay in their stored type. */
-ac_status vevo2_fm_load(const char *weights_path, const vevo2_fm_config *cfg, vevo2_fm **out);
+ac_status vevo2_fm_load(const char *weights_path, const vevo2_fm_config *cfg, ac_weight_type type, vevo2_fm **out);
+/* The same over weights W opened by the caller (a part of a GGUF package); W is
+ * the model's from here on, freed on error too. */
+ac_status vevo2_fm_load_from(ac_weights *w, const vevo2_fm_config *cfg, vevo2_fm **out);
 void vevo2_fm_free(vevo2_fm *m);
 
 /* The condition of N ids: COND[4N][hidden]. Scratch from A. */

@@ -61,7 +61,9 @@ static ac_status load_weights(vevo2_fm *m)
 {
     const vevo2_fm_config *c = &m->cfg;
     int D = c->hidden;
+    int keep = ac_weights_keep(m->weights, AC_KEEP_STORED); /* the code embedding keeps its precision */
     AC_TRY(ac_weights_mat(m->weights, AC_SHAPE(c->cond_codebook, D), &m->cond_emb, "cond_emb.weight"));
+    ac_weights_keep(m->weights, keep);
     for (int i = 0; i < 2; i++) AC_TRY(load_upsampler(m, i));
     AC_TRY(load_mlp(m, "diff_estimator.mel_mlp", c->mel_dim, D, &m->mel_mlp));
     AC_TRY(load_mlp(m, "diff_estimator.cond_mlp", D, D, &m->cond_mlp));
@@ -73,14 +75,25 @@ static ac_status load_weights(vevo2_fm *m)
     return load_norm(m, "diff_estimator.norm", -1, &m->norm, &m->norm_b);
 }
 
-ac_status vevo2_fm_load(const char *weights_path, const vevo2_fm_config *cfg, vevo2_fm **out)
+ac_status vevo2_fm_load(const char *weights_path, const vevo2_fm_config *cfg, ac_weight_type type, vevo2_fm **out)
+{
+    *out = NULL;
+    ac_weights *w;
+    AC_TRY(ac_weights_open_as(weights_path, type, &w));
+    return vevo2_fm_load_from(w, cfg, out);
+}
+
+ac_status vevo2_fm_load_from(ac_weights *w, const vevo2_fm_config *cfg, vevo2_fm **out)
 {
     *out = NULL;
     vevo2_fm *m = ac_calloc(1, sizeof *m);
-    if (!m) return AC_ERR_NOMEM;
+    if (!m) {
+        ac_weights_free(w);
+        return AC_ERR_NOMEM;
+    }
     m->cfg = *cfg;
-    ac_status s = ac_weights_open(weights_path, &m->weights);
-    if (!s) s = load_weights(m);
+    m->weights = w;
+    ac_status s = load_weights(m);
     if (s) {
         vevo2_fm_free(m);
         return s;

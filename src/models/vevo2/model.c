@@ -14,7 +14,7 @@
 static ac_status read_fm_config(vevo2_model *m)
 {
     ac_config *c;
-    AC_TRY(ac_config_load_relaxed(m->paths.fm_config, &c));
+    AC_TRY(vevo2_read_config(&m->paths, VEVO2_FILE_FM_CONFIG, m->paths.fm_config, &c));
     const cJSON *pre, *model, *fmt, *coco;
     ac_status s = ac_config_object(c, NULL, NULL, "preprocess", &pre);
     if (!s) s = vevo2_mel_config_parse(c, pre, "preprocess", &m->mel);
@@ -44,7 +44,7 @@ static ac_status read_fm_config(vevo2_model *m)
 static ac_status read_vocoder_config(vevo2_model *m)
 {
     ac_config *c;
-    AC_TRY(ac_config_load_relaxed(m->paths.vocoder_config, &c));
+    AC_TRY(vevo2_read_config(&m->paths, VEVO2_FILE_VOCODER_CONFIG, m->paths.vocoder_config, &c));
     const cJSON *model, *vocos;
     ac_status s = ac_config_object(c, NULL, NULL, "model", &model);
     if (!s) s = ac_config_object(c, model, "model", "vocos", &vocos);
@@ -92,26 +92,68 @@ void vevo2_free(vevo2_model *m)
     qwen2_free(m->ar);
     vevo2_timbre_mel_free(&m->timbre);
     ac_sinc_resampler_free(&m->to_whisper);
+    vevo2_paths_close(&m->paths);
     pthread_mutex_destroy(&m->lock);
     free(m);
+}
+
+/* A part's weights (its file, or its namespace of a GGUF package), its
+ * matrices held in the type the model was asked for. */
+static ac_status open_part(vevo2_model *m, vevo2_part part, const char *path, ac_weights **out)
+{
+    AC_TRY(vevo2_open_part(&m->paths, part, path, out));
+    ac_status s = ac_weights_set_type(*out, m->weights);
+    if (s) ac_weights_free(*out);
+    return s;
+}
+
+/* The Whisper encoder: the one the user named, else a GGUF package's own,
+ * else found in or beside the package or in openai-whisper's cache. */
+static ac_status load_whisper(vevo2_model *m)
+{
+    vevo2_paths *p = &m->paths;
+    if (!p->whisper[0] && p->gguf_file && vevo2_has_part(p, VEVO2_PART_WHISPER)) {
+        snprintf(p->whisper, sizeof p->whisper, "%s (%s)", p->gguf, p->ns[VEVO2_PART_WHISPER]);
+        ac_config *c;
+        AC_TRY(vevo2_read_config(p, VEVO2_FILE_WHISPER_CONFIG, NULL, &c));
+        ac_weights *w;
+        ac_status s = open_part(m, VEVO2_PART_WHISPER, NULL, &w);
+        if (s) {
+            ac_config_free(c);
+            return s;
+        }
+        return whisper_encoder_load_from(w, c, &m->whisper);
+    }
+    AC_TRY(vevo2_find_whisper(p));
+    return whisper_encoder_load(p->whisper, m->weights, &m->whisper);
 }
 
 /* The parts of a conversion, each checked against the others. */
 static ac_status load_parts(vevo2_model *m)
 {
     vevo2_paths *p = &m->paths;
-    if (!m->whisper) {
-        AC_TRY(vevo2_find_whisper(p));
-        AC_TRY(whisper_encoder_load(p->whisper, &m->whisper));
-    }
+    ac_weights *w;
+    if (!m->whisper) AC_TRY(load_whisper(m));
     const int d = m->whisper->cfg.d;
     if (m->content_cfg.whisper_dim != d)
         return ac_error(AC_ERR_MODEL, "%s: model.coco.whisper_dim %d, but the Whisper encoder %s has %d channels",
                         p->fm_config, m->content_cfg.whisper_dim, p->whisper, d);
-    if (!m->stats) AC_TRY(whisper_stats_load(p->whisper_stats, d, &m->stats));
-    if (!m->content) AC_TRY(vevo2_coco_load(p->content_style, &m->content_cfg, &m->content));
-    if (!m->fm) AC_TRY(vevo2_fm_load(p->fm_weights, &m->fm_cfg, &m->fm));
-    if (!m->vocoder) AC_TRY(vevo2_vocoder_load(p->vocoder_weights, &m->vocoder_cfg, &m->vocoder));
+    if (!m->stats) {
+        AC_TRY(open_part(m, VEVO2_PART_STATS, p->whisper_stats, &w));
+        AC_TRY(whisper_stats_load_from(w, d, &m->stats));
+    }
+    if (!m->content) {
+        AC_TRY(open_part(m, VEVO2_PART_CONTENT_STYLE, p->content_style, &w));
+        AC_TRY(vevo2_coco_load_from(w, &m->content_cfg, &m->content));
+    }
+    if (!m->fm) {
+        AC_TRY(open_part(m, VEVO2_PART_FM, p->fm_weights, &w));
+        AC_TRY(vevo2_fm_load_from(w, &m->fm_cfg, &m->fm));
+    }
+    if (!m->vocoder) {
+        AC_TRY(open_part(m, VEVO2_PART_VOCODER, p->vocoder_weights, &w));
+        AC_TRY(vevo2_vocoder_load_from(w, &m->vocoder_cfg, &m->vocoder));
+    }
     return AC_OK;
 }
 
@@ -135,7 +177,7 @@ static ac_status read_prosody_config(vevo2_model *m)
     char path[VEVO2_PATH + 32];
     snprintf(path, sizeof path, "%s/amphion_config.json", m->paths.ar_dir);
     ac_config *c;
-    AC_TRY(ac_config_load_relaxed(path, &c));
+    AC_TRY(vevo2_read_config(&m->paths, VEVO2_FILE_AR_AMPHION, path, &c));
     const cJSON *model, *coco;
     ac_status s = ac_config_object(c, NULL, NULL, "model", &model);
     if (!s) s = ac_config_object(c, model, "model", "coco_style", &coco);
@@ -184,16 +226,48 @@ static ac_status check_tags(vevo2_model *m, int vocab)
     return AC_OK;
 }
 
+/* The AR model: its folder, or a GGUF package's part with its embedded
+ * config.json and (optional) generation_config.json. */
+static ac_status load_qwen2(vevo2_model *m, qwen2_model **ar)
+{
+    vevo2_paths *p = &m->paths;
+    if (!p->gguf_file) return qwen2_load(p->ar_dir, m->weights, ar);
+    const ac_embedded_file *cfg = vevo2_embedded(p, VEVO2_FILE_AR_CONFIG);
+    const ac_embedded_file *gen = vevo2_embedded(p, VEVO2_FILE_AR_GENERATION);
+    if (!cfg)
+        return ac_error(AC_ERR_MODEL, "%s: no embedded file '%s' (the AR model's config.json)", p->gguf,
+                        p->file[VEVO2_FILE_AR_CONFIG]);
+    ac_weights *w;
+    AC_TRY(open_part(m, VEVO2_PART_AR, NULL, &w));
+    return qwen2_load_from(w, cfg->data, cfg->size, gen ? gen->data : NULL, gen ? gen->size : 0, p->gguf, ar);
+}
+
+/* The AR tokenizer: the AR folder's files, or a GGUF package's embedded tokenizer.json. */
+static ac_status load_text(vevo2_model *m)
+{
+    vevo2_paths *p = &m->paths;
+    if (!p->gguf_file) return ac_bpe_load_dir(p->ar_dir, &m->text);
+    const ac_embedded_file *e = vevo2_embedded(p, VEVO2_FILE_AR_TOKENIZER);
+    if (!e)
+        return ac_error(AC_ERR_MODEL, "%s: no embedded file '%s' (the AR tokenizer)", p->gguf,
+                        p->file[VEVO2_FILE_AR_TOKENIZER]);
+    char name[2 * VEVO2_PATH];
+    snprintf(name, sizeof name, "%s in %s", p->file[VEVO2_FILE_AR_TOKENIZER], p->gguf);
+    return ac_bpe_parse_json(e->data, e->size, name, &m->text);
+}
+
 static ac_status load_ar_parts(vevo2_model *m)
 {
     vevo2_paths *p = &m->paths;
     if (!m->prosody) {
         AC_TRY(read_prosody_config(m));
-        AC_TRY(vevo2_coco_load(p->prosody, &m->prosody_cfg, &m->prosody));
+        ac_weights *w;
+        AC_TRY(open_part(m, VEVO2_PART_PROSODY, p->prosody, &w));
+        AC_TRY(vevo2_coco_load_from(w, &m->prosody_cfg, &m->prosody));
     }
-    if (!m->text) AC_TRY(ac_bpe_load_dir(p->ar_dir, &m->text));
+    if (!m->text) AC_TRY(load_text(m));
     qwen2_model *ar;
-    AC_TRY(qwen2_load(p->ar_dir, &ar));
+    AC_TRY(load_qwen2(m, &ar));
     ac_status s = check_tags(m, ar->cfg.vocab);
     if (s) {
         qwen2_free(ar);

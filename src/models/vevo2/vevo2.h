@@ -40,6 +40,7 @@ typedef struct vevo2_model {
     vevo2_coco_config content_cfg; /* the FM config's model.coco, as upstream builds it */
     vevo2_vocoder_config vocoder_cfg;
 
+    ac_weight_type weights;        /* the type every part's matrices are held in (set before the first run) */
     pthread_mutex_t lock;          /* guards the parts below while they load (the vocoder last) */
     whisper_encoder *whisper;
     whisper_stats *stats;
@@ -56,8 +57,9 @@ typedef struct vevo2_model {
     ac_sinc_resampler to_whisper;  /* 24 -> 16 kHz as torchaudio */
 } vevo2_model;
 
-/* The package folder DIR; WHISPER the encoder the user named (NULL: found
- * in or beside the package when first needed). */
+/* The package DIR: its folder, or the single GGUF file the ggml runtime
+ * publishes (package.h); WHISPER the encoder the user named (NULL: the
+ * GGUF's own, else found in or beside the package when first needed). */
 ac_status vevo2_load(const char *dir, const char *whisper, vevo2_model **out);
 void vevo2_free(vevo2_model *m);
 
@@ -100,7 +102,8 @@ typedef struct vevo2_options {
     /* Intermediate results by name, for tests (layer -1): "prosody_ids",
      * "style_ids", "timbre_ids", "source_ids" (int32), "prompt" (text),
      * "prompt_ids", "generated_ids", "ids" (int32), "logprobs" (float32:
-     * each generated id's log-softmax under the raw logits), per text chunk. */
+     * each generated id's log-softmax under the raw logits), "fm_mel"
+     * (float32 [frames][mels]: the flow matching's output), per text chunk. */
     ac_trace trace;
 } vevo2_options;
 

@@ -45,14 +45,26 @@ static ac_status load_weights(vevo2_vocoder *v)
     return ac_weights_vec(v->weights, c->n_fft, &v->window, "head.istft.window");
 }
 
-ac_status vevo2_vocoder_load(const char *weights_path, const vevo2_vocoder_config *cfg, vevo2_vocoder **out)
+ac_status vevo2_vocoder_load(const char *weights_path, const vevo2_vocoder_config *cfg, ac_weight_type type,
+                             vevo2_vocoder **out)
+{
+    *out = NULL;
+    ac_weights *w;
+    AC_TRY(ac_weights_open_as(weights_path, type, &w));
+    return vevo2_vocoder_load_from(w, cfg, out);
+}
+
+ac_status vevo2_vocoder_load_from(ac_weights *w, const vevo2_vocoder_config *cfg, vevo2_vocoder **out)
 {
     *out = NULL;
     vevo2_vocoder *v = ac_calloc(1, sizeof *v);
-    if (!v) return AC_ERR_NOMEM;
+    if (!v) {
+        ac_weights_free(w);
+        return AC_ERR_NOMEM;
+    }
     v->cfg = *cfg;
-    ac_status s = ac_weights_open(weights_path, &v->weights);
-    if (!s) s = load_weights(v);
+    v->weights = w;
+    ac_status s = load_weights(v);
     if (s) {
         vevo2_vocoder_free(v);
         return s;

@@ -28,7 +28,11 @@ typedef struct vevo2_vocoder {
     const float *head_b, *window; /* [n_fft + 2], head.istft.window [n_fft] */
 } vevo2_vocoder;
 
-ac_status vevo2_vocoder_load(const char *weights_path, const vevo2_vocoder_config *cfg, vevo2_vocoder **out);
+ac_status vevo2_vocoder_load(const char *weights_path, const vevo2_vocoder_config *cfg, ac_weight_type type,
+                             vevo2_vocoder **out);
+/* The same over weights W opened by the caller (a part of a GGUF package); W is
+ * the model's from here on, freed on error too. */
+ac_status vevo2_vocoder_load_from(ac_weights *w, const vevo2_vocoder_config *cfg, vevo2_vocoder **out);
 void vevo2_vocoder_free(vevo2_vocoder *v);
 
 /* MEL[F][input_channels] -> WAV[F * hop]. Scratch from A. */

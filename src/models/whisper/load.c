@@ -66,7 +66,10 @@ static ac_status load_weights(whisper_encoder *m, const char *ns)
     ac_weights *w = m->weights;
     if (c->names == WHISPER_NAMES_HF) AC_TRY(ac_weights_set_names(w, hf_names, sizeof hf_names / sizeof *hf_names));
     AC_TRY(ac_weights_set_namespace(w, ns));
+    /* the rule: the stem's small convolution keeps its precision, the rest at least 16 bits */
+    ac_weights_keep(w, AC_KEEP_STORED);
     AC_TRY(ac_weights_mat(w, AC_SHAPE(c->d, c->n_mels, 3), &m->conv1_w, "encoder.conv1.weight"));
+    ac_weights_keep(w, AC_KEEP_16);
     AC_TRY(ac_weights_vec(w, c->d, &m->conv1_b, "encoder.conv1.bias"));
     AC_TRY(ac_weights_mat(w, AC_SHAPE(c->d, c->d, 3), &m->conv2_w, "encoder.conv2.weight"));
     AC_TRY(ac_weights_vec(w, c->d, &m->conv2_b, "encoder.conv2.bias"));
@@ -88,7 +91,8 @@ static ac_status load_frontend(whisper_encoder *m)
     return ac_melbank_init(&m->mel, m->mel_fb, m->cfg.n_mels, bins);
 }
 
-/* Takes W (freed on error) when OWNS. */
+/* Takes W (freed on error) when OWNS; its names are read under NS, its
+ * namespace left cleared and its keep rule as it was. */
 static ac_status finish(ac_weights *w, int owns, const char *ns, const whisper_config *cfg, whisper_encoder **out)
 {
     whisper_encoder *m = ac_calloc(1, sizeof *m);
@@ -99,7 +103,9 @@ static ac_status finish(ac_weights *w, int owns, const char *ns, const whisper_c
     m->cfg = *cfg;
     m->weights = w;
     m->owns_weights = owns;
+    int keep = ac_weights_keep(w, 0);
     ac_status s = load_weights(m, ns);
+    ac_weights_keep(w, keep);
     ac_weights_set_names(w, NULL, 0);
     ac_weights_set_namespace(w, "");
     if (!s) s = load_frontend(m);
@@ -112,11 +118,9 @@ static ac_status finish(ac_weights *w, int owns, const char *ns, const whisper_c
 }
 
 /* config.json of the safetensors forms: OpenAI dims under "audio_encoder"
- * (the port's file) or Hugging Face's WhisperConfig. */
-static ac_status read_config(const char *path, whisper_config *cfg)
+ * (the port's file) or Hugging Face's WhisperConfig. Frees C. */
+static ac_status parse_config(ac_config *c, whisper_config *cfg)
 {
-    ac_config *c;
-    AC_TRY(ac_config_load_relaxed(path, &c));
     const cJSON *dims = cJSON_GetObjectItemCaseSensitive(c->root, "audio_encoder");
     ac_status s;
     if (dims) {
@@ -132,16 +136,42 @@ static ac_status read_config(const char *path, whisper_config *cfg)
     return s;
 }
 
+static ac_status read_config(const char *path, whisper_config *cfg)
+{
+    ac_config *c;
+    AC_TRY(ac_config_load_relaxed(path, &c));
+    return parse_config(c, cfg);
+}
+
+ac_status whisper_encoder_load_from(ac_weights *w, ac_config *config, whisper_encoder **out)
+{
+    *out = NULL;
+    whisper_config cfg;
+    ac_status s = parse_config(config, &cfg);
+    if (s) {
+        ac_weights_free(w);
+        return s;
+    }
+    /* the part's namespace, then a Hugging Face folder's own */
+    char ns[sizeof w->ns];
+    snprintf(ns, sizeof ns, "%s%s", w->ns, cfg.names == WHISPER_NAMES_HF ? "model." : "");
+    return finish(w, 1, ns, &cfg, out);
+}
+
 /* A torch.save file carries its dims; safetensors take config.json from
  * the same folder. */
-static ac_status load_file(const char *path, whisper_encoder **out)
+static ac_status load_file(const char *path, ac_weight_type type, whisper_encoder **out)
 {
     ac_weights *w;
     whisper_config cfg;
-    AC_TRY(ac_weights_open(path, &w));
+    AC_TRY(ac_weights_open_as(path, type, &w));
     const ac_config *v = ac_weights_values(w);
     ac_status s;
-    if (v) {
+    /* OpenAI's medium.pt carries its dims beside model_state_dict; Hugging
+     * Face's pytorch_model.bin, a bare state dict, takes config.json as
+     * safetensors do */
+    if (v && (cJSON_GetObjectItemCaseSensitive(v->root, "dims") ||
+              cJSON_GetObjectItemCaseSensitive(v->root, "model_state_dict"))) {
         const cJSON *dims;
         s = ac_config_object(v, NULL, NULL, "dims", &dims);
         if (!s) s = whisper_config_parse(v, dims, "dims", &cfg);
@@ -159,13 +189,14 @@ static ac_status load_file(const char *path, whisper_encoder **out)
     return finish(w, 1, cfg.names == WHISPER_NAMES_HF ? "model." : "", &cfg, out);
 }
 
-ac_status whisper_encoder_from(ac_weights *w, const whisper_config *cfg, const char *ns, whisper_encoder **out)
+ac_status whisper_encoder_shared(ac_weights *w, const whisper_config *cfg, const char *ns, whisper_encoder **out)
 {
     *out = NULL;
     return finish(w, 0, ns, cfg, out);
 }
 
-/* The one .pt file of folder DIR into P. */
+/* The one .pt file of folder DIR into P (the folder has no model.safetensors
+ * and no pytorch_model.bin). */
 static ac_status find_torch_file(const char *dir, char *p, size_t size)
 {
     DIR *d = opendir(dir);
@@ -178,20 +209,23 @@ static ac_status find_torch_file(const char *dir, char *p, size_t size)
     }
     closedir(d);
     if (found == 1) return AC_OK;
-    if (found) return ac_error(AC_ERR_MODEL, "%s: no model.safetensors and %d .pt files (name one)", dir, found);
-    return ac_error(AC_ERR_MODEL, "%s: no model.safetensors and no .pt file", dir);
+    if (found)
+        return ac_error(AC_ERR_MODEL, "%s: no model.safetensors, no pytorch_model.bin and %d .pt files (name one)", dir,
+                        found);
+    return ac_error(AC_ERR_MODEL, "%s: no model.safetensors, no pytorch_model.bin and no .pt file", dir);
 }
 
-ac_status whisper_encoder_load(const char *path, whisper_encoder **out)
+ac_status whisper_encoder_load(const char *path, ac_weight_type type, whisper_encoder **out)
 {
     *out = NULL;
     struct stat sb;
     if (stat(path, &sb) != 0) return ac_error(AC_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
-    if (!S_ISDIR(sb.st_mode)) return load_file(path, out);
+    if (!S_ISDIR(sb.st_mode)) return load_file(path, type, out);
     char p[PATH_MAX_LEN];
     snprintf(p, sizeof p, "%s/model.safetensors", path);
+    if (stat(p, &sb) != 0) snprintf(p, sizeof p, "%s/pytorch_model.bin", path);
     if (stat(p, &sb) != 0) AC_TRY(find_torch_file(path, p, sizeof p));
-    return load_file(p, out);
+    return load_file(p, type, out);
 }
 
 void whisper_encoder_free(whisper_encoder *m)

@@ -69,3 +69,17 @@ void whisper_stats_free(whisper_stats *s)
     free(s->std);
     free(s);
 }
+
+ac_status whisper_stats_load_from(ac_weights *w, int dim, whisper_stats **out)
+{
+    *out = NULL;
+    whisper_stats *s = ac_calloc(1, sizeof *s);
+    ac_status st = s ? read_stats(w, s, dim) : AC_ERR_NOMEM;
+    ac_weights_free(w);
+    if (st) {
+        whisper_stats_free(s);
+        return st;
+    }
+    *out = s;
+    return AC_OK;
+}

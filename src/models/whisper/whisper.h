@@ -77,13 +77,19 @@ typedef struct whisper_encoder {
 
 /* PATH is medium.pt (or any torch.save file of that layout), a
  * model.safetensors with config.json beside it, or a folder holding
- * config.json + model.safetensors (either form), else one .pt file. */
-ac_status whisper_encoder_load(const char *path, whisper_encoder **out);
-/* The encoder over tensors of W that the caller owns (a package holding
+ * config.json + model.safetensors (either form), else one .pt file. Its
+ * matrices are held in TYPE (ac_weights_set_type), conv1 kept as stored. */
+ac_status whisper_encoder_load(const char *path, ac_weight_type type, whisper_encoder **out);
+/* The safetensors forms over weights W opened by the caller (a part of a
+ * GGUF package) and their config.json CONFIG; both are taken (freed on
+ * error too). */
+ac_status whisper_encoder_load_from(ac_weights *w, ac_config *config, whisper_encoder **out);
+/* The encoder over tensors of W that the caller keeps (a package holding
  * more than the encoder): CFG's names under the namespace NS ("" for
- * none; "model." is the Hugging Face folder's). W must outlive the
- * encoder; its namespace and name table are left cleared. */
-ac_status whisper_encoder_from(ac_weights *w, const whisper_config *cfg, const char *ns, whisper_encoder **out);
+ * none; "model." is the Hugging Face folder's), held in W's type under
+ * the rule of whisper_encoder_load. W must outlive the encoder; its
+ * namespace and name table are left cleared. */
+ac_status whisper_encoder_shared(ac_weights *w, const whisper_config *cfg, const char *ns, whisper_encoder **out);
 void whisper_encoder_free(whisper_encoder *m);
 
 /* Samples of the window (30 s for n_ctx 1500) and its log-mel frames. */
@@ -122,6 +128,8 @@ typedef struct whisper_stats {
  * whisper_stats.safetensors: two vectors of DIM values (DIM 0: as stored),
  * every std finite and non-zero. */
 ac_status whisper_stats_load(const char *path, int dim, whisper_stats **out);
+/* The same from weights W opened by the caller (taken: freed here). */
+ac_status whisper_stats_load_from(ac_weights *w, int dim, whisper_stats **out);
 void whisper_stats_free(whisper_stats *s);
 
 /* FEAT[T][d] from the encoder output ENC[n_ctx][d]: its first T frames,

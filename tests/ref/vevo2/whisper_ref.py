@@ -35,7 +35,7 @@ from cohere_ref import slaney_mel  # noqa: E402  (numpy port of librosa filters.
 import st_io  # noqa: E402
 
 RATE, N_FFT, HOP = 16000, 400, 160
-FORMS = ("openai", "port", "hf")
+FORMS = ("openai", "port", "hf", "hf_bin")
 TINY_DIMS = {"n_mels": 80, "n_vocab": 96, "n_audio_ctx": 1500, "n_audio_state": 64, "n_audio_head": 4,
              "n_audio_layer": 2, "n_text_ctx": 16, "n_text_state": 32, "n_text_head": 4, "n_text_layer": 1}
 STATS_DIR = "acoustic_modeling/fm_emilia101k_singnet7k_repa"
@@ -157,6 +157,12 @@ def hf_config(dims):
 def load_state(path):
     """(OpenAI-named float32 numpy state, dims) of a .pt file, a folder of either safetensors form or
     a folder holding one .pt file."""
+    bin_path = os.path.join(path, "pytorch_model.bin")
+    if os.path.isdir(path) and os.path.exists(bin_path) and not os.path.exists(os.path.join(path, "model.safetensors")):
+        with open(os.path.join(path, "config.json")) as f:
+            cfg = json.load(f)
+        t = {k: v.float().numpy() for k, v in torch.load(bin_path, map_location="cpu").items()}
+        return {from_hf(k): v for k, v in t.items()}, hf_dims(cfg)
     if os.path.isdir(path) and not os.path.exists(os.path.join(path, "model.safetensors")):
         (pt,) = [f for f in os.listdir(path) if f.endswith(".pt")]
         path = os.path.join(path, pt)
@@ -168,9 +174,13 @@ def load_state(path):
     t = st_io.load(os.path.join(path, "model.safetensors"))
     if "audio_encoder" in cfg:
         return {k: v.astype(np.float32) for k, v in t.items()}, cfg["audio_encoder"]
-    dims = {"n_mels": cfg["num_mel_bins"], "n_audio_ctx": cfg["max_source_positions"], "n_audio_state": cfg["d_model"],
+    return {from_hf(k): v.astype(np.float32) for k, v in t.items()}, hf_dims(cfg)
+
+
+def hf_dims(cfg):
+    """The OpenAI dims of a Hugging Face WhisperConfig."""
+    return {"n_mels": cfg["num_mel_bins"], "n_audio_ctx": cfg["max_source_positions"], "n_audio_state": cfg["d_model"],
             "n_audio_head": cfg["encoder_attention_heads"], "n_audio_layer": cfg["encoder_layers"]}
-    return {from_hf(k): v.astype(np.float32) for k, v in t.items()}, dims
 
 
 def make_state(rng, dims):
@@ -235,6 +245,13 @@ def write_tiny(root, seed, dtype="F32", dims=None, forms=FORMS):
         os.makedirs(hf, exist_ok=True)
         write_safetensors(os.path.join(hf, "model.safetensors"), state, dtype, to_hf)
         with open(os.path.join(hf, "config.json"), "w") as f:
+            json.dump(hf_config(dims), f, indent=1)
+    if "hf_bin" in forms:  # a Hugging Face folder with only pytorch_model.bin (a torch.save zip of the state dict)
+        hb = os.path.join(root, "openai", "whisper-medium-bin")
+        os.makedirs(hb, exist_ok=True)
+        sd = collections.OrderedDict((to_hf(k), torch.from_numpy(v)) for k, v in state.items())
+        torch.save(sd, os.path.join(hb, "pytorch_model.bin"))
+        with open(os.path.join(hb, "config.json"), "w") as f:
             json.dump(hf_config(dims), f, indent=1)
     sdir = os.path.join(root, STATS_DIR)
     os.makedirs(sdir, exist_ok=True)
