@@ -2,19 +2,41 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "api/family.h"
 #include "base/error.h"
 #include "base/file.h"
 #include "models/hviske_v6/hviske_v6.h"
 
+/* Whether the config.json text TEXT (N bytes) is v6's: a look, not the
+ * parse (the loader names what is wrong). */
+static int v6_config(const char *text, size_t n)
+{
+    static const char key[] = "\"whisper_qwen\"";
+    size_t k = sizeof key - 1;
+    for (size_t i = 0; i + k <= n; i++)
+        if (memcmp(text + i, key, k) == 0) return 1;
+    return 0;
+}
+
 /* A folder whose config.json says model_type "whisper_qwen" (v5.3's says
- * cohere_asr and has tokenizer.model), or its bare model.safetensors,
- * told by the projector and the decoder's tensors that only v6 has. */
+ * cohere_asr and has tokenizer.model), its bare model.safetensors, told by
+ * the projector and the decoder's tensors that only v6 has, or the ggml
+ * runtime's GGUF: named hviske_asr_v6 by its package description, else
+ * told by those tensors under "weights/" or by its embedded config.json. */
 static int probe(const char *path, const ac_tensor_file *tf)
 {
-    if (tf) return ac_tensor_file_find(tf, "proj.weight") && ac_tensor_file_find(tf, "llm.model.embed_tokens.weight");
+    if (tf) {
+        const char *family = ac_tensor_file_meta(tf, "audiocpp.model_spec.family");
+        if (family) return strcmp(family, "hviske_asr_v6") == 0;
+        if (ac_tensor_file_find(tf, "proj.weight") && ac_tensor_file_find(tf, "llm.model.embed_tokens.weight"))
+            return 1;
+        if (ac_tensor_file_find(tf, "weights/proj.weight") &&
+            ac_tensor_file_find(tf, "weights/llm.model.embed_tokens.weight"))
+            return 1;
+        const ac_embedded_file *e = ac_tensor_file_embedded(tf, "config.json");
+        return e && v6_config((const char *)e->data, e->size);
+    }
     if (!ac_dir_has(path, "config.json") || !ac_dir_has(path, "tokenizer.json")) return 0;
     char p[4200], *text;
     size_t n;
@@ -23,21 +45,14 @@ static int probe(const char *path, const ac_tensor_file *tf)
         ac_error_clear();
         return 0;
     }
-    /* a look, not the parse: the loader names what is wrong */
-    int yes = strstr(text, "\"whisper_qwen\"") != NULL;
+    int yes = v6_config(text, n);
     free(text);
     return yes;
 }
 
-/* The folder, or the folder of its model.safetensors. */
 static ac_status load(const char *path, const ac_load_options *o, void **m)
 {
-    struct stat sb;
-    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) return hv6_load(path, o->weights, (hv6_model **)m);
-    char dir[4200];
-    const char *slash = strrchr(path, '/');
-    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
-    return hv6_load(dir, o->weights, (hv6_model **)m);
+    return hv6_load(path, o->weights, (hv6_model **)m);
 }
 static void free_model(void *m) { hv6_free(m); }
 static int rate(const void *m)

@@ -39,7 +39,7 @@ typedef struct hv6_config {
 
 typedef struct hv6_model {
     hv6_config cfg;
-    ac_weights *weights;     /* model.safetensors, shared by the parts */
+    ac_weights *weights;     /* model.safetensors or the GGUF, shared by the parts */
     whisper_encoder *enc;
     const float *norm;       /* [stack * d] projector RMSNorm */
     ac_mat proj;             /* [hidden][stack * d] */
@@ -52,10 +52,11 @@ ac_status hv6_config_parse(const char *text, size_t len, const char *file, hv6_c
 /* The key of style token I in style_tokens ("<|cased|>" ...). */
 const char *hv6_style_key(int i);
 
-/* A package folder: config.json, tokenizer.json (tokenizer_config.json
- * beside it), model.safetensors; its matrices held in TYPE under the rule
- * of docs/models/hviske_v6.md. */
-ac_status hv6_load(const char *dir, ac_weight_type type, hv6_model **out);
+/* PATH: a package folder (config.json, tokenizer.json, model.safetensors),
+ * its model.safetensors, or the ggml runtime's single GGUF file (those
+ * files embedded, the tensors under "weights/"); its matrices held in TYPE
+ * under the rule of docs/models/hviske_v6.md. */
+ac_status hv6_load(const char *path, ac_weight_type type, hv6_model **out);
 void hv6_free(hv6_model *m);
 
 /* Seconds spent per stage of a chunk. */
