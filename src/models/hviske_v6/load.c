@@ -65,8 +65,7 @@ static ac_status embedded(const hv6_model *m, const char *path, const char *name
     return AC_OK;
 }
 
-/* config.json and tokenizer.json embedded in the GGUF at PATH, whose
- * tensors must lie under GGUF_NS. */
+/* config.json and tokenizer.json embedded in the GGUF at PATH. */
 static ac_status read_gguf(hv6_model *m, const char *path, char *tok, size_t n_tok)
 {
     const ac_embedded_file *cfg, *tj;
@@ -75,11 +74,17 @@ static ac_status read_gguf(hv6_model *m, const char *path, char *tok, size_t n_t
     char name[PATH_LEN];
     snprintf(name, sizeof name, "config.json in %s", path);
     AC_TRY(hv6_config_parse(cfg->data, cfg->size, name, &m->cfg));
+    snprintf(tok, n_tok, "tokenizer.json in %s", path);
+    return ac_bpe_parse_json(tj->data, tj->size, tok, &m->tok);
+}
+
+/* The GGUF at PATH holds the package's tensors under GGUF_NS. */
+static ac_status check_namespace(const hv6_model *m, const char *path)
+{
     if (!ac_weights_find(m->weights, "%sproj.weight", GGUF_NS))
         return ac_error(AC_ERR_MODEL, "%s: no tensor '%sproj.weight' (a Hviske v6 GGUF holds the package's tensors "
                         "under the namespace '%s')", path, GGUF_NS, GGUF_NS);
-    snprintf(tok, n_tok, "tokenizer.json in %s", path);
-    return ac_bpe_parse_json(tj->data, tj->size, tok, &m->tok);
+    return AC_OK;
 }
 
 /* The tensors under the namespace NS ("" or GGUF_NS). */
@@ -118,6 +123,7 @@ static ac_status load_all(hv6_model *m, const char *path, ac_weight_type type)
         AC_TRY(ac_weights_open_as(p, type, &m->weights));
     }
     AC_TRY(check_tokenizer(m, tok));
+    if (gguf) AC_TRY(check_namespace(m, path));
     return load_tensors(m, gguf ? GGUF_NS : "");
 }
 
