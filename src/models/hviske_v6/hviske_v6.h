@@ -107,7 +107,8 @@ ac_status hv6_decode(const hv6_model *m, const float *rows, int n_rows, int64_t 
  * has are dropped), then runs of a repeated 1-4 word group cut to 3. */
 ac_status hv6_text(const hv6_model *m, const int *ids, int n, char **text);
 
-/* One chunk X[N] from samples to text. */
+/* One chunk X[N] from samples to text, in arena A (reset between the
+ * encoder and the decoder: X must not lie in it). */
 ac_status hv6_transcribe_chunk(const hv6_model *m, const float *x, int64_t n, const hv6_options *o, ac_arena *a,
                                hv6_chunk *out);
 void hv6_chunk_free(hv6_chunk *c);

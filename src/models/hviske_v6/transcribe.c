@@ -6,6 +6,7 @@
 
 #include "audio/silence.h"
 #include "base/error.h"
+#include "base/mem.h"
 #include "models/hviske_v6/hviske_v6.h"
 
 ac_status hv6_transcribe_chunk(const hv6_model *m, const float *x, int64_t n, const hv6_options *o, ac_arena *a,
@@ -15,9 +16,19 @@ ac_status hv6_transcribe_chunk(const hv6_model *m, const float *x, int64_t n, co
     float *rows;
     int n_rows;
     AC_TRY(hv6_audio_rows(m, x, n, o->trace, a, &rows, &n_rows, &out->times));
+    /* the rows move out and the encoder's scratch goes before the decoder's
+     * K/V cache is made in the same arena: the peak is the larger of the
+     * two, not their sum */
+    size_t bytes = (size_t)n_rows * (size_t)m->cfg.dec.hidden * sizeof *rows;
+    float *kept = ac_malloc(bytes);
+    if (!kept) return ac_error(AC_ERR_NOMEM, "out of memory");
+    memcpy(kept, rows, bytes);
+    ac_arena_reset(a);
     ac_decode_result r;
-    AC_TRY(hv6_decode(m, rows, n_rows, n, o, a, &r, &out->times));
-    ac_status s = hv6_text(m, r.tokens, r.n_tokens, &out->text);
+    ac_status s = hv6_decode(m, kept, n_rows, n, o, a, &r, &out->times);
+    free(kept);
+    AC_TRY(s);
+    s = hv6_text(m, r.tokens, r.n_tokens, &out->text);
     if (s) {
         ac_decode_result_free(&r);
         return s;
