@@ -14,7 +14,7 @@ the package description naming the family hviske_asr_v6.
   without the description is told from v5.3's by its tensors;
 - malformed files (no "weights/" namespace, no embedded config.json or
   tokenizer.json) are clear errors naming the file and what is missing.
-About 10 s."""
+About 25 s."""
 import json
 import os
 import shutil

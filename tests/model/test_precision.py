@@ -7,7 +7,7 @@ After a change of the arithmetic (the kernels), re-measure with
 
 and update the figures below and in the docs together. Also: --weights
 and --model-weights reach every command and the server, and a bad value
-is a usage error that names it. About 30 s in all."""
+is a usage error that names it. About 40 s in all."""
 import math
 import subprocess
 
