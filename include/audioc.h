@@ -326,7 +326,8 @@ typedef struct ac_asr_options {
     size_t struct_size;
     const char *language;   /* "da" */
     int punctuation;        /* punctuation and casing (1) */
-    int beam_size;          /* 1: greedy (or sampling); > 1: beam search, at most AC_MAX_BEAM_SIZE */
+    int beam_size;          /* 1: greedy (or sampling); > 1: beam search, at most AC_MAX_BEAM_SIZE;
+                               0: the model's default (1; hviske_v6: 2) (0) */
     float length_penalty;   /* beam search (1.0) */
     float temperature;      /* 0: greedy; > 0: sampling (beam size 1) */
     int top_k;              /* sampling: 0 = all (50) */

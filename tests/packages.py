@@ -69,3 +69,15 @@ def vevo2(dtype="F32", seed=0):
     """A whole random Vevo2 package in the published layout (make_package.py)."""
     return made_once(f"vevo2_{dtype.lower()}_s{seed}",
                      [testenv.PY, MAKE_VEVO2, "{out}", "--dtype", dtype, "--seed", str(seed)], [])
+
+
+MAKE_V6 = os.path.join(REF, "hviske_v6", "make_tiny.py")
+
+
+def hviske_v6(dtype="bf16", seed=0, lm_head=False, pos_table=False):
+    """A tiny Hviske v6 package (tests/ref/hviske_v6/make_tiny.py) with the real Qwen2.5 vocabulary."""
+    extra = (["--lm-head"] if lm_head else []) + (["--pos-table"] if pos_table else [])
+    name = f"hviske_v6_{dtype}_s{seed}" + ("_head" if lm_head else "") + ("_pos" if pos_table else "")
+    qwen = os.path.join(testenv.DATA, "qwen2.5_tokenizer")
+    return made_once(name, [testenv.PY, MAKE_V6, "{out}", "--seed", str(seed), "--dtype", dtype, *extra],
+                     [os.path.join(qwen, f) for f in ("vocab.json", "merges.txt", "tokenizer_config.json")])

@@ -3,7 +3,7 @@ against the f32 path, per family. One command prints every table the
 docs/models pages quote:
 
     /usr/bin/python3 tests/precision.py [FAMILY...]
-    (silero marblenet hviske hviske_gguf_q8 hviske_wer vevo2; all by default)
+    (silero marblenet hviske hviske_gguf_q8 hviske_wer hviske_v6 vevo2; all by default)
 
 after `make build`; tests/model/test_precision.py runs the same
 measurements and holds each figure at its level. The reference of each
@@ -19,6 +19,9 @@ figure is the same model loaded with --weights f32.
   its stored run's.
 - hviske_wer: the bundled model (models/hviske-tiny-da) on the 20 held-out
   utterances of tests/model/test_tiny_da.py; WER in % (train/evaluate.py).
+- hviske_v6: the tiny random v6 checkpoint of tests/packages.py (F32,
+  values BF16-exact) on the same Danish clips, its default 2 beams; the
+  clips whose token ids equal the f32 run's.
 - vevo2: the tiny random package of tests/packages.py (F32, seed 21),
   greedy AR and the seeded FM noise, per route: the AR's generated ids
   equal to the f32 run's (as a count of its ids), and the SNR in dB of the
@@ -147,6 +150,17 @@ def hviske_gguf_q8():
     return res
 
 
+def hviske_v6():
+    """{type: (clips with equal ids, clips)} on the tiny v6 checkpoint (2 beams, its default)."""
+    model, files = packages.hviske_v6("f32"), danish_clips()
+    ref = transcripts(model, "f32", files)
+    res = {}
+    for t in TYPES:
+        got = transcripts(model, t, files)
+        res[t] = (sum(got[f][1] == ref[f][1] for f in files), len(files))
+    return res
+
+
 def held_out():
     """The held-out clips of tests/model/test_tiny_da.py and their texts."""
     data = os.path.join(testenv.work("tiny_da"), TINY_DA_SPLIT)
@@ -230,7 +244,7 @@ def vevo2(routes=None):
 # ---- the tables -----------------------------------------------------------
 
 FAMILIES = {"silero": silero, "marblenet": marblenet, "hviske": hviske, "hviske_gguf_q8": hviske_gguf_q8,
-            "hviske_wer": hviske_wer, "vevo2": vevo2}
+            "hviske_wer": hviske_wer, "hviske_v6": hviske_v6, "vevo2": vevo2}
 
 
 def table(name, res):
@@ -244,6 +258,10 @@ def table(name, res):
             print(f"| {t} | {c}/{nc} | {k}/{nk} |")
     elif name == "hviske_gguf_q8":
         print("| hviske tiny Q8_0 GGUF held as (3 clips) | clips with the stored run's ids |\n|---|---|")
+        for t, (c, nc) in res.items():
+            print(f"| {t} | {c}/{nc} |")
+    elif name == "hviske_v6":
+        print("| hviske_v6 tiny checkpoint (3 clips, 2 beams) | clips with f32's ids |\n|---|---|")
         for t, (c, nc) in res.items():
             print(f"| {t} | {c}/{nc} |")
     elif name == "hviske_wer":

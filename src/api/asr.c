@@ -13,7 +13,7 @@
 
 void ac_asr_options_init(ac_asr_options *o, size_t size)
 {
-    ac_asr_options d = {.struct_size = size, .language = "da", .punctuation = 1, .beam_size = 1,
+    ac_asr_options d = {.struct_size = size, .language = "da", .punctuation = 1, .beam_size = 0,
                         .length_penalty = 1.0f, .temperature = 0, .top_k = 50, .top_p = 1.0f, .seed = 0,
                         .max_new_tokens = 256, .prompt_prefix = 1};
     memcpy(o, &d, size < sizeof d ? size : sizeof d);

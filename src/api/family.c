@@ -13,8 +13,9 @@
 #include "api/input.h"
 #include "base/error.h"
 
-static const ac_family *const families[] = {&ac_family_silero_vad, &ac_family_marblenet_vad, &ac_family_hviske_asr,
-                                          &ac_family_vevo2};
+/* hviske_v6 before hviske_asr, which takes any GGUF embedding a config.json */
+static const ac_family *const families[] = {&ac_family_silero_vad, &ac_family_marblenet_vad, &ac_family_hviske_v6,
+                                          &ac_family_hviske_asr, &ac_family_vevo2};
 enum { N_FAMILIES = sizeof families / sizeof *families, N_TASKS = AC_TASK_VOICE + 1 };
 
 const ac_family *ac_family_at(int i) { return i >= 0 && i < N_FAMILIES ? families[i] : NULL; }

@@ -106,7 +106,8 @@ typedef struct ac_family {
     const ac_hub_files *hub;          /* its files in a Hub repository */
 } ac_family;
 
-extern const ac_family ac_family_silero_vad, ac_family_marblenet_vad, ac_family_hviske_asr, ac_family_vevo2;
+extern const ac_family ac_family_silero_vad, ac_family_marblenet_vad, ac_family_hviske_asr, ac_family_hviske_v6,
+    ac_family_vevo2;
 
 struct ac_model {
     const ac_family *family;

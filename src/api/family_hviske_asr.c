@@ -55,7 +55,7 @@ static ac_status transcribe(const void *m, ac_audio_reader *r, const int64_t *sp
 {
     ac_decode_options d = ac_decode_defaults();
     d.max_new_tokens = o->max_new_tokens, d.min_new_tokens = o->min_new_tokens;
-    d.beam_size = o->beam_size, d.length_penalty = o->length_penalty;
+    d.beam_size = o->beam_size > 0 ? o->beam_size : 1, d.length_penalty = o->length_penalty;
     d.temperature = o->temperature, d.top_k = o->top_k, d.top_p = o->top_p, d.seed = o->seed;
     hviske_options ho = {.language = o->language, .punctuation = o->punctuation, .dummy_prefix = o->prompt_prefix,
                          .word_timestamps = o->word_timestamps, .decode = d};

@@ -140,6 +140,31 @@ ac_status ac_attn_kv_pack(const ac_attn_opts *o, const float *k, const float *v,
 
 /* ---- layers ---------------------------------------------------------- */
 
+/* RoPE on rows of HEADS heads (stride LD): all of each head, or its first
+ * rope_dim channels. */
+static void rotate(const ac_attn_opts *o, float *x, size_t rows, size_t ld, size_t heads, const int *pos)
+{
+    size_t dh = (size_t)o->head_dim, r = o->rope_dim > 0 ? (size_t)o->rope_dim : dh;
+    if (r == dh) {
+        ac_rope(x, rows, ld, heads, dh, pos, o->rope_theta);
+        return;
+    }
+    for (size_t h = 0; h < heads; h++) ac_rope(x + h * dh, rows, ld, 1, r, pos, o->rope_theta);
+}
+
+/* The per-head norms and RoPE of q [rows][heads] and k [rows][kv_heads]. */
+static void position(const ac_attn_opts *o, const ac_attn_weights *w, float *q, float *k, size_t rows,
+                     const int *pos)
+{
+    size_t dh = (size_t)o->head_dim, qw = (size_t)o->heads * dh, kvw = (size_t)o->kv_heads * dh;
+    if (w->q_norm) ac_rmsnorm(q, q, rows * (size_t)o->heads, dh, w->q_norm, 0, o->qk_norm_eps);
+    if (w->k_norm) ac_rmsnorm(k, k, rows * (size_t)o->kv_heads, dh, w->k_norm, 0, o->qk_norm_eps);
+    if (o->rope_theta > 0) {
+        rotate(o, q, rows, qw, (size_t)o->heads, pos);
+        rotate(o, k, rows, kvw, (size_t)o->kv_heads, pos);
+    }
+}
+
 size_t ac_attn_layer_scratch(const ac_attn_opts *o, size_t rows, size_t nk)
 {
     size_t qw = (size_t)o->heads * (size_t)o->head_dim, kvw = (size_t)o->kv_heads * (size_t)o->head_dim;
@@ -154,10 +179,7 @@ void ac_attn_self(const ac_attn_opts *o, const ac_attn_weights *w, const float *
     ac_matmul(x, w->wq, w->bq, q, T);
     ac_matmul(x, w->wk, w->bk, k, T);
     ac_matmul(x, w->wv, w->bv, v, T);
-    if (o->rope_theta > 0) {
-        ac_rope(q, T, qw, (size_t)o->heads, (size_t)o->head_dim, pos, o->rope_theta);
-        ac_rope(k, T, kvw, (size_t)o->kv_heads, (size_t)o->head_dim, pos, o->rope_theta);
-    }
+    position(o, w, q, k, T, pos);
     ac_attention(o, q, T, qw, &(ac_attn_kv){.n = T, .k = k, .v = v, .ld = kvw}, mask, ctx, qw, sa);
     ac_matmul(ctx, w->wo, w->bo, y, T);
 }
@@ -171,10 +193,7 @@ ac_status ac_attn_cached(const ac_attn_opts *o, const ac_attn_weights *w, ac_kv_
     const float *bias[3] = {w->bq, w->bk, w->bv};
     float *outs[3] = {q, k, v};
     ac_matmul_multi(x, R, mats, bias, outs, 3);
-    if (o->rope_theta > 0) {
-        ac_rope(q, R, qw, (size_t)o->heads, (size_t)o->head_dim, pos, o->rope_theta);
-        ac_rope(k, R, kvw, (size_t)o->kv_heads, (size_t)o->head_dim, pos, o->rope_theta);
-    }
+    position(o, w, q, k, R, pos);
     /* every row is stored before any attends: a prompt's rows see each other */
     for (size_t r = 0; r < R; r++) AC_TRY(ac_kv_cache_append(c, layer, beam[r], pos[r], k + r * kvw, v + r * kvw));
     for (size_t r = 0; r < R; r++) {

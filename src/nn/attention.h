@@ -23,6 +23,9 @@ typedef struct ac_attn_opts {
     int heads, kv_heads, head_dim;   /* heads a multiple of kv_heads */
     float scale;                     /* 0: 1/sqrt(head_dim) */
     float rope_theta;                /* > 0: RoPE (rotate-half) on q and k (layers only) */
+    int rope_dim;                    /* channels of each head RoPE turns, from the first (0: all);
+                                        the rest pass (partial rotary, the pairs i, i + rope_dim/2) */
+    float qk_norm_eps;               /* eps of the per-head RMSNorm of q and k (weights' q_norm) */
 } ac_attn_opts;
 
 /* Keys and values over N positions, in one of two forms:
@@ -51,10 +54,13 @@ void ac_attention(const ac_attn_opts *o, const float *q, size_t nq, size_t q_ld,
 ac_status ac_attn_kv_pack(const ac_attn_opts *o, const float *k, const float *v, size_t n, size_t ld,
                           ac_dtype dtype, ac_arena *a, ac_mat *kh, ac_mat *vt);
 
-/* The projections of an attention layer: q, k, v, o with optional biases. */
+/* The projections of an attention layer: q, k, v, o with optional biases,
+ * and optional RMSNorms of each head of q and of k ([head_dim] gains,
+ * Qwen3), applied after the projections and before RoPE. */
 typedef struct ac_attn_weights {
     const ac_mat *wq, *wk, *wv, *wo;
     const float *bq, *bk, *bv, *bo;
+    const float *q_norm, *k_norm;
 } ac_attn_weights;
 
 /* Floats of scratch for the layers below over ROWS rows and NK keys. */

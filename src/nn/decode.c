@@ -208,6 +208,7 @@ static ac_status decode_beam(const ac_decode_model *m, const ac_decode_options *
             for (int i = 0; i < n_top; i++) cands[nc++] = (cand){act[b].score + row[top[i]], b, top[i]};
         }
         qsort(cands, (size_t)nc, sizeof *cands, by_score);
+        double best_cand = nc ? cands[0].score : -INFINITY;
         len++;
         int last = len == maxn, n_next = 0;
         for (int i = 0; i < nc && (last || n_next < B); i++) {
@@ -256,6 +257,7 @@ static ac_status decode_beam(const ac_decode_model *m, const ac_decode_options *
             double worst = fin[0].norm, best = act[0].score;
             for (int i = 1; i < B; i++) worst = fin[i].norm < worst ? fin[i].norm : worst;
             for (int i = 1; i < n_act; i++) best = act[i].score > best ? act[i].score : best;
+            if (o->stop_vs_candidates) best = best_cand;
             if (worst >= normalize(best, len, alpha)) break;
         }
         if (o->progress && o->progress(o->progress_user, len, maxn)) {

@@ -32,6 +32,10 @@ typedef struct ac_decode_options {
     int min_new_tokens;      /* the stop tokens are barred before this many */
     int beam_size;           /* > 1: beam search */
     float length_penalty;    /* beam search: score / length^penalty */
+    /* Beam search's early stop compares the worst finished hypothesis with
+     * 0: the best continuing beam; 1: the step's best candidate, which may
+     * be an end (transformers' BeamSearchScorer, Hviske v6's port) */
+    int stop_vs_candidates;
     float temperature;       /* > 0 (with beam_size 1): sampling */
     int top_k;               /* 0: all; ties with the k-th stay (nn/sampler.h) */
     float top_p;             /* 1: all */

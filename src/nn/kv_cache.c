@@ -35,13 +35,21 @@ ac_status ac_kv_cache_append(ac_kv_cache *c, int layer, int beam, int pos, const
     return AC_OK;
 }
 
+/* Only the beams that change parent are copied (each step of a beam search
+ * whose beams keep their lines costs nothing): every read of the old rows
+ * goes to TMP before any beam is written. */
 void ac_kv_cache_reorder(ac_kv_cache *c, const int *parent, int len)
 {
     size_t bytes = (size_t)len * c->width * sizeof(float), row = (size_t)len * c->width;
+    int moved = 0;
+    for (int b = 0; b < c->beams; b++) moved |= parent[b] != b;
+    if (!moved || len <= 0) return;
     for (int l = 0; l < c->layers; l++)
         for (int which = 0; which < 2; which++) {
             float *(*at)(const ac_kv_cache *, int, int, int) = which ? ac_kv_cache_v : ac_kv_cache_k;
-            for (int b = 0; b < c->beams; b++) memcpy(c->tmp + (size_t)b * row, at(c, l, parent[b], 0), bytes);
-            for (int b = 0; b < c->beams; b++) memcpy(at(c, l, b, 0), c->tmp + (size_t)b * row, bytes);
+            for (int b = 0; b < c->beams; b++)
+                if (parent[b] != b) memcpy(c->tmp + (size_t)b * row, at(c, l, parent[b], 0), bytes);
+            for (int b = 0; b < c->beams; b++)
+                if (parent[b] != b) memcpy(at(c, l, b, 0), c->tmp + (size_t)b * row, bytes);
         }
 }

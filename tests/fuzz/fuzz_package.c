@@ -1,6 +1,7 @@
 /* Fuzz the model loaders' shape and config checks over a whole package: a
  * single-file GGUF (Hviske: weights, config.json, generation_config.json
- * and tokenizer.model inside; Vevo2: the package description and the
+ * and tokenizer.model inside; Hviske v6: config.json and tokenizer.json
+ * under its description; Vevo2: the package description and the
  * configs it points to) loaded through the public API from a memory file,
  * whichever family claims it. */
 #include <stdint.h>

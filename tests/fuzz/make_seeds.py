@@ -8,6 +8,7 @@ import os
 import shutil
 import struct
 import subprocess
+import sys
 import wave
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "seeds")
@@ -271,6 +272,31 @@ def server_seeds():
         "bad.bin": b"\xc0\xaf \xed\xa0\x80 \xf4\x90\x80\x80 \xe2\x82 \x00 end"})
 
 
+QWEN2_PRE = {"type": "Sequence", "pretokenizers": [
+    {"type": "Split", "pattern": {"Regex": "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+     "behavior": "Isolated", "invert": False},
+    {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}]}
+
+
+def v6_gguf_seed(cfg):
+    """A Hviske v6 GGUF of the runtime's layout: its description, config.json CFG and a
+    tokenizer.json of a few byte tokens and the prompt's added tokens, no tensors (a load
+    stops at the namespace check, past the config, the tokenizer and its special ids)."""
+    root = os.path.join(os.path.dirname(HERE), "..", "..")
+    sys.path.insert(0, os.path.join(root, "tests", "ref"))
+    import gguf_np
+    added = [{"id": i, "content": t, "special": True} for t, i in
+             [("<|endoftext|>", cfg["pad_token_id"]), ("<|im_start|>", cfg["bos_token_id"]),
+              ("<|im_end|>", cfg["eos_token_id"])] + sorted(cfg["style_tokens"].items(), key=lambda kv: kv[1])]
+    tok = {"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2, "\u0120": 3}, "merges": ["a b"]},
+           "pre_tokenizer": QWEN2_PRE, "added_tokens": added}
+    spec = json.dumps({"family": "hviske_asr_v6", "sources": [{"format": "gguf"}]})
+    os.makedirs(os.path.join(HERE, "package"), exist_ok=True)
+    gguf_np.write(os.path.join(HERE, "package", "hviske_v6_files.gguf"), [],
+                  [("config.json", json.dumps(cfg).encode()), ("tokenizer.json", json.dumps(tok).encode())],
+                  "BF16", sources=(("weights", "model.safetensors"),), spec=("hviske_asr_v6", spec))
+
+
 def model_seeds():
     """Model configs and a whole package: the bundled Hviske config with and
     without generation_config.json (after a NUL), the real MarbleNet
@@ -283,6 +309,19 @@ def model_seeds():
     marble = os.path.join(os.environ.get("AUDIOC_DATA", os.path.join(root, "..", "shared", "data")),
                           "framework/models/marblenet_vad/marblenet_vad_config.json")
     write_all(os.path.join(HERE, "marblenet_config"), {"marblenet.json": open(marble, "rb").read()})
+    sys_path = os.path.join(root, "tests", "ref", "hviske_v6")
+    import sys as _sys
+    _sys.path.insert(0, sys_path)
+    import make_tiny as v6
+    import json as _json
+    tiny = v6.config()
+    full = v6.config()
+    full["whisper"].update({"d_model": 1280, "encoder_ffn_dim": 5120, "encoder_layers": 32,
+                            "encoder_attention_heads": 20, "encoder_rotary_dim": 56})
+    full["qwen"].update({"hidden_size": 1024, "intermediate_size": 3072, "num_hidden_layers": 28,
+                         "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128})
+    write_all(os.path.join(HERE, "hviske_v6_config"), {"tiny.json": _json.dumps(tiny), "full.json": _json.dumps(full)})
+    v6_gguf_seed(tiny)
 
     import sys
     import tempfile

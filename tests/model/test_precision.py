@@ -7,7 +7,7 @@ After a change of the arithmetic (the kernels), re-measure with
 
 and update the figures below and in the docs together. Also: --weights
 and --model-weights reach every command and the server, and a bad value
-is a usage error that names it. About 30 s in all."""
+is a usage error that names it. About 40 s in all."""
 import math
 import subprocess
 
@@ -33,6 +33,10 @@ HVISKE_SAME = {"bf16": (2, 6), "q8_0": (2, 6)}
 # held as f32 or bf16: at least this many of the 3 clips with the ids of its
 # stored (Q8_0) run (its int8 arithmetic against f32's, or bf16's).
 HVISKE_GGUF_Q8_SAME = {"f32": 3, "bf16": 2}
+# Hviske v6, the tiny random checkpoint (F32, BF16-exact values, 2 beams):
+# at least this many of the 3 clips have the f32 run's ids (the weights
+# are the same numbers at bf16; the activations are rounded or quantized).
+HVISKE_V6_SAME = {"bf16": 2, "q8_0": 1}
 # hviske-tiny-da on the 20 held-out clips: WER (%) within this of f32's.
 HVISKE_WER_MARGIN = 0.5
 
@@ -72,6 +76,14 @@ def test_hviske(tokenizer):
         want = HVISKE_SAME[t]
         assert clips >= want[0] and chunks >= want[1], \
             f"hviske tiny at {t}: {clips} clips and {chunks} chunks with f32's ids, held at {want}"
+
+
+def test_hviske_v6():
+    testenv.require_tools("espeak-ng", "sox")
+    got = precision.hviske_v6()
+    print(f"hviske_v6 tiny: (clips equal, clips) {got}")
+    for t, (clips, _) in got.items():
+        assert clips >= HVISKE_V6_SAME[t], f"hviske_v6 tiny at {t}: {clips} clips with f32's ids, held at {HVISKE_V6_SAME[t]}"
 
 
 def test_hviske_wer():

@@ -76,7 +76,7 @@ static void test_probe(void)
     CHECK(ac_set_threads(1) == AC_OK && ac_last_error()[0] == 0, "after ac_set_threads");
     const char *const *vads = ac_families(AC_TASK_VAD), *const *all = ac_families(AC_TASK_ANY);
     const char *const *voice = ac_families(AC_TASK_VOICE);
-    CHECK(vads[0] && vads[1] && !vads[2] && all[0] && all[1] && all[2] && all[3] && !all[4], "family lists");
+    CHECK(vads[0] && vads[1] && !vads[2] && all[0] && all[1] && all[2] && all[3] && all[4] && !all[5], "family lists");
     CHECK(voice[0] && strcmp(voice[0], "vevo2") == 0 && !voice[1] && strcmp(ac_task_name(AC_TASK_VOICE), "voice") == 0,
           "the voice task");
 }

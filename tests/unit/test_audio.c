@@ -9,6 +9,7 @@
 #include "audio/fft.h"
 #include "audio/mel.h"
 #include "audio/reader.h"
+#include "audio/silence.h"
 #include "audio/writer.h"
 #include "audioc.h"
 #include "base/error.h"
@@ -580,9 +581,41 @@ static void test_melbank(void)
     CHECK(mb.lo == NULL && mb.hi == NULL, "free");
 }
 
+/* Chunks of long audio at silences: a cut at the middle of the last gap that
+ * fits, hard cuts where no gap does, one chunk for short audio. */
+static void test_silence_chunks(void)
+{
+    const int64_t sr = 16000, n = 70 * sr, max = 28 * sr;
+    float *x = calloc((size_t)n, sizeof *x);
+    CHECK(x != NULL, "alloc");
+    if (!x) return;
+    /* a tone everywhere but two silent seconds from 20 s and from 45 s */
+    for (int64_t i = 0; i < n; i++) {
+        int in_gap = (i >= 20 * sr && i < 22 * sr) || (i >= 45 * sr && i < 47 * sr);
+        x[i] = in_gap ? 0 : 0.3f * sinf(0.05f * (float)i);
+    }
+    int64_t *ends;
+    size_t k;
+    CHECK(ac_silence_chunks(x, n, max, &ends, &k) == AC_OK, "%s", ac_last_error());
+    CHECK(k == 3 && ends[2] == n, "%zu chunks", k);
+    /* the voiced stretches end and start on 512-sample frames near the gaps */
+    CHECK(k == 3 && llabs(ends[0] - 21 * sr) < 1100 && llabs(ends[1] - 46 * sr) < 1100, "cuts at %lld, %lld",
+          (long long)ends[0], (long long)(k > 1 ? ends[1] : 0));
+    free(ends);
+    for (int64_t i = 0; i < n; i++) x[i] = 0.3f * sinf(0.05f * (float)i); /* no gap: hard cuts */
+    CHECK(ac_silence_chunks(x, n, max, &ends, &k) == AC_OK && k == 3 && ends[0] == max && ends[1] == 2 * max &&
+              ends[2] == n, "hard cuts: %zu chunks", k);
+    free(ends);
+    CHECK(ac_silence_chunks(x, max, max, &ends, &k) == AC_OK && k == 1 && ends[0] == max, "one chunk");
+    free(ends);
+    CHECK(ac_silence_chunks(x, 0, max, &ends, &k) == AC_ERR_ARG, "no samples");
+    free(x);
+}
+
 int main(int argc, char **argv)
 {
     test_init(argc, argv);
+    RUN(test_silence_chunks);
     RUN(test_wav_roundtrip);
     RUN(test_mixdown);
     RUN(test_resample);

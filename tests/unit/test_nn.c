@@ -61,8 +61,9 @@ static void test_attention_torch(void)
     if (!x || !wq || !wk || !wv || !wo || !yc || !yb) return;
     ac_mat q = ac_mat_f32(wq, H * DK, D), k = ac_mat_f32(wk, G * DK, D), v = ac_mat_f32(wv, G * DK, D);
     ac_mat o = ac_mat_f32(wo, D, H * DK);
-    ac_attn_weights w = {&q, &k, &v, &o, g("attn.bq", H * DK), g("attn.bk", G * DK), g("attn.bv", G * DK), NULL};
-    ac_attn_opts opts = {H, G, DK, 0, 10000.0f};
+    ac_attn_weights w = {.wq = &q, .wk = &k, .wv = &v, .wo = &o, .bq = g("attn.bq", H * DK), .bk = g("attn.bk", G * DK),
+                         .bv = g("attn.bv", G * DK)};
+    ac_attn_opts opts = {.heads = H, .kv_heads = G, .head_dim = DK, .rope_theta = 10000.0f};
     float *scratch = malloc(ac_attn_layer_scratch(&opts, T, T) * sizeof *scratch), y[T * D];
     int shifted[T];
     for (int i = 0; i < T; i++) shifted[i] = i + 5;
@@ -164,7 +165,7 @@ static void test_gqa(void)
         unsigned char *keep = malloc(nq * nk);
         for (size_t i = 0; i < nq * nk; i++) keep[i] = (i * 5 + 1) % 7 != 0;
         keep[0] = 1;
-        ac_attn_opts gqa = {H, G, DK, 0, 0}, mha = {H, H, DK, 0, 0};
+        ac_attn_opts gqa = {.heads = H, .kv_heads = G, .head_dim = DK}, mha = {.heads = H, .kv_heads = H, .head_dim = DK};
         float *scratch = malloc(ac_attention_scratch(&mha, nq, nk) * sizeof *scratch);
         ac_mask mask = {.keep = keep, .ld = nk};
         naive_attention(q, nq, k, v, nk, H, G, DK, keep, ref);
@@ -208,8 +209,8 @@ static void test_cache_and_reorder(void)
     float *bq = rnd(H * DK, -0.1f, 0.1f), *x = rnd(B * T * D, -1, 1);
     ac_mat q = ac_mat_f32(wf[0], H * DK, D), k = ac_mat_f32(wf[1], G * DK, D), v = ac_mat_f32(wf[2], G * DK, D);
     ac_mat o = ac_mat_f32(wf[3], D, H * DK);
-    ac_attn_weights w = {&q, &k, &v, &o, bq, NULL, NULL, NULL};
-    ac_attn_opts opts = {H, G, DK, 0, 1e6f};
+    ac_attn_weights w = {.wq = &q, .wk = &k, .wv = &v, .wo = &o, .bq = bq};
+    ac_attn_opts opts = {.heads = H, .kv_heads = G, .head_dim = DK, .rope_theta = 1e6f};
     float *scratch = malloc(ac_attn_layer_scratch(&opts, T, T) * sizeof *scratch);
     float full[B][T * D], got[B][T * D];
     int pos[T];

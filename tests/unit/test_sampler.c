@@ -423,6 +423,49 @@ static void test_search(void)
     free(t.w), free(t.e), free(t.h), free(t.logits);
 }
 
+/* A scripted decoder for the early stop of beam search: each beam's scores
+ * follow from its last token (EOS 0, A 1, B 2, C 3). */
+enum { SCRIPT_V = 8 };
+
+static void script_row(int last, float *row)
+{
+    for (int v = 0; v < SCRIPT_V; v++) row[v] = -30;
+    if (last < 0) row[0] = -1.4f, row[1] = -1.5f, row[2] = -10;   /* after the prompt */
+    else if (last == 1) row[0] = -0.9f, row[3] = -1.5f;           /* after A */
+    else if (last == 3) row[0] = 0;                                /* after A C: end */
+    else for (int v = 0; v < SCRIPT_V; v++) row[v] = -10;
+}
+
+static ac_status script_step(void *ctx, const int *tokens, int n, int pos, float *scores)
+{
+    (void)ctx, (void)pos;
+    for (int i = 0; i < n; i++) script_row(tokens[i], scores + (size_t)i * SCRIPT_V);
+    return AC_OK;
+}
+
+/* After two steps the finished list holds [] + EOS (-1.4) and [A] + EOS
+ * (-2.4 / 2); the continuing [A C] (-3.0) ends next step at -3.0 / 3.
+ * Against the best continuing beam (-3.0 / 2) the search stops early with
+ * [A]; against the step's best candidate (the EOS at -2.4 / 2) it goes on
+ * and finds [A C], as transformers' beam scorer does. */
+static void test_early_stop(void)
+{
+    static const int stop = 0;
+    ac_decode_model m = {.vocab = SCRIPT_V, .stop = &stop, .n_stop = 1, .logprobs = 1, .step = script_step,
+                         .reorder = toy_reorder};
+    float first[SCRIPT_V];
+    script_row(-1, first);
+    ac_decode_options o = ac_decode_defaults();
+    o.beam_size = 2, o.max_new_tokens = 10;
+    ac_decode_result a, b;
+    CHECK(ac_decode(&m, &o, first, 1, &a) == AC_OK && a.n_tokens == 1 && a.tokens[0] == 1, "best beam: %d tokens",
+          a.n_tokens);
+    o.stop_vs_candidates = 1;
+    CHECK(ac_decode(&m, &o, first, 1, &b) == AC_OK && b.n_tokens == 2 && b.tokens[0] == 1 && b.tokens[1] == 3,
+          "best candidate: %d tokens", b.n_tokens);
+    ac_decode_result_free(&a), ac_decode_result_free(&b);
+}
+
 int main(int argc, char **argv)
 {
     test_init(argc, argv);
@@ -436,6 +479,7 @@ int main(int argc, char **argv)
     RUN(test_bad_options);
     RUN(test_reference);
     RUN(test_search);
+    RUN(test_early_stop);
     ac_threadpool_shutdown();
     return test_finish();
 }

@@ -301,7 +301,7 @@ int endpoint_transcription_prepare(job *j, reply *r)
     v = text_field(f, "language");
     snprintf(t->language, sizeof t->language, "%s", v && *v ? v : "da");
     t->asr.language = t->language;
-    double temp = 0, beams = 1;
+    double temp = 0, beams = 0; /* 0: the model's default */
     const served_model *vad_model = find_model(j->req->cfg, NULL, AC_TASK_VAD);
     int vad = vad_model && !j->req->cfg->no_vad;
     if (number_field(f, "temperature", 0, 2, 0, &temp, r) || number_field(f, "beam_size", 1, 16, 1, &beams, r) ||

@@ -39,7 +39,7 @@ static void usage(FILE *f)
         "      --no-vad            recognize the whole audio, in chunks of 35 s at most\n"
         "\n"
         "decoding (greedy by default):\n"
-        "  -b, --beam-size N       beam search with N beams (1)\n"
+        "  -b, --beam-size N       beam search with N beams (the model's: 1; hviske_v6: 2)\n"
         "      --length-penalty A  beam score / length^A (1.0)\n"
         "      --temperature T     sample with temperature T > 0 instead of greedy\n"
         "      --top-k K           sample from the K most likely tokens, 0 = all (50)\n"

@@ -19,10 +19,15 @@ static ac_status load_layer(qwen2_model *m, int i)
     ac_weights *w = m->weights;
     qwen2_layer *L = &m->layer[i];
     int D = c->hidden, Q = c->heads * c->head_dim, KV = c->kv_heads * c->head_dim, F = c->intermediate;
+    int b = c->attn_bias;
     AC_TRY(ac_weights_vec(w, D, &L->ln_in, "model.layers.%d.input_layernorm.weight", i));
-    AC_TRY(ac_weights_linear(w, Q, D, &L->wq, &L->bq, "model.layers.%d.self_attn.q_proj", i));
-    AC_TRY(ac_weights_linear(w, KV, D, &L->wk, &L->bk, "model.layers.%d.self_attn.k_proj", i));
-    AC_TRY(ac_weights_linear(w, KV, D, &L->wv, &L->bv, "model.layers.%d.self_attn.v_proj", i));
+    AC_TRY(ac_weights_linear(w, Q, D, &L->wq, b ? &L->bq : NULL, "model.layers.%d.self_attn.q_proj", i));
+    AC_TRY(ac_weights_linear(w, KV, D, &L->wk, b ? &L->bk : NULL, "model.layers.%d.self_attn.k_proj", i));
+    AC_TRY(ac_weights_linear(w, KV, D, &L->wv, b ? &L->bv : NULL, "model.layers.%d.self_attn.v_proj", i));
+    if (c->qk_norm) {
+        AC_TRY(ac_weights_vec(w, c->head_dim, &L->q_norm, "model.layers.%d.self_attn.q_norm.weight", i));
+        AC_TRY(ac_weights_vec(w, c->head_dim, &L->k_norm, "model.layers.%d.self_attn.k_norm.weight", i));
+    }
     AC_TRY(ac_weights_linear(w, D, Q, &L->wo, NULL, "model.layers.%d.self_attn.o_proj", i));
     AC_TRY(ac_weights_vec(w, D, &L->ln_post, "model.layers.%d.post_attention_layernorm.weight", i));
     AC_TRY(ac_weights_linear(w, F, D, &L->gate, NULL, "model.layers.%d.mlp.gate_proj", i));
@@ -36,8 +41,8 @@ static ac_status check_vocab(qwen2_model *m, const char *name)
 {
     const ac_tensor *t = ac_weights_find(m->weights, "%s", name);
     if (t && t->ndim == 2 && t->shape[0] != m->cfg.vocab)
-        return ac_error(AC_ERR_MODEL, "%s: tensor '%s' has %lld rows but config.json says vocab_size %d",
-                        m->weights->file, name, (long long)t->shape[0], m->cfg.vocab);
+        return ac_error(AC_ERR_MODEL, "%s: tensor '%s%s' has %lld rows but config.json says vocab_size %d",
+                        m->weights->file, m->weights->ns, name, (long long)t->shape[0], m->cfg.vocab);
     return AC_OK;
 }
 
@@ -88,6 +93,26 @@ static ac_status load_configs(qwen2_model *m, const char *dir)
     return s;
 }
 
+ac_status qwen2_load_shared(ac_weights *w, const qwen2_config *cfg, const char *ns, qwen2_model **out)
+{
+    *out = NULL;
+    qwen2_model *m = ac_calloc(1, sizeof *m);
+    if (!m) return AC_ERR_NOMEM;
+    m->cfg = *cfg;
+    m->gen = (qwen2_generation){.pad = -1, .top_k = 50, .top_p = 1, .temperature = 1, .repetition_penalty = 1,
+                                .max_new_tokens = -1, .max_length = 20};
+    m->weights = w;
+    ac_status s = ac_weights_set_namespace(w, ns);
+    if (!s) s = load_weights(m);
+    ac_weights_set_namespace(w, "");
+    if (s) {
+        qwen2_free(m);
+        return s;
+    }
+    *out = m;
+    return AC_OK;
+}
+
 ac_status qwen2_load_from(ac_weights *w, const char *cfg, size_t n_cfg, const char *gen, size_t n_gen,
                           const char *name, qwen2_model **out)
 {
@@ -98,6 +123,7 @@ ac_status qwen2_load_from(ac_weights *w, const char *cfg, size_t n_cfg, const ch
         return AC_ERR_NOMEM;
     }
     m->weights = w;
+    m->owns_weights = 1;
     ac_status s = qwen2_config_parse(cfg, n_cfg, gen, n_gen, name, &m->cfg, &m->gen);
     if (!s) s = load_weights(m);
     if (s) {
@@ -113,6 +139,7 @@ ac_status qwen2_load(const char *dir, ac_weight_type type, qwen2_model **out)
     *out = NULL;
     qwen2_model *m = ac_calloc(1, sizeof *m);
     if (!m) return AC_ERR_NOMEM;
+    m->owns_weights = 1;
     char p[4200];
     snprintf(p, sizeof p, "%s/model.safetensors", dir);
     ac_status s = load_configs(m, dir);
@@ -130,6 +157,6 @@ void qwen2_free(qwen2_model *m)
 {
     if (!m) return;
     free(m->layer);
-    ac_weights_free(m->weights);
+    if (m->owns_weights) ac_weights_free(m->weights);
     free(m);
 }

@@ -16,6 +16,7 @@
 #include "audioc.h"
 #include "base/arena.h"
 #include "base/trace.h"
+#include "io/config.h"
 #include "io/weights.h"
 #include "nn/kv_cache.h"
 #include "nn/sampler.h"
@@ -27,6 +28,8 @@ typedef struct qwen2_config {
     int hidden, intermediate, layers, heads, kv_heads, head_dim, max_positions, vocab;
     float rope_theta, rms_eps;
     int tied;                       /* tie_word_embeddings: the head is the embedding matrix */
+    int attn_bias;                  /* q/k/v biases (Qwen2; Qwen3's attention_bias, false by default) */
+    int qk_norm;                    /* Qwen3: RMSNorm of each head of q and k before RoPE */
 } qwen2_config;
 
 /* generation_config.json, with HF's defaults for what it leaves out. */
@@ -44,6 +47,7 @@ typedef struct qwen2_generation {
 
 typedef struct qwen2_layer {
     const float *ln_in, *ln_post, *bq, *bk, *bv;
+    const float *q_norm, *k_norm;   /* [head_dim], Qwen3 */
     ac_mat wq, wk, wv, wo, gate, up, down;
 } qwen2_layer;
 
@@ -55,6 +59,7 @@ typedef struct qwen2_model {
     ac_mat head;                    /* the embedding matrix when tied, else lm_head.weight */
     qwen2_layer *layer;
     const float *norm;
+    int owns_weights;
 } qwen2_model;
 
 /* config.json and (optional) generation_config.json of DIR; WHERE names
@@ -62,7 +67,13 @@ typedef struct qwen2_model {
 ac_status qwen2_config_parse(const char *text, size_t len, const char *gen_text, size_t gen_len,
                              const char *where, qwen2_config *cfg, qwen2_generation *gen);
 
-/* A Hugging Face Qwen2 folder: config.json, generation_config.json
+/* The decoder's config from the object OBJ of config C (NULL: its root),
+ * named WHERE in messages; DEF_TYPE is the model_type when it has none
+ * ("qwen2" or "qwen3"). Generation defaults are not read. */
+ac_status qwen2_config_parse_obj(const ac_config *c, const cJSON *obj, const char *where, const char *def_type,
+                                 qwen2_config *cfg);
+
+/* A Hugging Face Qwen2 or Qwen3 folder: config.json, generation_config.json
  * (optional) and model.safetensors; weights stay in their stored type. */
 ac_status qwen2_load(const char *dir, ac_weight_type type, qwen2_model **out);
 /* The same over weights W opened by the caller (a part of a GGUF package,
@@ -70,6 +81,11 @@ ac_status qwen2_load(const char *dir, ac_weight_type type, qwen2_model **out);
  * generation_config.json (GEN may be NULL); NAME in messages. */
 ac_status qwen2_load_from(ac_weights *w, const char *cfg, size_t n_cfg, const char *gen, size_t n_gen,
                           const char *name, qwen2_model **out);
+/* The decoder over tensors of W that the caller keeps (a package holding
+ * more than the decoder), its names under the namespace NS ("llm."): W
+ * must outlive the model; its namespace is left cleared. The generation
+ * defaults are HF's. */
+ac_status qwen2_load_shared(ac_weights *w, const qwen2_config *cfg, const char *ns, qwen2_model **out);
 void qwen2_free(qwen2_model *m);
 
 /* The state of one request: the KV cache of CAP positions and buffers for
@@ -77,11 +93,24 @@ void qwen2_free(qwen2_model *m);
 typedef struct qwen2_session qwen2_session;
 
 ac_status qwen2_session_new(const qwen2_model *m, int cap, int max_rows, ac_arena *a, qwen2_session **out);
+/* The same with a cache for BEAMS beams (beam search). */
+ac_status qwen2_session_new_beams(const qwen2_model *m, int cap, int max_rows, int beams, ac_arena *a,
+                                  qwen2_session **out);
 
 /* Feeds TOKENS[n] at positions POS0 .. POS0+n-1 (the cache must hold the
  * positions before POS0) and writes the logits [n_out][vocab] of the last
  * N_OUT positions: 1 after a prompt, n for teacher forcing. */
 ac_status qwen2_forward(qwen2_session *s, const int *tokens, int n, int pos0, int n_out, float *logits);
+/* A prompt given as input rows: EMB[n_emb][hidden] (embeddings computed by
+ * the caller, e.g. audio) followed by the embeddings of TOKENS[n_tok], at
+ * positions POS0.. of beam 0; logits of the last N_OUT rows as above. */
+ac_status qwen2_forward_embeds(qwen2_session *s, const float *emb, int n_emb, const int *tokens, int n_tok, int pos0,
+                               int n_out, float *logits);
+/* One step of N beams: TOKENS[i] to beam i at position POS; LOGITS[n][vocab]. */
+ac_status qwen2_step_beams(qwen2_session *s, const int *tokens, int n, int pos, float *logits);
+/* Beam i continues from beam PARENT[i] (i < n; the others keep theirs)
+ * over positions [0, len). */
+void qwen2_session_reorder(qwen2_session *s, const int *parent, int n, int len);
 /* Hands each call's "layer" outputs (f32 [n][hidden], the residual stream
  * after block l) to T from now on; NULL stops. */
 void qwen2_session_trace(qwen2_session *s, const ac_trace *t);

@@ -33,7 +33,7 @@ ac_status whisper_config_parse(const ac_config *c, const cJSON *obj, const char 
     return check(c, where, keys, g);
 }
 
-ac_status whisper_config_parse_hf(const ac_config *c, const cJSON *obj, const char *where, whisper_config *g)
+static ac_status parse_hf(const ac_config *c, const cJSON *obj, const char *where, int rotary, whisper_config *g)
 {
     static const char *const keys[] = {"num_mel_bins", "max_source_positions", "d_model", "encoder_attention_heads",
                                        "encoder_layers", "encoder_ffn_dim"};
@@ -44,7 +44,10 @@ ac_status whisper_config_parse_hf(const ac_config *c, const cJSON *obj, const ch
     if (type && strcmp(type, "whisper") != 0)
         return ac_error(AC_ERR_MODEL, "%s: model_type '%s' is not whisper", c->file, type);
     AC_TRY(ac_config_int(c, obj, where, "num_mel_bins", &g->n_mels));
-    AC_TRY(ac_config_int(c, obj, where, "max_source_positions", &g->n_ctx));
+    if (rotary) /* no table: the positions it would bound are unused */
+        AC_TRY(ac_config_int_opt(c, obj, where, "max_source_positions", 1500, &g->n_ctx));
+    else
+        AC_TRY(ac_config_int(c, obj, where, "max_source_positions", &g->n_ctx));
     AC_TRY(ac_config_int(c, obj, where, "d_model", &g->d));
     AC_TRY(ac_config_int(c, obj, where, "encoder_attention_heads", &g->heads));
     AC_TRY(ac_config_int(c, obj, where, "encoder_layers", &g->layers));
@@ -54,4 +57,27 @@ ac_status whisper_config_parse_hf(const ac_config *c, const cJSON *obj, const ch
     if (act && strcmp(act, "gelu") != 0)
         return ac_error(AC_ERR_UNSUPPORTED, "%s: activation_function '%s' is not supported (gelu)", c->file, act);
     return check(c, where, keys, g);
+}
+
+ac_status whisper_config_parse_hf(const ac_config *c, const cJSON *obj, const char *where, whisper_config *g)
+{
+    return parse_hf(c, obj, where, 0, g);
+}
+
+ac_status whisper_config_parse_rotary(const ac_config *c, const cJSON *obj, const char *where, float rope_theta,
+                                      whisper_config *g)
+{
+    AC_TRY(parse_hf(c, obj, where, 1, g));
+    AC_TRY(ac_config_int(c, obj, where, "encoder_rotary_dim", &g->rope_dim));
+    const char *dot = where ? "." : "";
+    where = where ? where : "";
+    int dh = g->d / g->heads;
+    if (g->rope_dim < 2 || g->rope_dim % 2 || g->rope_dim > dh)
+        return ac_error(AC_ERR_MODEL, "%s: '%s%sencoder_rotary_dim' = %d must be even, from 2 to the head size %d "
+                        "(d_model %d / encoder_attention_heads %d)", c->file, where, dot, g->rope_dim, dh, g->d,
+                        g->heads);
+    if (!(rope_theta > 0))
+        return ac_error(AC_ERR_MODEL, "%s: the encoder's rope_theta %g must be positive", c->file, rope_theta);
+    g->rope_theta = rope_theta;
+    return AC_OK;
 }

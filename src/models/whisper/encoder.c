@@ -21,11 +21,21 @@ static ac_ffn mlp(const whisper_block *B)
 ac_status whisper_encode(const whisper_encoder *m, const float *mel, const ac_trace *trace, ac_arena *a,
                          float *out)
 {
+    return whisper_encode_frames(m, mel, whisper_mel_frames(&m->cfg), trace, a, out);
+}
+
+ac_status whisper_encode_frames(const whisper_encoder *m, const float *mel, size_t frames, const ac_trace *trace,
+                                ac_arena *a, float *out)
+{
     const whisper_config *c = &m->cfg;
-    size_t F = whisper_mel_frames(c), T = (size_t)c->n_ctx, D = (size_t)c->d;
+    size_t F = frames, T = (frames + 1) / 2, D = (size_t)c->d;
+    if (F < 2 || F % 2 || (m->pos && T > (size_t)c->n_ctx))
+        return ac_error(AC_ERR_ARG, "whisper: %zu mel frames (an even number, at most %d with the positional table)",
+                        F, 2 * c->n_ctx);
     ac_conv1d_shape s1 = {.cin = c->n_mels, .cout = c->d, .kernel = 3, .stride = 1, .pad = 1, .dilation = 1};
     ac_conv1d_shape s2 = {.cin = c->d, .cout = c->d, .kernel = 3, .stride = 2, .pad = 1, .dilation = 1};
-    ac_attn_opts o = {.heads = c->heads, .kv_heads = c->heads, .head_dim = c->d / c->heads};
+    ac_attn_opts o = {.heads = c->heads, .kv_heads = c->heads, .head_dim = c->d / c->heads,
+                      .rope_theta = c->rope_dim ? c->rope_theta : 0, .rope_dim = c->rope_dim};
     ac_ffn f = mlp(&m->block[0]);
     size_t scratch = max2(max2(ac_conv1d_scratch(&s1, 1, F), ac_conv1d_scratch(&s2, 1, F)),
                           max2(ac_attn_layer_scratch(&o, T, T), ac_ffn_scratch(&f, T)));
@@ -37,7 +47,7 @@ ac_status whisper_encode(const whisper_encoder *m, const float *mel, const ac_tr
     ac_gelu(x1, F * D);
     ac_conv1d_mat(&s2, x1, 1, F, &m->conv2_w, m->conv2_b, x, sc);
     ac_gelu(x, T * D);
-    ac_axpy(x, m->pos, 1.0f, T * D);
+    if (m->pos) ac_axpy(x, m->pos, 1.0f, T * D);
     ac_trace_put(trace, "conv", -1, x, T * D * sizeof *x);
     for (int l = 0; l < c->layers; l++) {
         const whisper_block *B = &m->block[l];

@@ -14,7 +14,13 @@ size_t whisper_window_samples(const whisper_config *c) { return whisper_mel_fram
 
 ac_status whisper_logmel(const whisper_encoder *m, const float *x, size_t n, float *mel)
 {
-    size_t N = whisper_window_samples(&m->cfg), T = whisper_mel_frames(&m->cfg), M = (size_t)m->cfg.n_mels;
+    return whisper_logmel_frames(m, x, n, whisper_mel_frames(&m->cfg), mel);
+}
+
+ac_status whisper_logmel_frames(const whisper_encoder *m, const float *x, size_t n, size_t frames, float *mel)
+{
+    size_t N = frames * WHISPER_HOP, T = frames, M = (size_t)m->cfg.n_mels;
+    if (frames < 1) return ac_error(AC_ERR_ARG, "whisper: a window of no frames");
     float *win = ac_calloc(N, sizeof *win); /* the window: zeros past the audio */
     if (!win) return ac_error(AC_ERR_NOMEM, "whisper: no memory for the %zu-sample window", N);
     memcpy(win, x, (n < N ? n : N) * sizeof *win);

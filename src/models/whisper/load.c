@@ -16,14 +16,15 @@
 
 #define PATH_MAX_LEN 4200
 
-/* The Hugging Face names of the OpenAI ones the loader asks for. */
-#define HF_BLOCK(oa, hf) {"encoder.blocks.%d." oa, "model.encoder.layers.%d." hf}
+/* The Hugging Face names of the OpenAI ones the loader asks for (under
+ * the namespace "model." in a Hugging Face folder). */
+#define HF_BLOCK(oa, hf) {"encoder.blocks.%d." oa, "encoder.layers.%d." hf}
 static const ac_weight_name hf_names[] = {
-    {"encoder.conv1.weight", "model.encoder.conv1.weight"},
-    {"encoder.conv1.bias", "model.encoder.conv1.bias"},
-    {"encoder.conv2.weight", "model.encoder.conv2.weight"},
-    {"encoder.conv2.bias", "model.encoder.conv2.bias"},
-    {"encoder.positional_embedding", "model.encoder.embed_positions.weight"},
+    {"encoder.conv1.weight", "encoder.conv1.weight"},
+    {"encoder.conv1.bias", "encoder.conv1.bias"},
+    {"encoder.conv2.weight", "encoder.conv2.weight"},
+    {"encoder.conv2.bias", "encoder.conv2.bias"},
+    {"encoder.positional_embedding", "encoder.embed_positions.weight"},
     HF_BLOCK("attn_ln.weight", "self_attn_layer_norm.weight"),
     HF_BLOCK("attn_ln.bias", "self_attn_layer_norm.bias"),
     HF_BLOCK("attn.query.weight", "self_attn.q_proj.weight"),
@@ -39,8 +40,8 @@ static const ac_weight_name hf_names[] = {
     HF_BLOCK("mlp.0.bias", "fc1.bias"),
     HF_BLOCK("mlp.2.weight", "fc2.weight"),
     HF_BLOCK("mlp.2.bias", "fc2.bias"),
-    {"encoder.ln_post.weight", "model.encoder.layer_norm.weight"},
-    {"encoder.ln_post.bias", "model.encoder.layer_norm.bias"},
+    {"encoder.ln_post.weight", "encoder.layer_norm.weight"},
+    {"encoder.ln_post.bias", "encoder.layer_norm.bias"},
 };
 
 static ac_status load_block(whisper_encoder *m, int i)
@@ -59,11 +60,12 @@ static ac_status load_block(whisper_encoder *m, int i)
 }
 
 /* Conv1d weights [cout][cin][3] are used in place by ac_conv1d_mat. */
-static ac_status load_weights(whisper_encoder *m)
+static ac_status load_weights(whisper_encoder *m, const char *ns)
 {
     const whisper_config *c = &m->cfg;
     ac_weights *w = m->weights;
     if (c->names == WHISPER_NAMES_HF) AC_TRY(ac_weights_set_names(w, hf_names, sizeof hf_names / sizeof *hf_names));
+    AC_TRY(ac_weights_set_namespace(w, ns));
     /* the rule: the stem's small convolution keeps its precision, the rest at least 16 bits */
     ac_weights_keep(w, AC_KEEP_STORED);
     AC_TRY(ac_weights_mat(w, AC_SHAPE(c->d, c->n_mels, 3), &m->conv1_w, "encoder.conv1.weight"));
@@ -71,7 +73,7 @@ static ac_status load_weights(whisper_encoder *m)
     AC_TRY(ac_weights_vec(w, c->d, &m->conv1_b, "encoder.conv1.bias"));
     AC_TRY(ac_weights_mat(w, AC_SHAPE(c->d, c->d, 3), &m->conv2_w, "encoder.conv2.weight"));
     AC_TRY(ac_weights_vec(w, c->d, &m->conv2_b, "encoder.conv2.bias"));
-    AC_TRY(ac_weights_f32(w, AC_SHAPE(c->n_ctx, c->d), &m->pos, "encoder.positional_embedding"));
+    if (!c->rope_dim) AC_TRY(ac_weights_f32(w, AC_SHAPE(c->n_ctx, c->d), &m->pos, "encoder.positional_embedding"));
     m->block = ac_calloc((size_t)c->layers, sizeof *m->block);
     if (!m->block) return AC_ERR_NOMEM;
     for (int i = 0; i < c->layers; i++) AC_TRY(load_block(m, i));
@@ -89,17 +91,23 @@ static ac_status load_frontend(whisper_encoder *m)
     return ac_melbank_init(&m->mel, m->mel_fb, m->cfg.n_mels, bins);
 }
 
-/* Takes W (freed on error). */
-static ac_status finish(ac_weights *w, const whisper_config *cfg, whisper_encoder **out)
+/* Takes W (freed on error) when OWNS; its names are read under NS, its
+ * namespace left cleared and its keep rule as it was. */
+static ac_status finish(ac_weights *w, int owns, const char *ns, const whisper_config *cfg, whisper_encoder **out)
 {
     whisper_encoder *m = ac_calloc(1, sizeof *m);
     if (!m) {
-        ac_weights_free(w);
+        if (owns) ac_weights_free(w);
         return AC_ERR_NOMEM;
     }
     m->cfg = *cfg;
     m->weights = w;
-    ac_status s = load_weights(m);
+    m->owns_weights = owns;
+    int keep = ac_weights_keep(w, 0);
+    ac_status s = load_weights(m, ns);
+    ac_weights_keep(w, keep);
+    ac_weights_set_names(w, NULL, 0);
+    ac_weights_set_namespace(w, "");
     if (!s) s = load_frontend(m);
     if (s) {
         whisper_encoder_free(m);
@@ -144,7 +152,10 @@ ac_status whisper_encoder_load_from(ac_weights *w, ac_config *config, whisper_en
         ac_weights_free(w);
         return s;
     }
-    return finish(w, &cfg, out);
+    /* the part's namespace, then a Hugging Face folder's own */
+    char ns[sizeof w->ns];
+    snprintf(ns, sizeof ns, "%s%s", w->ns, cfg.names == WHISPER_NAMES_HF ? "model." : "");
+    return finish(w, 1, ns, &cfg, out);
 }
 
 /* A torch.save file carries its dims; safetensors take config.json from
@@ -175,7 +186,13 @@ static ac_status load_file(const char *path, ac_weight_type type, whisper_encode
         ac_weights_free(w);
         return s;
     }
-    return finish(w, &cfg, out);
+    return finish(w, 1, cfg.names == WHISPER_NAMES_HF ? "model." : "", &cfg, out);
+}
+
+ac_status whisper_encoder_shared(ac_weights *w, const whisper_config *cfg, const char *ns, whisper_encoder **out)
+{
+    *out = NULL;
+    return finish(w, 0, ns, cfg, out);
 }
 
 /* The one .pt file of folder DIR into P (the folder has no model.safetensors
@@ -217,6 +234,6 @@ void whisper_encoder_free(whisper_encoder *m)
     ac_melbank_free(&m->mel);
     free(m->mel_fb);
     free(m->block);
-    ac_weights_free(m->weights);
+    if (m->owns_weights) ac_weights_free(m->weights);
     free(m);
 }

@@ -34,6 +34,11 @@ typedef enum { WHISPER_NAMES_OPENAI, WHISPER_NAMES_HF } whisper_names;
 typedef struct whisper_config {
     int n_mels, n_ctx, d, heads, layers, ffn;
     whisper_names names;
+    /* Rotary positions instead of the stored table (Hviske v6): RoPE
+     * (NEOX pairs i, i + rope_dim/2) on the first rope_dim channels of
+     * each head of q and k, base rope_theta; 0: the absolute table. */
+    int rope_dim;
+    float rope_theta;
 } whisper_config;
 
 /* OpenAI's dims (medium.pt's "dims", the port's "audio_encoder"): n_mels,
@@ -45,6 +50,11 @@ ac_status whisper_config_parse(const ac_config *c, const cJSON *obj, const char 
  * encoder_layers, encoder_attention_heads, encoder_ffn_dim, num_mel_bins,
  * max_source_positions. */
 ac_status whisper_config_parse_hf(const ac_config *c, const cJSON *obj, const char *where, whisper_config *out);
+/* A WhisperConfig of a rotary encoder (Hviske v6's "whisper" object): the
+ * keys above (max_source_positions optional) and encoder_rotary_dim, with
+ * the base ROPE_THETA read by the caller. */
+ac_status whisper_config_parse_rotary(const ac_config *c, const cJSON *obj, const char *where, float rope_theta,
+                                      whisper_config *out);
 
 typedef struct whisper_block {
     const float *attn_ln_w, *attn_ln_b, *bq, *bv, *bo, *mlp_ln_w, *mlp_ln_b, *b_fc1, *b_fc2;
@@ -56,9 +66,10 @@ typedef struct whisper_encoder {
     ac_weights *weights;
     ac_mat conv1_w, conv2_w;          /* [cout][cin*3] in the stored type, for ac_conv1d_mat */
     const float *conv1_b, *conv2_b;
-    const float *pos;                 /* [n_ctx][d] */
+    const float *pos;                 /* [n_ctx][d]; NULL with rotary positions */
     whisper_block *block;
     const float *ln_post_w, *ln_post_b;
+    int owns_weights;
     float window[WHISPER_N_FFT];      /* periodic Hann */
     float *mel_fb;                    /* [n_mels][n_fft/2+1], Slaney */
     ac_melbank mel;                   /* over mel_fb */
@@ -73,6 +84,12 @@ ac_status whisper_encoder_load(const char *path, ac_weight_type type, whisper_en
  * GGUF package) and their config.json CONFIG; both are taken (freed on
  * error too). */
 ac_status whisper_encoder_load_from(ac_weights *w, ac_config *config, whisper_encoder **out);
+/* The encoder over tensors of W that the caller keeps (a package holding
+ * more than the encoder): CFG's names under the namespace NS ("" for
+ * none; "model." is the Hugging Face folder's), held in W's type under
+ * the rule of whisper_encoder_load. W must outlive the encoder; its
+ * namespace and name table are left cleared. */
+ac_status whisper_encoder_shared(ac_weights *w, const whisper_config *cfg, const char *ns, whisper_encoder **out);
 void whisper_encoder_free(whisper_encoder *m);
 
 /* Samples of the window (30 s for n_ctx 1500) and its log-mel frames. */
@@ -84,12 +101,19 @@ size_t whisper_mel_frames(const whisper_config *c);
  * reflect-centred STFT, its last frame dropped, floored 8 below the
  * maximum, (x + 4) / 4. */
 ac_status whisper_logmel(const whisper_encoder *m, const float *x, size_t n, float *mel);
+/* The same over a window of FRAMES frames (FRAMES * WHISPER_HOP samples)
+ * instead of the model's 30 s. */
+ac_status whisper_logmel_frames(const whisper_encoder *m, const float *x, size_t n, size_t frames, float *mel);
 
 /* OUT[n_ctx][d] = the encoder over MEL[2*n_ctx][n_mels]; scratch from A.
  * TRACE (may be NULL) receives "conv" (the convolutions' output plus the
  * positions) and "layer" per block, each f32 [n_ctx][d]. */
 ac_status whisper_encode(const whisper_encoder *m, const float *mel, const ac_trace *trace, ac_arena *a,
                          float *out);
+/* The same over MEL[FRAMES][n_mels] of any even length: OUT[FRAMES/2][d].
+ * With the absolute table FRAMES is at most 2*n_ctx (its first rows). */
+ac_status whisper_encode_frames(const whisper_encoder *m, const float *mel, size_t frames, const ac_trace *trace,
+                                ac_arena *a, float *out);
 /* whisper_logmel then whisper_encode. */
 ac_status whisper_encode_audio(const whisper_encoder *m, const float *x, size_t n, const ac_trace *trace,
                                ac_arena *a, float *out);

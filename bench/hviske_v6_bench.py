@@ -1,0 +1,76 @@
+#!/usr/bin/python3
+"""Hviske v6 speed and memory on a full-size synthetic BF16 package
+(bench/make_hviske_v6_full.py, made on demand under build/bench/, ~2.5 GB):
+one 28 s or 30 s chunk of noise (the content does not change the work of
+the encoder; the random decoder is held to --max-new-tokens steps), 1 and 2
+threads, greedy and 2 beams, the matrices as stored (BF16) or held in
+Q8_0 (--weights q8_0: the decoder, its tied head and the projector; the
+encoder keeps 16 bits by its rule). From `audioc --timings`: front end, encoder
+(with the projector), prefill, ms per decode step, the whole request, and
+the peak RSS against the weight file; the decode step against the bytes it
+reads (the decoder's matrices and the tied head, once per step for all
+beams). Each row carries the machine's 1-minute load average when it ran
+(the machine may be shared).
+
+usage: bench/hviske_v6_bench.py [--build DIR] [--seconds S] [--tokens N] [--threads 1,2] [--beams 1,2]
+                                [--weights stored,q8_0]
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import wave
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+STEP_VALUES = 28 * (2 * 1024 * 2048 + 2 * 1024 * 1024 + 3 * 1024 * 3072) + 151936 * 1024
+BYTES_PER_VALUE = {"stored": 2.0, "bf16": 2.0, "q8_0": 34 / 32}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--seconds", type=float, default=30.0)
+    ap.add_argument("--tokens", type=int, default=32)
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--beams", default="1,2")
+    ap.add_argument("--weights", default="stored,q8_0")
+    a = ap.parse_args()
+    work = os.path.join(a.build, "bench")
+    model = os.path.join(work, "hviske_v6_full")
+    if not os.path.exists(os.path.join(model, "model.safetensors")):
+        print("making the full-size package (once) ...", file=sys.stderr)
+        subprocess.run([sys.executable, os.path.join(HERE, "make_hviske_v6_full.py"), model], check=True)
+    wav = os.path.join(work, f"noise_{a.seconds:g}s.wav")
+    x = np.random.default_rng(1).normal(0, 0.05, int(a.seconds * 16000))
+    with wave.open(wav, "wb") as w:
+        w.setnchannels(1), w.setsampwidth(2), w.setframerate(16000)
+        w.writeframes((x * 32767).astype("<i2").tobytes())
+    weights = os.path.getsize(os.path.join(model, "model.safetensors")) / 2**20
+    print(f"| weights | threads | beams | front end ms | encoder ms | prefill ms | ms/step | GB/s per step | total s | "
+          f"peak RSS MB (file {weights:.0f}) | load |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    runs = [(wt, t, b) for wt in a.weights.split(",") for t in a.threads.split(",") for b in a.beams.split(",")]
+    for wt, t, b in runs:
+        load = os.getloadavg()[0]
+        p = subprocess.run([os.path.join(a.build, "audioc"), "transcribe", "-m", model, "--no-vad", "--timings",
+                            "--weights", wt, "-t", t, "-b", b, "--max-new-tokens", str(a.tokens), wav],
+                           capture_output=True, text=True)
+        if p.returncode:
+            sys.exit(p.stderr)
+        err = p.stderr
+        f = lambda k: float(re.search(k + r" ([0-9.]+) ms", err).group(1))  # noqa: E731
+        step = float(re.search(r"\(([0-9.]+) ms/token\)", err).group(1))
+        total = float(re.search(r"total ([0-9.]+) ms", err).group(1)) / 1000
+        rss = float(re.search(r"peak RSS ([0-9.]+) MB", err).group(1))
+        load = (load + os.getloadavg()[0]) / 2
+        print(f"| {wt} | {t} | {b} | {f('front end'):.0f} | {f('encoder'):.0f} | {f('prefill'):.0f} | {step:.1f} | "
+              f"{STEP_VALUES * BYTES_PER_VALUE[wt] / step / 1e6:.1f} | {total:.1f} | {rss:.0f} | {load:.1f} |",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
