@@ -135,16 +135,12 @@ static const quant_type types[] = {
 
 static int is_quantized(ac_dtype t) { return t == AC_DTYPE_Q8_0 || t == AC_DTYPE_Q4_K || t == AC_DTYPE_Q6_K; }
 
-/* The type a tensor of STORED type, last dimension ROW, that the load held
- * as HELD, is written in. */
-static ac_dtype out_type(const quant_type *q, ac_dtype stored, ac_dtype held, int64_t row)
+/* The type a tensor whose last dimension is ROW, that the load held as
+ * HELD, is written in (the load takes a block type only for whole blocks
+ * of ROW, as GGUF does). */
+static ac_dtype out_type(const quant_type *q, ac_dtype held, int64_t row)
 {
-    ac_dtype t = held;
-    if (held == AC_DTYPE_Q8_0 && q->to != AC_DTYPE_Q8_0 && row % (int64_t)ac_dtype_block(q->to) == 0) t = q->to;
-    /* GGUF rows are the last dimension: a matrix whose rows are whole
-     * blocks only when its trailing dimensions are taken together (a
-     * convolution's) keeps its stored type */
-    return row % (int64_t)ac_dtype_block(t) ? stored : t;
+    return held == AC_DTYPE_Q8_0 && row % (int64_t)ac_dtype_block(q->to) == 0 ? q->to : held;
 }
 
 /* ---- the plan --------------------------------------------------------------- */
@@ -270,7 +266,7 @@ static ac_status plan_file(quantize_job *j, const quant_type *q, const ac_tensor
         snprintf(name, len, "%s%s%s", key, key[0] ? "/" : "", t->name + strip);
         int held = held_as(j, st->path, t->name);
         int64_t row = t->ndim ? t->shape[t->ndim - 1] : 1;
-        ac_dtype to = held < 0 ? t->dtype : out_type(q, t->dtype, (ac_dtype)held, row);
+        ac_dtype to = held < 0 ? t->dtype : out_type(q, (ac_dtype)held, row);
         j->t[j->n_t++] = (plan_tensor){t, name, to, src};
     }
     return AC_OK;
