@@ -51,7 +51,7 @@ def kv_array(key, etype, values):
 
 
 def pick(name, shape, kind):
-    """The family rule of tools/gguf_pack.py and the runtime's converter: rank-2 '.weight' tensors
+    """The ggml audio runtime converter's rule: rank-2 '.weight' tensors
     whose last dim is a multiple of the block and whose name has no 'embed'/'codebook' take KIND;
     'embed'/'codebook' tensors become F16 under a quantized KIND; F32/F16 kinds apply to all."""
     if kind in ("F32", "F16", "BF16", "orig"):
