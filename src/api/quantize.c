@@ -354,15 +354,11 @@ static ac_status walk(const char *dir, const char *rel, path_list *out, int dept
     return s;
 }
 
-/* The embedded files: the input GGUF's, or every file of the input folder
- * but the weights; then the family's not already there. */
+/* The embedded files: the input GGUF's; the family's (what its loader
+ * reads, which wins over a folder's file of the same name); every other
+ * file of the input folder but the weights. */
 static ac_status embed(quantize_job *j, ac_gguf_out *g)
 {
-    if (j->gguf_in)
-        for (size_t i = 0; i < j->gguf_in->n_files; i++) {
-            const ac_embedded_file *e = &j->gguf_in->files[i];
-            AC_TRY(ac_gguf_out_file(g, e->name, e->data, e->size));
-        }
     if (j->input_is_dir) {
         path_list l = {0};
         ac_status s = walk(j->resolved, "", &l, 0);
@@ -376,12 +372,16 @@ static ac_status embed(quantize_job *j, ac_gguf_out *g)
         free(l.v);
         AC_TRY(s);
     }
-    const ac_pack *from[2] = {&j->folder, &j->pack};
-    for (int k = 0; k < 2; k++)
-        for (size_t i = 0; i < from[k]->n_files; i++) {
-            const pack_blob *b = &from[k]->files[i];
-            if (!ac_gguf_out_has_file(g, b->name)) AC_TRY(ac_gguf_out_file(g, b->name, b->data, b->size));
-        }
+    for (size_t i = 0; i < j->pack.n_files; i++)
+        AC_TRY(ac_gguf_out_file(g, j->pack.files[i].name, j->pack.files[i].data, j->pack.files[i].size));
+    for (size_t i = 0; j->gguf_in && i < j->gguf_in->n_files; i++) {
+        const ac_embedded_file *e = &j->gguf_in->files[i];
+        if (!ac_gguf_out_has_file(g, e->name)) AC_TRY(ac_gguf_out_file(g, e->name, e->data, e->size));
+    }
+    for (size_t i = 0; i < j->folder.n_files; i++) {
+        const pack_blob *b = &j->folder.files[i];
+        if (!ac_gguf_out_has_file(g, b->name)) AC_TRY(ac_gguf_out_file(g, b->name, b->data, b->size));
+    }
     return AC_OK;
 }
 
