@@ -149,7 +149,6 @@ typedef struct {
     const ac_tensor *src;
     char *name;
     ac_dtype to;
-    int part; /* index into the sources, -1: the only one */
 } plan_tensor;
 
 typedef struct {
@@ -161,7 +160,7 @@ typedef struct {
     const char *in;          /* the input as given, for messages */
     char resolved[PATH_LEN]; /* the path the loader took */
     int input_is_dir;
-    const ac_tensor_file *gguf_in; /* the input's own GGUF, if it is one */
+    const ac_tensor_file *input_file; /* the input as one file (a GGUF: its metadata and embedded files) */
     const char *source_names[64], *source_paths[64];
     char source_store[64][PATH_LEN];
     size_t n_sources;
@@ -178,25 +177,29 @@ static void job_free(quantize_job *j)
     ac_weights_recorder_free(&j->rec);
 }
 
-/* The part of the file PATH's tensor NAME (-1: none declared); *STRIP the
- * bytes of NAME its namespace takes; -2: a folder file of no part. */
+/* The part of the file PATH's tensor NAME, and in *STRIP the bytes of NAME
+ * its namespace takes; -1 when the family declares no parts, or for a
+ * tensor of a GGUF under none of its parts' namespaces (kept under its
+ * name); -2 for a file of no part. */
 static int part_of(const quantize_job *j, const char *path, const char *name, size_t *strip)
 {
     *strip = 0;
+    int namespaced = 0;
     if (!j->pack.n_parts) return -1;
     for (size_t i = 0; i < j->pack.n_parts; i++) {
         const pack_part *p = &j->pack.parts[i];
         size_t n = strlen(p->file);
-        if (p->ns) {
-            if (strcmp(p->file, path) == 0 && strncmp(name, p->ns, strlen(p->ns)) == 0) {
+        if (p->ns && strcmp(p->file, path) == 0) {
+            namespaced = 1;
+            if (strncmp(name, p->ns, strlen(p->ns)) == 0) {
                 *strip = strlen(p->ns);
                 return (int)i;
             }
-        } else if (strncmp(path, p->file, n) == 0 && (path[n] == 0 || path[n] == '/')) {
+        } else if (!p->ns && strncmp(path, p->file, n) == 0 && (path[n] == 0 || path[n] == '/')) {
             return (int)i;
         }
     }
-    return -2;
+    return namespaced ? -1 : -2;
 }
 
 /* The type the load held tensor NAME of file PATH in, or -1 if it handed
@@ -220,16 +223,13 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
-/* The source of part index PART (audiocpp.tensor_sources): its key and
- * its file relative to the package; the index among the sources. */
-static ac_status add_source(quantize_job *j, int part, const char *path, int *index)
+/* Part index PART among the sources (audiocpp.tensor_sources): its key
+ * and its file relative to the package, once. */
+static ac_status add_source(quantize_job *j, int part, const char *path)
 {
     const char *key = part >= 0 ? j->pack.parts[part].key : "";
     for (size_t i = 0; i < j->n_sources; i++)
-        if (strcmp(j->source_names[i], key) == 0) {
-            *index = (int)i;
-            return AC_OK;
-        }
+        if (strcmp(j->source_names[i], key) == 0) return AC_OK;
     if (j->n_sources == 64) return ac_error(AC_ERR_UNSUPPORTED, "%s: more than 64 weight files", j->in);
     size_t n = strlen(j->resolved);
     const char *rel = j->input_is_dir && strncmp(path, j->resolved, n) == 0 && path[n] == '/' ? path + n + 1
@@ -237,7 +237,7 @@ static ac_status add_source(quantize_job *j, int part, const char *path, int *in
     snprintf(j->source_store[j->n_sources], PATH_LEN, "%s", rel);
     j->source_names[j->n_sources] = key;
     j->source_paths[j->n_sources] = j->source_store[j->n_sources];
-    *index = (int)j->n_sources++;
+    j->n_sources++;
     return AC_OK;
 }
 
@@ -254,8 +254,7 @@ static ac_status plan_file(quantize_job *j, const quant_type *q, const ac_tensor
         if (part == -2)
             return ac_error(AC_ERR_MODEL, "%s: the weights file %s is of no part of the package", j->in, st->path);
         if (part >= 0 && !j->pack.parts[part].key) continue; /* left out */
-        int src = 0;
-        AC_TRY(add_source(j, part, st->path, &src));
+        AC_TRY(add_source(j, part, st->path));
         const char *key = part >= 0 ? j->pack.parts[part].key : "";
         size_t len = strlen(key) + 1 + strlen(t->name + strip) + 1;
         char *name = ac_malloc(len);
@@ -267,7 +266,7 @@ static ac_status plan_file(quantize_job *j, const quant_type *q, const ac_tensor
         int held = held_as(j, st->path, t->name);
         int64_t row = t->ndim ? t->shape[t->ndim - 1] : 1;
         ac_dtype to = held < 0 ? t->dtype : out_type(q, (ac_dtype)held, row);
-        j->t[j->n_t++] = (plan_tensor){t, name, to, src};
+        j->t[j->n_t++] = (plan_tensor){t, name, to};
     }
     return AC_OK;
 }
@@ -280,7 +279,7 @@ static ac_status plan(quantize_job *j, const quant_type *q)
         int seen = 0;
         for (size_t k = 0; k < i && !seen; k++) seen = strcmp(j->rec.tables[k]->st->path, st->path) == 0;
         if (seen) continue;
-        if (strcmp(st->path, j->resolved) == 0) j->gguf_in = st;
+        if (strcmp(st->path, j->resolved) == 0) j->input_file = st;
         AC_TRY(plan_file(j, q, st));
     }
     for (size_t i = 0; i < j->n_t; i++)
@@ -374,8 +373,8 @@ static ac_status embed(quantize_job *j, ac_gguf_out *g)
     }
     for (size_t i = 0; i < j->pack.n_files; i++)
         AC_TRY(ac_gguf_out_file(g, j->pack.files[i].name, j->pack.files[i].data, j->pack.files[i].size));
-    for (size_t i = 0; j->gguf_in && i < j->gguf_in->n_files; i++) {
-        const ac_embedded_file *e = &j->gguf_in->files[i];
+    for (size_t i = 0; j->input_file && i < j->input_file->n_files; i++) {
+        const ac_embedded_file *e = &j->input_file->files[i];
         if (!ac_gguf_out_has_file(g, e->name)) AC_TRY(ac_gguf_out_file(g, e->name, e->data, e->size));
     }
     for (size_t i = 0; i < j->folder.n_files; i++) {
@@ -389,7 +388,7 @@ static ac_status embed(quantize_job *j, ac_gguf_out *g)
 
 static const char *meta(const quantize_job *j, const char *key)
 {
-    return j->gguf_in ? ac_tensor_file_meta(j->gguf_in, key) : NULL;
+    return j->input_file ? ac_tensor_file_meta(j->input_file, key) : NULL;
 }
 
 static ac_status header(quantize_job *j, const quant_type *q, ac_gguf_out *g)
