@@ -13,9 +13,9 @@ reader (tests/ref/gguf_np.py) and run against `--weights T` on its input.
 - Silero and MarbleNet (the real weights): their rule keeps every tensor
   f32, so the file gives the same probabilities; MarbleNet's config is
   embedded (from the weights file and from the folder) and read from it.
-- Vevo2 (the tiny package, Whisper inside): the q8_0 and bf16 files give
-  the conversion driver's ids and audio of `--weights` on the folder bit
-  for bit; the runtime's layout: the seven parts' namespaces, the
+- Vevo2 (the tiny package, Whisper inside): the f16, bf16 and q8_0 files
+  give the conversion driver's ids and audio of `--weights` on the folder
+  bit for bit, and the embedded AR tokenizer its ids; the runtime's layout: the seven parts' namespaces, the
   description's files embedded, its tensors map, every tensor as stored
   or in the type asked; q6_k and q4_k audio SNR against the F32 folder
   above a floor; a GGUF of the runtime's layout whose namespaces and paths
@@ -201,14 +201,21 @@ def vevo2_pkg(vevo2_package):
 
 @pytest.fixture(scope="module")
 def vevo2_files(vevo2_pkg):
-    return {k: quantize(vevo2_pkg, f"vevo2-{k}.gguf", k) for k in ("bf16", "q8_0", "q4_k", "q6_k")}
+    return {k: quantize(vevo2_pkg, f"vevo2-{k}.gguf", k) for k in KINDS}
 
 
-@pytest.mark.parametrize("kind", ["bf16", "q8_0"])
+@pytest.mark.parametrize("kind", ["f16", "bf16", "q8_0"])
 def test_vevo2_same_as_weights(kind, vevo2_pkg, vevo2_files, driver, voices):
     got = convert(driver, vevo2_files[kind], voices, "gguf_" + kind, "stored")
     want = convert(driver, vevo2_pkg, voices, "folder_" + kind, kind)
     assert all(np.array_equal(got[k], want[k]) for k in got), f"{kind}: the file differs from --weights {kind}"
+
+
+def test_vevo2_tokenizer(vevo2_pkg, vevo2_files):
+    """The AR tokenizer embedded in the file gives the folder's ids."""
+    toks = [audioc("tokenize", "--model", m, "--", "Hello world", "<|im_start|>user")[1]
+            for m in (vevo2_pkg, vevo2_files["q8_0"])]
+    assert toks[0] and toks[0] == toks[1], f"audioc tokenize: {toks}"
 
 
 @pytest.mark.parametrize("kind", list(SNR_FLOOR))
@@ -248,7 +255,7 @@ def vevo2_layout(path, pkg, kind):
     return g
 
 
-@pytest.mark.parametrize("kind", ["bf16", "q8_0", "q4_k", "q6_k"])
+@pytest.mark.parametrize("kind", KINDS)
 def test_vevo2_layout(kind, vevo2_pkg, vevo2_files):
     g = vevo2_layout(vevo2_files[kind], vevo2_pkg, kind)
     for rel in ("vocoder/config.json", make_gguf.FM + "/config.json", make_gguf.AR + "/tokenizer.json"):
