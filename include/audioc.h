@@ -196,9 +196,8 @@ AC_API ac_status ac_model_load(const char *path, const char *family, ac_model **
  * when the model loads, the matrices its family's rule allows (the product
  * matrices of its linear layers; norms, biases, embeddings, codebooks and
  * the other tensors its docs/models page names keep their precision).
- * Q8_0 converts only tensors whose last dimension is a multiple of 32
- * values, as a GGUF file holds them (a convolution's [out, in, 3] stays
- * as stored); the others stay as stored. */
+ * Q8_0 converts only matrices whose rows are a multiple of 32 values; the
+ * others stay as stored. */
 typedef enum {
     AC_WEIGHTS_STORED = 0,
     AC_WEIGHTS_F32,

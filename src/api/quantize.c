@@ -135,12 +135,17 @@ static const quant_type types[] = {
 
 static int is_quantized(ac_dtype t) { return t == AC_DTYPE_Q8_0 || t == AC_DTYPE_Q4_K || t == AC_DTYPE_Q6_K; }
 
-/* The type a tensor whose last dimension is ROW, that the load held as
- * HELD, is written in (the load takes a block type only for whole blocks
- * of ROW, as GGUF does). */
-static ac_dtype out_type(const quant_type *q, ac_dtype held, int64_t row)
+/* The type a tensor of STORED type whose last dimension is ROW, that the
+ * load held as HELD, is written in. A GGUF tensor's rows are its last
+ * dimension: a matrix the load quantizes whose rows are whole blocks only
+ * with its trailing dimensions taken together (a convolution's [out, in,
+ * 1] or [out, in, 3]) keeps its stored type, as the runtime's converter
+ * keeps every tensor of rank 3 (a load of the file with --weights
+ * converts it as a load of the input does). */
+static ac_dtype out_type(const quant_type *q, ac_dtype stored, ac_dtype held, int64_t row)
 {
-    return held == AC_DTYPE_Q8_0 && row % (int64_t)ac_dtype_block(q->to) == 0 ? q->to : held;
+    ac_dtype t = held == AC_DTYPE_Q8_0 && row % (int64_t)ac_dtype_block(q->to) == 0 ? q->to : held;
+    return row % (int64_t)ac_dtype_block(t) ? stored : t;
 }
 
 /* ---- the plan --------------------------------------------------------------- */
@@ -265,7 +270,7 @@ static ac_status plan_file(quantize_job *j, const quant_type *q, const ac_tensor
         snprintf(name, len, "%s%s%s", key, key[0] ? "/" : "", t->name + strip);
         int held = held_as(j, st->path, t->name);
         int64_t row = t->ndim ? t->shape[t->ndim - 1] : 1;
-        ac_dtype to = held < 0 ? t->dtype : out_type(q, (ac_dtype)held, row);
+        ac_dtype to = held < 0 ? t->dtype : out_type(q, t->dtype, (ac_dtype)held, row);
         j->t[j->n_t++] = (plan_tensor){t, name, to};
     }
     return AC_OK;

@@ -358,11 +358,8 @@ static ac_status record(ac_weights *w, const char *name, ac_dtype stored, ac_dty
     return AC_OK;
 }
 
-/* The type a matrix stored as STORED is held in; ROW is its last
- * dimension as stored (a block type takes it only when that is whole
- * blocks, as a GGUF file holds a tensor, so a converted file holds what
- * a load converts: a convolution's [out, in, 3] stays as stored). */
-static ac_dtype held_type(const ac_weights *w, ac_dtype stored, size_t row)
+/* The type a matrix stored as STORED with rows of COLS values is held in. */
+static ac_dtype held_type(const ac_weights *w, ac_dtype stored, size_t cols)
 {
     static const ac_dtype of[] = {[AC_WEIGHTS_F32] = AC_DTYPE_F32, [AC_WEIGHTS_F16] = AC_DTYPE_F16,
                                   [AC_WEIGHTS_BF16] = AC_DTYPE_BF16, [AC_WEIGHTS_Q8_0] = AC_DTYPE_Q8_0};
@@ -372,7 +369,7 @@ static ac_dtype held_type(const ac_weights *w, ac_dtype stored, size_t row)
     if (w->keep >= AC_KEEP_STORED) return stored;
     ac_dtype t = of[w->type];
     if (w->keep >= AC_KEEP_16 && t == AC_DTYPE_Q8_0) t = stored == AC_DTYPE_F32 ? AC_DTYPE_BF16 : stored;
-    return row % ac_dtype_block(t) ? stored : t;
+    return cols % ac_dtype_block(t) ? stored : t;
 }
 
 /* Rows [first + begin, first + end) of a matrix converted from FROM at SRC
@@ -424,7 +421,7 @@ static ac_status vmat(ac_weights *w, int ndim, const int64_t *shape, ac_mat *out
         return ac_error(AC_ERR_MODEL, "%s: tensor '%s' is %s with rows of %zu values (not a multiple of %u)", w->file,
                         name, ac_dtype_name(t->dtype), cols, (unsigned)ac_dtype_block(t->dtype));
     *out = (ac_mat){t->data, t->dtype, rows, cols};
-    ac_dtype held = held_type(w, t->dtype, t->ndim ? (size_t)t->shape[t->ndim - 1] : 1);
+    ac_dtype held = held_type(w, t->dtype, cols);
     AC_TRY(record(w, name, t->dtype, held));
     if (held != t->dtype && !recorder) {
         out->dtype = held;

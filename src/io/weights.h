@@ -60,10 +60,8 @@ ac_status ac_weights_set_names(ac_weights *w, const ac_weight_name *table, size_
  * into memory the table owns (through tensor/quant's row conversions), and
  * the file's pages behind them are released, so the model holds each
  * matrix once, in TYPE. A matrix stored in a lower precision than TYPE is
- * only dequantized (it gains nothing); Q8_0 takes only tensors whose last
- * dimension is a multiple of 32 values (others stay as stored: what a
- * GGUF file can hold, so a file audioc quantize writes holds what a load
- * converts). Every other lookup
+ * only dequantized (it gains nothing); Q8_0 takes only rows that are a
+ * multiple of 32 values (others stay as stored). Every other lookup
  * (vectors, norms, f32 arrays) is unchanged: a family's rule is what it
  * loads as a matrix, less what it loads under ac_weights_keep. */
 ac_status ac_weights_set_type(ac_weights *w, ac_weight_type type);

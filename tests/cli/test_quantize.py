@@ -3,7 +3,8 @@ every family's package as one GGUF file, read back here by an independent
 reader (tests/ref/gguf_np.py) and run against `--weights T` on its input.
 
 - Hviske (the tiny package, F32): the f16, bf16 and q8_0 files give the
-  tokens `--weights T` gives on the folder (the same rule, the same bytes);
+  tokens `--weights T` gives on the folder (the same rule, the same bytes;
+  its pointwise convolutions read 144 values, no Q8_0 under either);
   q6_k gives the F32 folder's tokens, q4_k loads and transcribes. The file
   holds the safetensors' names and shapes in their order, the folder's
   files embedded byte for byte, and each tensor as stored or in the type
@@ -13,9 +14,11 @@ reader (tests/ref/gguf_np.py) and run against `--weights T` on its input.
 - Silero and MarbleNet (the real weights): their rule keeps every tensor
   f32, so the file gives the same probabilities; MarbleNet's config is
   embedded (from the weights file and from the folder) and read from it.
-- Vevo2 (the tiny package, Whisper inside): the f16, bf16 and q8_0 files
-  give the conversion driver's ids and audio of `--weights` on the folder
-  bit for bit, and the embedded AR tokenizer its ids; the runtime's layout: the seven parts' namespaces, the
+- Vevo2 (the tiny package, Whisper inside): the f16 and bf16 files give
+  the conversion driver's ids and audio of `--weights` on the folder bit
+  for bit, the q8_0 file with `--weights q8_0` (its Coco downsampling
+  convolutions, [H, H, 3], stay F32: GGUF rows are the last dimension),
+  and the embedded AR tokenizer its ids; the runtime's layout: the seven parts' namespaces, the
   description's files embedded, its tensors map, every tensor as stored
   or in the type asked; q6_k and q4_k audio SNR against the F32 folder
   above a floor; a GGUF of the runtime's layout whose namespaces and paths
@@ -206,7 +209,9 @@ def vevo2_files(vevo2_pkg):
 
 @pytest.mark.parametrize("kind", ["f16", "bf16", "q8_0"])
 def test_vevo2_same_as_weights(kind, vevo2_pkg, vevo2_files, driver, voices):
-    got = convert(driver, vevo2_files[kind], voices, "gguf_" + kind, "stored")
+    """The file as stored gives --weights KIND on the folder; the q8_0 file, whose Coco downsampling
+    convolutions ([H, H, 3]: GGUF rows of 3) stay F32, does with --weights q8_0, which converts them."""
+    got = convert(driver, vevo2_files[kind], voices, "gguf_" + kind, "q8_0" if kind == "q8_0" else "stored")
     want = convert(driver, vevo2_pkg, voices, "folder_" + kind, kind)
     assert all(np.array_equal(got[k], want[k]) for k in got), f"{kind}: the file differs from --weights {kind}"
 
@@ -274,8 +279,8 @@ def test_vevo2_from_gguf(vevo2_pkg, driver, voices):
     key = lambda g: {t["name"]: (t["type"], t["data"]) for t in g["tensors"]}  # noqa: E731
     assert key(got) == key(want), "the renamed GGUF's tensors differ from the folder's file"
     assert all(n.startswith("pkg/") for n in got["files"])
-    a = convert(driver, out, voices, "renamed_q8_0", "stored")
-    b = convert(driver, folder, voices, "hfwhisper_q8_0", "stored")
+    a = convert(driver, out, voices, "renamed_q8_0", "q8_0")
+    b = convert(driver, folder, voices, "hfwhisper_q8_0", "q8_0")
     assert all(np.array_equal(a[k], b[k]) for k in a)
 
 
