@@ -234,6 +234,40 @@ AC_API const char *ac_model_family(const ac_model *model);
 AC_API ac_task ac_model_task(const ac_model *model);
 AC_API void ac_model_free(ac_model *model);
 
+/* ---- Writing a model as one GGUF file ---------------------------------- */
+
+typedef struct ac_quantize_options {
+    size_t struct_size;
+    /* Vevo2: the Whisper-medium encoder, as ac_load_options.whisper. */
+    const char *whisper;
+    /* Called after each tensor is written, on the calling thread; a
+     * nonzero return stops with AC_ERR_CANCELLED (no output is left). */
+    int (*on_progress)(int done, int total, void *user);
+    void *user;
+} ac_quantize_options;
+
+/* Fills the first SIZE bytes of OPT with the defaults; use ac_quantize_options_default. */
+AC_API void ac_quantize_options_init(ac_quantize_options *opt, size_t size);
+static inline void ac_quantize_options_default(ac_quantize_options *opt)
+{
+    ac_quantize_options_init(opt, sizeof *opt);
+}
+
+/* Writes the model at IN (any path ac_model_load takes: a package folder,
+ * a weights file, a .gguf, "hf:...") as one GGUF file OUT, in the layout
+ * the ggml audio runtime publishes: its tensors (a many-part package's
+ * under each part's namespace), its configs and tokenizers embedded, and
+ * its package description where the family has one. TYPE ("f16", "bf16",
+ * "q8_0", "q4_k", "q6_k") is what the weight matrices become, by the
+ * family's rule as a load with ac_load_options.weights applies it (the
+ * K-quants take the matrices q8_0 would, where rows are whole blocks of
+ * 256, else q8_0); every other tensor keeps its stored type. A package
+ * that already holds Q8_0 or K-quant tensors is refused. OUT is written
+ * under a temporary name in its folder and renamed when complete. OPT
+ * NULL: the defaults; progress shows on stderr as ac_set_progress says. */
+AC_API ac_status ac_model_quantize(const char *in, const char *out, const char *type,
+                                   const ac_quantize_options *opt);
+
 /* ---- Models from the Hugging Face Hub --------------------------------- */
 
 /* Wherever a model path is taken (ac_model_probe, ac_model_load,

@@ -12,7 +12,7 @@ import testenv
 REF = os.path.join(testenv.ROOT, "tests", "ref")
 MAKE_TINY = os.path.join(REF, "hviske_asr", "make_tiny.py")
 MAKE_VEVO2 = os.path.join(REF, "vevo2", "make_package.py")
-GGUF_PACK = os.path.join(testenv.ROOT, "tools", "gguf_pack.py")
+MAKE_HVISKE_GGUF = os.path.join(REF, "hviske_asr", "make_gguf.py")
 
 
 def _key(cmd, sources):
@@ -58,9 +58,10 @@ def hviske(seed=0, frontend=True):
 
 
 def hviske_gguf(kind):
-    """The seed-0 tiny Hviske package packed into one GGUF file by tools/gguf_pack.py."""
+    """The seed-0 tiny Hviske package as one GGUF file of the ggml runtime's layout and KIND
+    rule (tests/ref/hviske_asr/make_gguf.py)."""
     src = hviske(0)
-    out = made_once(f"hviske_tiny_s0_{kind}_gguf", [testenv.PY, GGUF_PACK, src, "{out}", "--type", kind],
+    out = made_once(f"hviske_tiny_s0_{kind}_gguf", [testenv.PY, MAKE_HVISKE_GGUF, src, "{out}", "--type", kind],
                     [os.path.join(src, "model.safetensors")])
     return out
 

@@ -111,7 +111,7 @@ static ac_status folder_gguf(const char *dir, char *out, size_t size)
 /* The family of PATH, and in RESOLVED the path its loader takes: PATH
  * itself, or the GGUF file a folder holds (folder_gguf) when no family
  * reads the folder as it is. */
-static ac_status probe(const char *path, const ac_family **out, char *resolved, size_t size)
+ac_status ac_family_probe(const char *path, const ac_family **out, char *resolved, size_t size)
 {
     *out = NULL;
     if (!path) return ac_error(AC_ERR_ARG, "no model path given");
@@ -146,7 +146,7 @@ ac_status ac_model_probe(const char *path, const char **family, ac_task *task)
     const ac_family *f;
     char *local = NULL, *whisper = NULL, resolved[PATH_LEN];
     if (path && strncmp(path, "hf:", 3) == 0) AC_TRY(ac_hub_model(path, &local, &whisper));
-    ac_status s = probe(local ? local : path, &f, resolved, sizeof resolved);
+    ac_status s = ac_family_probe(local ? local : path, &f, resolved, sizeof resolved);
     free(local);
     free(whisper);
     AC_TRY(s);
@@ -229,7 +229,7 @@ static ac_status load_local(const char *path, const char *family, const ac_load_
             if (!resolved[0]) strcpy(resolved, path); /* the loader names what the folder lacks */
         }
     } else {
-        AC_TRY(probe(path, &f, resolved, sizeof resolved));
+        AC_TRY(ac_family_probe(path, &f, resolved, sizeof resolved));
     }
     path = resolved;
     ac_model *m = ac_calloc(1, sizeof *m);

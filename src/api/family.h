@@ -91,6 +91,22 @@ typedef struct ac_hub_files {
     const struct ac_hub_files *companion_files;
 } ac_hub_files;
 
+/* A model written as one GGUF file (audioc quantize, api/quantize.c).
+ * Which tensors a type converts is the rule the family's loader applies
+ * (ac_weights_keep), recorded as the model loads; a family's pack op adds
+ * only what the file holds besides: */
+typedef struct ac_pack ac_pack;
+/* The tensors of the weights file FILE (a path its loader opened; a
+ * folder: every file in it), or those under the namespace NS of the GGUF
+ * FILE (NS NULL for a folder's files), are the part KEY: written as
+ * "KEY/<name>" and listed in audiocpp.tensor_sources. KEY NULL leaves
+ * them out of the file. */
+ac_status ac_pack_part(ac_pack *p, const char *file, const char *ns, const char *key);
+/* The file at PATH embedded as NAME (unless a file of that name is already). */
+ac_status ac_pack_file(ac_pack *p, const char *name, const char *path);
+/* The package description: audiocpp.model_spec.family and .json. */
+ac_status ac_pack_spec(ac_pack *p, const char *family, const char *json);
+
 typedef struct ac_family {
     const char *name;
     ac_task task;
@@ -104,6 +120,10 @@ typedef struct ac_family {
     const ac_vad_ops *vad;            /* AC_TASK_VAD */
     const ac_voice_ops *voice;        /* AC_TASK_VOICE */
     const ac_hub_files *hub;          /* its files in a Hub repository */
+    /* audioc quantize: loads what the model loads on first use, and says
+     * what its GGUF holds besides the tensors and the package folder's
+     * other files (ac_pack_*). NULL: one weights file, nothing more. */
+    ac_status (*pack)(void *model, ac_pack *p);
 } ac_family;
 
 extern const ac_family ac_family_silero_vad, ac_family_marblenet_vad, ac_family_hviske_asr, ac_family_hviske_v6,
@@ -114,6 +134,11 @@ struct ac_model {
     void *impl;               /* the family's model, read-only once loaded */
     ac_scratch_pool scratch;  /* per calling thread, reused by its calls */
 };
+
+/* The family of PATH (a local folder or file), and in RESOLVED[SIZE] the
+ * path its loader takes: PATH itself, or the GGUF file a folder holds
+ * when no family reads the folder as it is. */
+ac_status ac_family_probe(const char *path, const ac_family **out, char *resolved, size_t size);
 
 /* The I-th family of the table, NULL past its end. */
 const ac_family *ac_family_at(int i);

@@ -14,6 +14,13 @@ static ac_status load(const char *path, const ac_load_options *o, void **m)
     return ac_marblenet_load(path, (ac_marblenet **)m);
 }
 static void free_model(void *m) { ac_marblenet_free(m); }
+
+/* Its GGUF embeds the sidecar config the loader reads (a folder's is embedded with the folder's files). */
+static ac_status pack(void *m, ac_pack *p)
+{
+    const char *config = ac_marblenet_config_path(m);
+    return config[0] ? ac_pack_file(p, AC_MARBLENET_CONFIG, config) : AC_OK;
+}
 static int rate(const void *m) { return ac_marblenet_rate(m); }
 static int hop(const void *m) { return ac_marblenet_hop(m); }
 static ac_status stream_new(const void *m, void **s) { return ac_marblenet_stream_new(m, (ac_marblenet_stream **)s); }
@@ -39,4 +46,5 @@ const ac_family ac_family_marblenet_vad = {
     .probe = probe, .load = load, .free = free_model, .rate = rate,
     .vad = &vad,
     .hub = &hub,
+    .pack = pack,
 };

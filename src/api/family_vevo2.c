@@ -1,7 +1,12 @@
 /* Vevo2 packages in the family table: every route of speech and singing in a given voice. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "api/family.h"
+#include "base/error.h"
+#include "base/log.h"
 #include "base/progress.h"
 #include "models/vevo2/vevo2.h"
 
@@ -16,6 +21,95 @@ static ac_status load(const char *path, const ac_load_options *o, void **m)
 }
 
 static void free_model(void *m) { vevo2_free(m); }
+
+/* ---- its GGUF (audioc quantize) ---------------------------------------- */
+
+static int is_file(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+/* The Whisper encoder's config.json when it is not the GGUF's own: in its
+ * folder, or beside its weights file; "" for OpenAI's medium.pt (its dims
+ * are in the pickle, and the GGUF layout carries a config.json). */
+static void whisper_config_file(const vevo2_paths *p, char *out, size_t n)
+{
+    struct stat sb;
+    out[0] = 0;
+    if (stat(p->whisper, &sb) == 0 && S_ISDIR(sb.st_mode)) snprintf(out, n, "%s/config.json", p->whisper);
+    else {
+        const char *slash = strrchr(p->whisper, '/');
+        snprintf(out, n, "%.*s/config.json", slash ? (int)(slash - p->whisper) : 1, slash ? p->whisper : ".");
+    }
+    if (!is_file(out)) out[0] = 0;
+}
+
+/* Each part's tensors under its description name, every file the loader
+ * reads named in the description, Whisper's config embedded where the
+ * package folder does not hold it. */
+static ac_status pack(void *model, ac_pack *pk)
+{
+    vevo2_model *m = model;
+    AC_TRY(vevo2_load_conversion(m));
+    AC_TRY(vevo2_load_ar(m));
+    const vevo2_paths *p = &m->paths;
+    const char *folder_file[VEVO2_N_PARTS] = {
+        [VEVO2_PART_CONTENT_STYLE] = p->content_style, [VEVO2_PART_PROSODY] = p->prosody,
+        [VEVO2_PART_AR] = p->ar_dir, [VEVO2_PART_FM] = p->fm_weights, [VEVO2_PART_STATS] = p->whisper_stats,
+        [VEVO2_PART_VOCODER] = p->vocoder_weights, [VEVO2_PART_WHISPER] = p->whisper,
+    };
+    char wcfg[VEVO2_PATH + 16] = "";
+    int has_whisper = 1;
+    if (!p->whisper_in_gguf) {
+        whisper_config_file(p, wcfg, sizeof wcfg);
+        has_whisper = wcfg[0] != 0;
+        if (!has_whisper)
+            ac_warn("%s carries no config.json: the GGUF is written without the Whisper encoder (give --whisper "
+                    "when running it, or quantize with a whisper-medium folder)", p->whisper);
+        else AC_TRY(ac_pack_file(pk, vevo2_file_default(VEVO2_FILE_WHISPER_CONFIG), wcfg));
+    }
+    for (int i = 0; i < VEVO2_N_PARTS; i++) {
+        const char *key = i == VEVO2_PART_WHISPER && !has_whisper ? NULL : vevo2_part_key((vevo2_part)i);
+        if (p->gguf_file && (i != VEVO2_PART_WHISPER || p->whisper_in_gguf))
+            AC_TRY(ac_pack_part(pk, p->gguf, p->ns[i], key));
+        else AC_TRY(ac_pack_part(pk, folder_file[i], NULL, key));
+    }
+    cJSON *root = cJSON_CreateObject(), *sources = cJSON_AddArrayToObject(root, "sources");
+    cJSON *src = cJSON_CreateObject(), *roots = cJSON_AddObjectToObject(src, "roots");
+    cJSON_AddItemToArray(sources, src);
+    cJSON_AddStringToObject(src, "format", "gguf");
+    cJSON_AddStringToObject(roots, "model", ".");
+    cJSON_AddStringToObject(roots, "weights", "$gguf");
+    cJSON *files = cJSON_AddObjectToObject(src, "files"), *tensors = cJSON_AddObjectToObject(src, "tensors");
+    for (int i = 0; i < VEVO2_N_FILES; i++) {
+        const char *rel = p->gguf_file ? p->file[i] : vevo2_file_default((vevo2_file)i);
+        char full[2 * VEVO2_PATH + 8];
+        snprintf(full, sizeof full, "%s/%s", p->dir, rel);
+        int there = p->gguf_file ? vevo2_embedded(p, (vevo2_file)i) != NULL : is_file(full);
+        if (i == VEVO2_FILE_WHISPER_CONFIG && !p->whisper_in_gguf) {
+            rel = vevo2_file_default(VEVO2_FILE_WHISPER_CONFIG);
+            there = has_whisper;
+        }
+        if (!there) continue;
+        snprintf(full, sizeof full, "model:%s", rel);
+        cJSON_AddStringToObject(files, vevo2_file_key((vevo2_file)i), full);
+    }
+    for (int i = 0; i < VEVO2_N_PARTS; i++) {
+        if (i == VEVO2_PART_WHISPER && !has_whisper) continue;
+        cJSON *t = cJSON_AddObjectToObject(tensors, vevo2_part_key((vevo2_part)i));
+        cJSON_AddStringToObject(t, "source", "weights:");
+        cJSON_AddStringToObject(t, "prefix", vevo2_part_key((vevo2_part)i));
+    }
+    cJSON_AddNumberToObject(root, "schema_version", 1);
+    cJSON_AddStringToObject(root, "family", "vevo2");
+    char *json = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    if (!json) return ac_error(AC_ERR_NOMEM, "out of memory");
+    ac_status s = ac_pack_spec(pk, "vevo2", json);
+    cJSON_free(json);
+    return s;
+}
 static int rate(const void *m) { return ((const vevo2_model *)m)->mel.sample_rate; }
 
 /* The AR tokens and flow-matching steps on the terminal, and the caller's callbacks. */
@@ -125,4 +219,5 @@ const ac_family ac_family_vevo2 = {
     .probe = probe, .load = load, .free = free_model, .rate = rate,
     .voice = &voice,
     .hub = &hub,
+    .pack = pack,
 };

@@ -1,6 +1,6 @@
 /* GGUF (v2 and v3) container parser: plain ggml files and the single-file
  * packages audio.cpp's converter writes (specs/hviske_asr.md §1.6;
- * tools/gguf_pack.py writes the same).
+ * io/gguf_write.c writes the same for audioc quantize).
  *
  * Layout (ggml docs/gguf.md and gguf.cpp; little-endian throughout):
  *   "GGUF", u32 version, u64 n_tensors, u64 n_kv,

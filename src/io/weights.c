@@ -35,9 +35,42 @@ ac_status ac_weights_open(const char *path, ac_weights **out)
     return AC_OK;
 }
 
+static _Thread_local ac_weights_recorder *recorder;
+
+void ac_weights_record(ac_weights_recorder *r) { recorder = r; }
+
+static void free_table(ac_weights *w);
+
+void ac_weights_recorder_free(ac_weights_recorder *r)
+{
+    for (size_t i = 0; i < r->n; i++) free_table(r->tables[i]);
+    free(r->tables);
+    *r = (ac_weights_recorder){0};
+}
+
 void ac_weights_free(ac_weights *w)
 {
     if (!w) return;
+    if (recorder) {
+        if (recorder->n == recorder->cap) {
+            size_t cap = recorder->cap ? 2 * recorder->cap : 16;
+            ac_weights **v = realloc(recorder->tables, cap * sizeof *v);
+            if (!v) {
+                recorder->failed = 1;
+                free_table(w);
+                return;
+            }
+            recorder->tables = v;
+            recorder->cap = cap;
+        }
+        recorder->tables[recorder->n++] = w;
+        return;
+    }
+    free_table(w);
+}
+
+static void free_table(ac_weights *w)
+{
     if (w->hot) munmap(w->hot, w->hot_size);
     for (size_t i = 0; i < w->n_owned; i++) ac_free_aligned(w->owned[i]);
     free(w->owned);
@@ -340,9 +373,7 @@ static ac_dtype held_type(const ac_weights *w, ac_dtype stored, size_t cols)
 }
 
 /* Rows [first + begin, first + end) of a matrix converted from FROM at SRC
- * to TO at DST, SEGMENT values at a time (a multiple of every block, so
- * each piece of a row is whole blocks of both types). */
-#define SEGMENT 4096
+ * to TO at DST. */
 typedef struct {
     const unsigned char *src;
     unsigned char *dst;
@@ -353,13 +384,8 @@ typedef struct {
 static void convert_rows(void *ctx, size_t begin, size_t end)
 {
     const convert_job *j = ctx;
-    float buf[SEGMENT];
     for (size_t r = j->first + begin; r < j->first + end; r++)
-        for (size_t c = 0; c < j->cols; c += SEGMENT) {
-            size_t n = j->cols - c < SEGMENT ? j->cols - c : SEGMENT;
-            ac_dequantize_row(j->from, j->src + r * j->in_row + ac_dtype_bytes(j->from, c), buf, n);
-            ac_quantize_row(j->to, buf, j->dst + r * j->out_row + ac_dtype_bytes(j->to, c), n);
-        }
+        ac_convert_row(j->from, j->src + r * j->in_row, j->to, j->dst + r * j->out_row, j->cols);
 }
 
 /* T's ROWS x COLS values, converted into a buffer the table owns, of type
@@ -397,7 +423,7 @@ static ac_status vmat(ac_weights *w, int ndim, const int64_t *shape, ac_mat *out
     *out = (ac_mat){t->data, t->dtype, rows, cols};
     ac_dtype held = held_type(w, t->dtype, cols);
     AC_TRY(record(w, name, t->dtype, held));
-    if (held != t->dtype) {
+    if (held != t->dtype && !recorder) {
         out->dtype = held;
         return convert_mat(w, t, rows, cols, held, &out->data);
     }

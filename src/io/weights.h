@@ -80,6 +80,21 @@ int ac_weights_keep(ac_weights *w, int bits);
  * reads instead of repeating the rule. */
 const ac_weight_held *ac_weights_held(const ac_weights *w, size_t *n);
 
+/* A load watched by a tool that writes converted files (api/quantize.c):
+ * while a recorder is set on the calling thread, matrices are handed out
+ * as stored, not converted (the rule is recorded in ac_weights_held, the
+ * model is never run), and ac_weights_free gives each table to the
+ * recorder instead of freeing it, so every table a load opened, kept or
+ * not, can be read after the model is freed. Unset it (NULL) before
+ * ac_weights_recorder_free, which frees the tables. */
+typedef struct ac_weights_recorder {
+    ac_weights **tables;
+    size_t n, cap;
+    int failed;   /* out of memory while keeping a table (that one was freed) */
+} ac_weights_recorder;
+void ac_weights_record(ac_weights_recorder *r);
+void ac_weights_recorder_free(ac_weights_recorder *r);
+
 /* The tensor of that name, or NULL (a name too long to form also sets the
  * last error). */
 const ac_tensor *ac_weights_find(const ac_weights *w, const char *fmt, ...) AC_PRINTF(2, 3);

@@ -177,6 +177,22 @@ int ac_dequantize_row(ac_dtype t, const void *in, float *out, size_t n)
     }
 }
 
+int ac_convert_row(ac_dtype from, const void *in, ac_dtype to, void *out, size_t n)
+{
+    enum { SEGMENT = 4096 }; /* a multiple of every block */
+    float buf[SEGMENT];
+    const unsigned char *src = in;
+    unsigned char *dst = out;
+    if (n % ac_dtype_block(from) || n % ac_dtype_block(to)) return -1;
+    for (size_t c = 0; c < n; c += SEGMENT) {
+        size_t k = n - c < SEGMENT ? n - c : SEGMENT;
+        if (ac_dequantize_row(from, src + ac_dtype_bytes(from, c), buf, k) ||
+            ac_quantize_row(to, buf, dst + ac_dtype_bytes(to, c), k))
+            return -1;
+    }
+    return 0;
+}
+
 /* The f16 scales of a block of type T at P: their count and offsets. */
 static int scale_offsets(ac_dtype t, size_t off[2])
 {

@@ -77,6 +77,11 @@ int ac_quantize_row(ac_dtype t, const float *x, void *out, size_t n);
 /* N values of type T at IN (any alignment) as f32. Returns 0, or -1 for a
  * type it cannot read. */
 int ac_dequantize_row(ac_dtype t, const void *in, float *out, size_t n);
+/* N values of type FROM at IN (any alignment) as type TO at OUT, through
+ * f32 a piece at a time (the one conversion of stored weights: a load's
+ * and audioc quantize's). N a multiple of both blocks; -1 otherwise, or
+ * for a type it cannot read or write. */
+int ac_convert_row(ac_dtype from, const void *in, ac_dtype to, void *out, size_t n);
 /* The first block of the N values of quantized type T at IN whose f16
  * scale (Q4_K: or min scale) is NaN or infinite, or -1 when none is. */
 int64_t ac_quant_bad_scale(ac_dtype t, const void *in, size_t n);

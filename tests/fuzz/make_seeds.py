@@ -334,8 +334,9 @@ def model_seeds():
                     "--no-frontend-tensors"]
         mt.main()
         os.makedirs(os.path.join(HERE, "package"), exist_ok=True)
-        subprocess.run(["/usr/bin/python3", os.path.join(root, "tools", "gguf_pack.py"), os.path.join(tmp, "pkg"),
-                        os.path.join(HERE, "package", "hviske_tiny.gguf"), "--type", "f16"], check=True)
+        subprocess.run(["/usr/bin/python3", os.path.join(root, "tests", "ref", "hviske_asr", "make_gguf.py"),
+                        os.path.join(tmp, "pkg"), os.path.join(HERE, "package", "hviske_tiny.gguf"), "--type", "f16"],
+                       check=True)
     # a Vevo2 GGUF of the runtime's layout with its description and configs but no tensors
     # and no tokenizer (weights and the tokenizer load on a route's first call, not at load)
     ref = os.path.join(root, "tests", "ref", "vevo2")

@@ -1,5 +1,6 @@
 """Models from the Hugging Face Hub without the internet: `audioc pull` and
-`--model hf:...` against a stand-in Hub on 127.0.0.1 (fakehub.py), the cache
+`--model hf:...` (and `audioc quantize hf:...`) against a stand-in Hub on
+127.0.0.1 (fakehub.py), the cache
 checked with an independent reader of huggingface_hub's layout (hfcache.py),
 a cache written by hand in that layout used offline, and the faults a
 download must survive: cuts, bad bytes, wrong sizes, hostile answers."""
@@ -127,6 +128,16 @@ def test_hf_model_in_the_cli(audioc, hub, env):
     rc, out, err = run(env, "vad", "--model", "hf:snakers4/silero-vad/silero_vad_16k.safetensors", SAMPLE)
     assert rc == 0 and out == want, err
     assert list(hfcache.check(cache(env), "snakers4/silero-vad").values()) == [["silero_vad_16k.safetensors"]]
+
+
+def test_hf_model_quantized(audioc, hub, env):
+    """audioc quantize takes hf: as every command does; the file gives what --weights gives."""
+    out = os.path.join(os.path.dirname(cache(env)), "hviske-tiny-q8_0.gguf")
+    rc, _, err = run(env, "quantize", "hf:syvai/hviske-tiny", out, "--type", "q8_0")
+    assert rc == 0, err
+    want = run(env, "transcribe", "--model", os.path.join(MODELS, "hviske-tiny-da"), "--weights", "q8_0", SAMPLE)
+    got = run(env, "transcribe", "--model", out, SAMPLE)
+    assert want[0] == got[0] == 0 and got[1] == want[1], got[2]
 
 
 def test_python_cache_used_offline(audioc, env):

@@ -9,7 +9,12 @@ is named "<namespace>/<name>". Quantized types come from kquant_ref.
 
 write(path, tensors, files, kind, ...) with tensors a list of (logical name,
 numpy array: float32 or float16 values, int64 counters) and files a list of
-(relative name, bytes)."""
+(relative name, bytes).
+
+read(path) is the reader of the same layout, written from the GGUF spec
+(ggml docs/gguf.md) apart from the C reader: the KVs, the embedded files,
+and per tensor its logical name, ggml type name, exact shape and raw bytes
+(values(t) widens a float or quantized tensor to float32)."""
 import struct
 
 import numpy as np
@@ -46,7 +51,7 @@ def kv_array(key, etype, values):
 
 
 def pick(name, shape, kind):
-    """The family rule of tools/gguf_pack.py and the runtime's converter: rank-2 '.weight' tensors
+    """The ggml audio runtime converter's rule: rank-2 '.weight' tensors
     whose last dim is a multiple of the block and whose name has no 'embed'/'codebook' take KIND;
     'embed'/'codebook' tensors become F16 under a quantized KIND; F32/F16 kinds apply to all."""
     if kind in ("F32", "F16", "BF16", "orig"):
@@ -114,3 +119,105 @@ def write(path, tensors, files=(), kind="F32", sources=(("", "model.safetensors"
         for blob in blobs:
             f.write(blob + b"\0" * (-len(blob) % ALIGN))
     return path
+
+
+TYPE_NAME = {v: k for k, v in GGML.items()}
+_SCALAR = {0: "<u1", 1: "<i1", 2: "<u2", 3: "<i2", 4: "<u4", 5: "<i4", 6: "<f4", 7: "<u1", 10: "<u8", 11: "<i8",
+           12: "<f8"}
+BYTES = {"F32": (4, 1), "F16": (2, 1), "BF16": (2, 1), "I64": (8, 1), "Q8_0": (34, 32), "Q4_K": (144, 256),
+         "Q6_K": (210, 256)}
+
+
+class _Cursor:
+    def __init__(self, buf):
+        self.buf, self.pos = buf, 0
+
+    def take(self, fmt):
+        v = struct.unpack_from(fmt, self.buf, self.pos)
+        self.pos += struct.calcsize(fmt)
+        return v[0] if len(v) == 1 else v
+
+    def string(self):
+        n = self.take("<Q")
+        s = self.buf[self.pos:self.pos + n].decode("utf-8")
+        self.pos += n
+        return s
+
+    def value(self, t):
+        if t == STRING:
+            return self.string()
+        if t == ARRAY:
+            et, n = self.take("<IQ")
+            if et == STRING:
+                return [self.string() for _ in range(n)]
+            a = np.frombuffer(self.buf, _SCALAR[et], n, self.pos)
+            self.pos += a.nbytes
+            return a
+        a = np.frombuffer(self.buf, _SCALAR[t], 1, self.pos)
+        self.pos += a.nbytes
+        return a[0].item()
+
+
+def read(path):
+    """{"version", "kv": {key: value}, "files": {name: bytes}, "tensors": [dict(name, physical, type, shape,
+    data)]}: names and shapes from audiocpp.tensor_names/_shapes when present (checked against the ggml
+    dims), data the tensor's bytes."""
+    buf = open(path, "rb").read()
+    c = _Cursor(buf)
+    assert c.take("4s") == b"GGUF", f"{path}: not GGUF"
+    version, n_t, n_kv = c.take("<IQQ")
+    kv = {}
+    for _ in range(n_kv):
+        key = c.string()
+        kv[key] = c.value(c.take("<I"))
+    infos = []
+    for _ in range(n_t):
+        name = c.string()
+        nd = c.take("<I")
+        dims = [c.take("<Q") for _ in range(nd)]
+        t, off = c.take("<IQ")
+        infos.append((name, dims, TYPE_NAME[t], off))
+    align = kv.get("general.alignment", ALIGN)
+    base = (c.pos + align - 1) // align * align
+    names = kv.get("audiocpp.tensor_names")
+    ranks = kv.get("audiocpp.tensor_ranks")
+    flat = list(kv.get("audiocpp.tensor_shapes", []))
+    tensors, used = [], 0
+    for i, (phys, dims, t, off) in enumerate(infos):
+        if ranks is not None:
+            shape = [int(d) for d in flat[used:used + int(ranks[i])]]
+            used += int(ranks[i])
+            assert list(reversed(shape)) + [1] * (len(dims) - len(shape)) == dims + [1] * (len(shape) - len(dims)) \
+                or (not shape and dims == [1]), f"{path}: tensor {i}: dims {dims} against shape {shape}"
+        else:
+            shape = list(reversed(dims))
+        n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        size, block = BYTES[t]
+        assert n % block == 0, f"{path}: tensor {phys}: {n} values are not whole {t} blocks"
+        data = buf[base + off:base + off + n // block * size]
+        assert off % align == 0 and len(data) == n // block * size, f"{path}: tensor {phys}: data out of the file"
+        tensors.append({"name": names[i] if names is not None else phys, "physical": phys, "type": t,
+                        "shape": shape, "data": data})
+    files = {}
+    if "audiocpp.embedded_files.names" in kv:
+        offs = kv["audiocpp.embedded_files.offsets"]
+        blob = kv["audiocpp.embedded_files.data"].tobytes()
+        for i, name in enumerate(kv["audiocpp.embedded_files.names"]):
+            files[name] = blob[int(offs[i]):int(offs[i + 1])]
+    return {"version": version, "kv": kv, "files": files, "tensors": tensors}
+
+
+def values(t):
+    """Tensor T of read() as float32 values in its shape."""
+    raw, kind = t["data"], t["type"]
+    if kind == "F32":
+        a = np.frombuffer(raw, "<f4")
+    elif kind == "F16":
+        a = np.frombuffer(raw, "<f2").astype(np.float32)
+    elif kind == "BF16":
+        a = (np.frombuffer(raw, "<u2").astype(np.uint32) << 16).view(np.float32)
+    elif kind == "I64":
+        return np.frombuffer(raw, "<i8").reshape(t["shape"])
+    else:
+        a = kq.dequantize(kind.lower(), raw)
+    return a.reshape(t["shape"])

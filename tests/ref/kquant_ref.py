@@ -4,6 +4,9 @@ for the same facts in prose), as the oracle of tensor/quant and as the
 quantizer of the tests' GGUF generators.
 
 Q8_0  (34 bytes / 32 values):  f16 d, int8 qs[32];            x = d * q
+      (d = amax / 127, q = x * (1/d) rounded to nearest even, as the C
+      code does for weights and activations alike; ggml's reference
+      rounds halves away from zero: the two differ only at exact ties)
 Q4_K  (144 bytes / 256 values): f16 d, f16 dmin, u8 scales[12], u8 qs[128];
       8 sub-blocks of 32 with 6-bit scale sc[j] and min m[j]:
         j < 4:  sc = scales[j] & 63,  m = scales[j+4] & 63

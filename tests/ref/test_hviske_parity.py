@@ -3,7 +3,7 @@ tests/ref/hviske_asr/, on tiny random checkpoints in the exact upstream
 layout with the real Cohere tokenizer (the shared packages of
 tests/packages.py: F32, plus F16 and BF16 copies, and one without the
 front-end tensors, and single-file GGUF packages in F16 and Q8_0 made with
-tools/gguf_pack.py), on espeak-ng Danish speech of several
+tests/ref/hviske_asr/make_gguf.py), on espeak-ng Danish speech of several
 lengths: 0.1 s, exactly 2 s (one padded encoder frame), ~2 s, ~4 s and
 ~8 s (chunked: the tiny config's chunks are 3 s), and a 44.1 kHz stereo
 FLAC file.
@@ -30,9 +30,8 @@ import testenv
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REF = os.path.join(HERE, "hviske_asr")
-sys.path.insert(0, os.path.join(testenv.ROOT, "tools"))
 sys.path.insert(0, REF)
-import gguf_pack  # noqa: E402
+import gguf_np  # noqa: E402
 import st_io  # noqa: E402
 
 WORK = testenv.work("hviske_parity")
@@ -67,22 +66,15 @@ def run(cmd, **kw):
     return p.stdout
 
 
-def q8_values(f32):
-    """An F32 safetensors package holding exactly the Q8_0 GGUF's values, for the reference."""
+def q8_values(f32, gguf):
+    """An F32 safetensors package holding exactly the Q8_0 GGUF's values (read back by
+    tests/ref/gguf_np.py), for the reference."""
     deq = os.path.join(WORK, "tiny_q8_values")
     if os.path.exists(deq):
         shutil.rmtree(deq)
     shutil.copytree(f32, deq)
-    tensors = {}
-    for name, src, shape, arr in gguf_pack.read_safetensors(os.path.join(f32, "model.safetensors")):
-        dst = gguf_pack.out_type(name, shape, src, "q8_0")
-        x = np.array(arr)
-        if dst == "Q8_0":
-            b = gguf_pack.quantize_q8_0(gguf_pack.to_f32(src, arr))
-            x = b["d"].astype(np.float32)[:, None] * b["qs"].astype(np.float32)
-        elif dst == "F16":
-            x = x.astype(np.float16).astype(np.float32)
-        tensors[name] = x.reshape(shape)
+    tensors = {t["name"]: gguf_np.values(t).astype(np.int64 if t["type"] == "I64" else np.float32)
+               for t in gguf_np.read(gguf)["tensors"]}
     st_io.save(os.path.join(deq, "model.safetensors"), tensors)
     return deq
 
@@ -93,7 +85,7 @@ def models(tokenizer):
     makers = {"f32": lambda: packages.hviske(0), "f16": lambda: packages.hviske(0) + "_f16",
               "bf16": lambda: packages.hviske(0) + "_bf16", "nofe": lambda: packages.hviske(0, frontend=False),
               "gguf_f16": lambda: packages.hviske_gguf("f16"), "gguf_q8_0": lambda: packages.hviske_gguf("q8_0"),
-              "q8_values": lambda: q8_values(packages.hviske(0))}
+              "q8_values": lambda: q8_values(packages.hviske(0), packages.hviske_gguf("q8_0"))}
 
     @functools.cache
     def get(name):

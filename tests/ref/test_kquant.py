@@ -5,7 +5,8 @@ numpy oracle tests/ref/kquant_ref.py, written from the block layouts:
   fields, random finite f16 scales, negative Q6_K scales): bit-identical
   for Q8_0, Q4_K and Q6_K;
 - quantization of Gaussian rows whose sub-blocks differ in scale (some all
-  zero, some all negative, one outlier): the C blocks are byte-identical to
+  zero, some all negative, one outlier, a block of exact halves that Q8_0
+  rounds to even): the C blocks are byte-identical to
   the oracle's quantizer and every value within the rule's bound
   (kquant_ref.bound); the RMS error over the row's RMS is printed.
 Runs in about a second."""
@@ -66,6 +67,8 @@ def make_rows(rng=np.random.default_rng(2)):
     x[:256] = 0                                   # an all-zero block
     x[256:512] = -np.abs(x[256:512])              # a block of negatives only
     x[1000] = 50                                  # an outlier
+    x[2048:2080] = np.arange(32) - 15.5           # Q8_0: a block of halves (-15.5 .. 15.5)
+    x[2048] = 127                                 # d = 1: the halves are ties, rounded to even
     return x
 
 
@@ -75,9 +78,8 @@ def test_quantize(kind, rows):
     x = make_rows()
     got = rows("quant", kind, N, x.tobytes())
     want = kq.quantize(kind, x)
-    if kind != "q8_0":  # Q8_0's quantizer is ggml's, checked by test_gguf against gguf_pack.py
-        bad = np.flatnonzero(np.frombuffer(got, np.uint8) != np.frombuffer(want, np.uint8))
-        assert bad.size == 0, f"{kind}: {bad.size} bytes differ from the oracle's, first at {bad[0]}"
+    bad = np.flatnonzero(np.frombuffer(got, np.uint8) != np.frombuffer(want, np.uint8))
+    assert bad.size == 0, f"{kind}: {bad.size} bytes differ from the oracle's, first at {bad[0]}"
     y = kq.dequantize(kind, got).astype(np.float64)
     err = np.abs(y - x)
     lim = kq.bound(kind, got) + 1e-12

@@ -1,6 +1,7 @@
 /* The public API: which family a path holds (ac_model_probe), the audio
  * input kinds giving one answer, versioned structs, task checks, and scratch
  * memory reused between calls and shared safely by threads. */
+#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stddef.h>
@@ -27,6 +28,19 @@ static void expect_probe(const char *path, const char *family, ac_task task)
           f ? f : "-", ac_task_name(t), family, ac_task_name(task), ac_last_error());
 }
 
+static int stop_at_3(int done, int total, void *user) { return done == 3; }
+
+/* Whether the work folder holds a temporary file of NAME (".NAME.XXXXXX"). */
+static int temp_left(const char *name)
+{
+    DIR *d = opendir(test_work_dir);
+    int found = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        found |= e->d_name[0] == '.' && strncmp(e->d_name + 1, name, strlen(name)) == 0;
+    if (d) closedir(d);
+    return found;
+}
+
 static void test_probe(void)
 {
     expect_probe(silero_file, "silero_vad", AC_TASK_VAD);
@@ -35,13 +49,18 @@ static void test_probe(void)
     expect_probe(marble_dir, "marblenet_vad", AC_TASK_VAD);
     expect_probe(tiny_dir, "hviske_asr", AC_TASK_ASR);
     expect_probe(tiny_weights, "hviske_asr", AC_TASK_ASR);
-    /* a single-file GGUF package made by tools/gguf_pack.py */
+    /* a single-file GGUF package written by ac_model_quantize */
     const char *gguf = work_path("api_tiny.gguf");
-    char cmd[8600];
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s/tools/gguf_pack.py %s %s >/dev/null", AUDIOC_SOURCE_DIR, tiny_dir,
-             gguf);
-    if (system(cmd) == 0) expect_probe(gguf, "hviske_asr", AC_TASK_ASR);
-    else CHECK(0, "gguf_pack.py failed");
+    if (ac_model_quantize(tiny_dir, gguf, "f16", NULL) == AC_OK) expect_probe(gguf, "hviske_asr", AC_TASK_ASR);
+    else CHECK(0, "ac_model_quantize: %s", ac_last_error());
+    /* stopped by its progress callback: nothing is left, under OUT's name or a temporary one */
+    ac_quantize_options qo;
+    ac_quantize_options_default(&qo);
+    qo.on_progress = stop_at_3;
+    const char *cancelled = work_path("api_cancelled.gguf");
+    CHECK(ac_model_quantize(tiny_dir, cancelled, "q8_0", &qo) == AC_ERR_CANCELLED && access(cancelled, F_OK) != 0 &&
+              !temp_left("api_cancelled.gguf"),
+          "cancelled quantize: %s", ac_last_error());
     /* the bare weights of a package say what they are, and loading them asks for the rest */
     ac_model *m = NULL;
     CHECK(ac_model_load(tiny_weights, NULL, &m) == AC_ERR_MODEL && !m && error_has("config.json"),
@@ -63,6 +82,7 @@ static void test_probe(void)
     CHECK(ac_model_probe(st, NULL, NULL) == AC_ERR_MODEL && error_has("no family") && error_has("hviske_asr"),
           "tensors of no family: %s", ac_last_error());
     const char *empty = work_path("api_empty_dir");
+    char cmd[8600];
     snprintf(cmd, sizeof cmd, "mkdir -p %s", empty);
     CHECK(system(cmd) == 0, "mkdir");
     CHECK(ac_model_probe(empty, NULL, NULL) == AC_ERR_MODEL && error_has("no model"), "empty folder: %s",

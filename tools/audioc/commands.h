@@ -9,6 +9,7 @@ int cmd_convert(int argc, char **argv);
 int cmd_transcribe(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_pull(int argc, char **argv);
+int cmd_quantize(int argc, char **argv);
 /* tts, vc and svc (CMD names which in messages) */
 int cmd_voice(const char *cmd, int argc, char **argv);
 
@@ -20,7 +21,7 @@ int cmd_voice(const char *cmd, int argc, char **argv);
     "                          progress on stderr (default: when it is a terminal)\n" \
     "      --offline           an hf: model only from the Hugging Face cache (as\n" \
     "                          HF_HUB_OFFLINE=1): never the network\n" \
-    "  -q, --quiet             errors only;  -v, --verbose: more detail\n" \
+    "  -q, --quiet             errors only, no progress;  -v, --verbose: more detail\n" \
     "  -h, --help              this help\n"
 
 /* The help text of --weights, which every command that loads a model takes. */

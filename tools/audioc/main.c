@@ -20,6 +20,7 @@ static void usage(FILE *f)
           "  convert    decode, mix to mono and resample audio to a float WAV\n"
           "  tokenize   text to token ids and back with a model's tokenizer (Qwen2, Vevo2)\n"
           "  pull       download a model from the Hugging Face Hub into its cache\n"
+          "  quantize   write a model as one GGUF file with f16, bf16, q8_0, q4_k or q6_k weights\n"
           "\n"
           "  audioc COMMAND --help   options of a command\n"
           "  audioc --version        version\n",
@@ -68,6 +69,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "convert") == 0) return cmd_convert(argc - 2, argv + 2);
     if (strcmp(cmd, "tokenize") == 0) return cmd_tokenize(argc - 2, argv + 2);
     if (strcmp(cmd, "pull") == 0) return cmd_pull(argc - 2, argv + 2);
+    if (strcmp(cmd, "quantize") == 0) return cmd_quantize(argc - 2, argv + 2);
     fprintf(stderr, "audioc: unknown command '%s' (see audioc --help)\n", cmd);
     return 2;
 }

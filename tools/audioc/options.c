@@ -47,7 +47,10 @@ static int apply_common(const opt_parser *p, int k, const char *v)
         if (arg_int(p->opt, v, 1, 256, &n)) return OPT_ERROR;
         ac_set_threads(n);
         break;
-    case C_QUIET: ac_set_log_level(0); break;
+    case C_QUIET: /* errors only: no progress either, unless --progress asks */
+        ac_set_log_level(0);
+        if (progress_mode == -1) ac_set_progress(progress_mode = 0);
+        break;
     case C_VERBOSE: ac_set_log_level(2); break;
     case C_PROGRESS: ac_set_progress(progress_mode = 1); break;
     case C_NO_PROGRESS: ac_set_progress(progress_mode = 0); break;

@@ -212,8 +212,16 @@ ac_status ac_marblenet_load(const char *path, ac_marblenet **out)
 
     ac_marblenet *m = ac_calloc(1, sizeof *m);
     if (!m) return AC_ERR_NOMEM;
-    ac_status s = ac_marblenet_load_config(m, config);
-    if (!s) s = ac_weights_open(weights, &m->weights);
+    ac_status s = ac_weights_open(weights, &m->weights);
+    const ac_embedded_file *e = s ? NULL : ac_weights_embedded(m->weights, AC_MARBLENET_CONFIG);
+    if (e) {
+        char name[4300];
+        snprintf(name, sizeof name, "%s in %s", AC_MARBLENET_CONFIG, m->weights->file);
+        s = ac_marblenet_parse_config(m, e->data, e->size, name);
+    } else if (!s) {
+        snprintf(m->config, sizeof m->config, "%s", config);
+        s = ac_marblenet_load_config(m, config);
+    }
     if (!s) s = ac_marblenet_load_weights(m);
     if (s) {
         ac_marblenet_free(m);
@@ -231,5 +239,6 @@ void ac_marblenet_free(ac_marblenet *m)
     free(m);
 }
 
+const char *ac_marblenet_config_path(const ac_marblenet *m) { return m->config; }
 int ac_marblenet_rate(const ac_marblenet *m) { return m->rate; }
 int ac_marblenet_hop(const ac_marblenet *m) { return m->hop * m->stride; }

@@ -14,9 +14,13 @@ typedef struct ac_marblenet ac_marblenet;
 typedef struct ac_marblenet_stream ac_marblenet_stream;
 
 /* PATH: the .safetensors file (its config is <stem>_config.json beside it),
- * or a folder holding marblenet_vad.safetensors. */
+ * a folder holding marblenet_vad.safetensors, or a GGUF file embedding the
+ * config as AC_MARBLENET_CONFIG (what audioc quantize writes). */
+#define AC_MARBLENET_CONFIG "marblenet_vad_config.json"
 ac_status ac_marblenet_load(const char *path, ac_marblenet **out);
 void ac_marblenet_free(ac_marblenet *m);
+/* The path of its config file, "" when the weights file embeds it. */
+const char *ac_marblenet_config_path(const ac_marblenet *m);
 int ac_marblenet_rate(const ac_marblenet *m);        /* input rate, 16000 */
 int ac_marblenet_hop(const ac_marblenet *m);         /* samples per output frame */
 

@@ -29,6 +29,7 @@ typedef struct {
 
 struct ac_marblenet {
     ac_weights *weights;
+    char config[4200];       /* its config's path; "" when the GGUF embeds it */
     int rate, n_fft, win, hop, n_mels, pad_to, n_classes;
     const float *window;     /* [win] */
     ac_melbank mel;

@@ -114,6 +114,7 @@ static ac_status load_whisper(vevo2_model *m)
     vevo2_paths *p = &m->paths;
     if (!p->whisper[0] && p->gguf_file && vevo2_has_part(p, VEVO2_PART_WHISPER)) {
         snprintf(p->whisper, sizeof p->whisper, "%s (%s)", p->gguf, p->ns[VEVO2_PART_WHISPER]);
+        p->whisper_in_gguf = 1;
         ac_config *c;
         AC_TRY(vevo2_read_config(p, VEVO2_FILE_WHISPER_CONFIG, NULL, &c));
         ac_weights *w;

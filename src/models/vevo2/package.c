@@ -36,6 +36,10 @@ static const struct {
     [VEVO2_FILE_WHISPER_CONFIG] = {"whisper_config", "whisper-medium/config.json"},
 };
 
+const char *vevo2_part_key(vevo2_part part) { return part_keys[part]; }
+const char *vevo2_file_key(vevo2_file f) { return files[f].key; }
+const char *vevo2_file_default(vevo2_file f) { return files[f].path; }
+
 static int exists(const char *path, int want_dir)
 {
     struct stat sb;

@@ -55,7 +55,14 @@ typedef struct vevo2_paths {
     struct ac_tensor_file *gguf_file;
     char ns[VEVO2_N_PARTS][VEVO2_NS];
     char file[VEVO2_N_FILES][VEVO2_PATH];
+    int whisper_in_gguf;     /* the encoder loaded is the GGUF's own */
 } vevo2_paths;
+
+/* The description's name of a part and of a file, and where a package
+ * folder keeps the file (relative to it). */
+const char *vevo2_part_key(vevo2_part part);
+const char *vevo2_file_key(vevo2_file f);
+const char *vevo2_file_default(vevo2_file f);
 
 /* Whether DIR looks like a Vevo2 package (its FM and vocoder configs). */
 int vevo2_probe(const char *dir);
