@@ -6,6 +6,7 @@ import contextlib
 import ctypes
 import os
 import queue
+import signal
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, List, Optional, Union
@@ -78,12 +79,29 @@ class VadResult:
 
 
 class _Guard:
-    """Runs the caller's callbacks inside a call: an exception they raise (KeyboardInterrupt too: Ctrl-C while
-    the call runs on the main thread) or a set CANCEL event stops the call, and the exception is raised when
-    the call returns."""
+    """Runs the caller's callbacks inside a call: an exception they raise or a set CANCEL event stops the
+    call, and the exception is raised when the call returns. Ctrl-C during a call on the main thread stops
+    it too: while the call runs, SIGINT only records a KeyboardInterrupt (a Python frame of a callback could
+    not catch it), which the next callback turns into a stop."""
 
     def __init__(self, cancel: Optional[threading.Event]):
         self.cancel, self.error = cancel, None
+
+    @contextlib.contextmanager
+    def calling(self):
+        swap = (threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+        if swap:
+            signal.signal(signal.SIGINT, self._interrupt)
+        try:
+            yield
+        finally:
+            if swap:
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    def _interrupt(self, signum, frame) -> None:
+        if self.error is None:
+            self.error = KeyboardInterrupt()
 
     def __call__(self, fn: Optional[Callable], *args) -> int:
         if self.error is not None:
@@ -96,8 +114,11 @@ class _Guard:
             return 1
         return int(self.cancel is not None and self.cancel.is_set())
 
-    def finish(self, status: int) -> None:
+    def finish(self, status: int, free: Callable[[], None]) -> None:
+        """Raises what stopped the call (FREE frees a result it made all the same), else the status's error."""
         if self.error is not None and status in (0, CANCELLED):
+            if status == 0:
+                free()
             raise self.error
         _lib.check(status)
 
@@ -270,11 +291,11 @@ class Model:
         o.on_segment = _lib.ON_SEGMENT(segment)
         res = ctypes.POINTER(_lib.AsrResult)()
         try:
-            with self._use() as h:
+            with self._use() as h, guard.calling():
                 status = L.ac_asr_transcribe(h, src.ref(), o, ctypes.byref(res))
-                guard.finish(status)
         finally:
             self._release(keep)
+        guard.finish(status, lambda: L.ac_asr_result_free(res))
         try:
             return self._transcription(res.contents)
         finally:
@@ -358,8 +379,9 @@ class Model:
         guard = _Guard(cancel)
         o.on_progress = _lib.VAD_PROGRESS(lambda done, total, user: guard(progress, done, total))
         res = ctypes.POINTER(_lib.VadResult)()
-        with self._use() as h:
-            guard.finish(L.ac_vad_run(h, src.ref(), o, ctypes.byref(res)))
+        with self._use() as h, guard.calling():
+            status = L.ac_vad_run(h, src.ref(), o, ctypes.byref(res))
+        guard.finish(status, lambda: L.ac_vad_result_free(res))
         try:
             r = res.contents
             sr = r.sample_rate
@@ -410,12 +432,12 @@ class Model:
         o.on_audio = _lib.ON_AUDIO(lambda p, n, i, n_chunks, user: guard(on_chunk, float_array(p, n)))
         src = Input(source, rate) if source is not None else None
         res = ctypes.POINTER(_lib.VoiceResult)()
-        with self._use() as h:
+        with self._use() as h, guard.calling():
             if src is None:
                 status = L.ac_voice_speak(h, _encode(text), o, ctypes.byref(res))
             else:
                 status = L.ac_voice_convert(h, src.ref(), o, ctypes.byref(res))
-            guard.finish(status)
+        guard.finish(status, lambda: L.ac_voice_result_free(res))
         try:
             r = res.contents
             return Audio(float_array(r.samples, r.n_samples), r.sample_rate)
