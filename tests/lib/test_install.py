@@ -141,3 +141,18 @@ def test_installed_copy_alone(installed):
     assert p.returncode == 0 and p.stdout == want[1], (
         f"the moved copy transcribes with its installed VAD ({p.stdout.strip()} {p.stderr.strip()[-300:]})")
     assert f"load {moved}/share/audioc/models/hviske-tiny-da" in p.stderr, "... and its installed ASR model"
+
+
+def test_python_finds_installed_library(installed):
+    """The Python package (python/) finds the installed libaudioc.so through the installed audioc.pc, with no
+    AUDIOC_LIBRARY set."""
+    if os.environ.get("SANITIZED") == "1":   # an ASan library cannot load into a plain python
+        pytest.skip("sanitized build")
+    root, found = installed
+    libdir = next(os.path.dirname(f) for f in found if f.endswith("libaudioc.a"))
+    env = {k: v for k, v in os.environ.items() if k not in ("AUDIOC_LIBRARY", "LD_LIBRARY_PATH")}
+    env.update(PKG_CONFIG_PATH=os.path.join(root, libdir, "pkgconfig"), PYTHONPATH=os.path.join(ROOT, "python"))
+    code = "import audioc, audioc._lib as L; print(audioc.__version__, L.lib()._name)"
+    rc, out, err = run(["/usr/bin/python3", "-c", code], env=env)
+    assert rc == 0 and out.split()[0] == "0.1.0", f"{out} {err[-400:]}"
+    assert os.path.normpath(out.split()[1]) == os.path.join(root, libdir, "libaudioc.so"), f"the installed one: {out}"
