@@ -291,9 +291,10 @@ def test_warnings_reach_logging(voice_model, caplog):
 def test_pip_install_offline():
     """pip installs the package offline (no build isolation, no index) into a folder; a fresh python imports it
     from there and finds the library through AUDIOC_LIBRARY, or says clearly that it found none."""
-    folder = work("python_install")
-    shutil.rmtree(folder, ignore_errors=True)
+    folder = work("python_install")   # kept: other tests list the work folder while this one runs
     src, target = os.path.join(folder, "src"), os.path.join(folder, "site")
+    for d in (src, target):
+        shutil.rmtree(d, ignore_errors=True)
     shutil.copytree(PACKAGE, src)   # pip builds in the tree it is given: a copy keeps the checkout clean
     p = subprocess.run([PY, "-m", "pip", "install", "--no-build-isolation", "--no-index", "--no-deps", "--target",
                         target, src], capture_output=True, text=True)
