@@ -18,22 +18,34 @@
  *   moment the call returns until their _free; they do not depend on the
  *   model (it may be freed first) and may be read from any thread.
  * - Inputs and options are read during the call only.
- * - ac_last_error() is per thread, and every call that returns an ac_status
- *   clears it first: after a success it is empty, after a failure it is
- *   that failure's message. A binding that moves work between threads must
- *   read it on the thread that made the call. ac_set_threads, ac_set_log_level and
+ * - ac_last_error() is per thread (thread-local storage), and every call
+ *   that returns an ac_status clears it first: after a success it is empty,
+ *   after a failure it is that failure's message. A binding that runs the
+ *   call on a worker thread (a Node N-API async worker, a thread pool) must
+ *   read ac_last_error() on that worker, right after the failed call and
+ *   before the worker makes another, and carry the copy back with the
+ *   status; read on any other thread it is that thread's message.
+ * - ac_set_threads, ac_set_log_level, ac_set_log_callback and
  *   ac_set_progress are process-wide: set them before starting threads.
  *   ac_set_local_threads applies to the calling thread.
+ * - Loading and using the library leaves the host process as it was: no
+ *   code runs at load, and OpenBLAS's thread count (process-wide) is set to
+ *   one only while the library's own products run, then restored.
  *
  * Versions of structs
  * Options, inputs and results begin with struct_size. Fill options with
  * their _default() function and inputs with ac_input_*(): these inline
  * functions record the size of the struct your program was compiled with, so
- * a library with more fields gives the missing ones their defaults. Results
- * are allocated by the library; their struct_size tells which fields it
+ * a library with more fields gives the missing ones their defaults. They
+ * call exported functions (ac_*_options_init, ac_input_*_init) that take
+ * that size, which a binding without a C compiler (ctypes, cffi's ABI mode,
+ * koffi) calls with the size of its own copy of the struct. Results are
+ * allocated by the library; their struct_size tells which fields it
  * filled. The element structs of result arrays (ac_asr_segment,
  * ac_vad_segment) do not change size: new per-segment data would come as new
- * arrays in the result. */
+ * arrays in the result. Timings are reached through a pointer from the
+ * result (ac_asr_result.timings, ac_voice_result.timings) and begin with
+ * their own struct_size, so results and timings grow apart. */
 #ifndef AUDIOC_H
 #define AUDIOC_H
 
@@ -45,6 +57,9 @@ extern "C" {
 #endif
 
 #define AUDIOC_VERSION "0.1.0"
+#define AUDIOC_VERSION_MAJOR 0
+#define AUDIOC_VERSION_MINOR 1
+#define AUDIOC_VERSION_PATCH 0
 
 /* Marks what a shared libaudioc exports (the library builds with hidden
  * visibility). */
@@ -65,8 +80,16 @@ typedef enum {
     AC_ERR_CANCELLED,   /* a callback asked to stop */
 } ac_status;
 
-/* The last error message of the calling thread ("" when none). */
+/* The last error message of the calling thread ("" when none): see
+ * Threading above for a binding that calls on worker threads. */
 AC_API const char *ac_last_error(void);
+/* The name of STATUS: "ok", "arg", "io", "format", "model", "unsupported",
+ * "nomem", "cancelled" ("unknown" for another value). */
+AC_API const char *ac_status_name(ac_status status);
+
+/* The version of the library loaded (AUDIOC_VERSION is the header's): its
+ * string, and its numbers in *MAJOR, *MINOR, *PATCH (each may be NULL). */
+AC_API const char *ac_version(int *major, int *minor, int *patch);
 
 /* Size of the process-wide thread pool (default: the physical cores the
  * process may run on). */
@@ -78,8 +101,18 @@ AC_API ac_status ac_set_local_threads(int n);
 /* The size of the pool the calling thread uses. */
 AC_API int ac_get_threads(void);
 
-/* Log verbosity on stderr: 0 errors only, 1 warnings (default), 2 info. */
+/* Log verbosity: 0 errors only, 1 warnings (default), 2 info. */
 AC_API void ac_set_log_level(int level);
+
+enum { AC_LOG_ERROR = 0, AC_LOG_WARN = 1, AC_LOG_INFO = 2, AC_LOG_DEBUG = 3 };
+/* Where the library's log messages go: FN gets each message the log level
+ * lets through, its level (AC_LOG_*) and USER; the message has no newline
+ * and is valid during the call only. FN is called on whichever thread logs
+ * (a caller's, or a thread of the pool) and possibly from several at once,
+ * and must not call the library. FN NULL restores the default: stderr,
+ * as "audioc: warning: MESSAGE". */
+typedef void (*ac_log_fn)(int level, const char *message, void *user);
+AC_API void ac_set_log_callback(ac_log_fn fn, void *user);
 
 /* Progress of long work on stderr: -1 when stderr is a terminal (default),
  * 0 never, 1 always. */
@@ -135,21 +168,33 @@ typedef struct ac_audio_input {
     const char *name;        /* MEMORY: what messages call it (NULL: "upload") */
 } ac_audio_input;
 
+/* Fill the first SIZE bytes of IN (SIZE: the struct_size to record) as a
+ * file, PCM or a file image in memory; use ac_input_file, ac_input_pcm and
+ * ac_input_memory. */
+AC_API void ac_input_file_init(ac_audio_input *in, size_t size, const char *path);
+AC_API void ac_input_pcm_init(ac_audio_input *in, size_t size, const float *pcm, int64_t frames, int channels,
+                              int sample_rate);
+AC_API void ac_input_memory_init(ac_audio_input *in, size_t size, const void *data, size_t data_size,
+                                 const char *name);
+
 static inline ac_audio_input ac_input_file(const char *path)
 {
-    ac_audio_input in = {sizeof in, AC_INPUT_FILE, path, NULL, 0, 0, 0, NULL, 0, NULL};
+    ac_audio_input in;
+    ac_input_file_init(&in, sizeof in, path);
     return in;
 }
 
 static inline ac_audio_input ac_input_pcm(const float *pcm, int64_t frames, int channels, int sample_rate)
 {
-    ac_audio_input in = {sizeof in, AC_INPUT_PCM, NULL, pcm, frames, channels, sample_rate, NULL, 0, NULL};
+    ac_audio_input in;
+    ac_input_pcm_init(&in, sizeof in, pcm, frames, channels, sample_rate);
     return in;
 }
 
 static inline ac_audio_input ac_input_memory(const void *data, size_t size, const char *name)
 {
-    ac_audio_input in = {sizeof in, AC_INPUT_MEMORY, NULL, NULL, 0, 0, 0, data, size, name};
+    ac_audio_input in;
+    ac_input_memory_init(&in, sizeof in, data, size, name);
     return in;
 }
 
@@ -319,6 +364,11 @@ typedef struct ac_vad_options {
     int min_silence_at_max_speech_ms; /* 98 */
     int use_max_poss_sil_at_max_speech; /* 1 */
     int keep_probs;                   /* fill ac_vad_result.probs */
+    /* Called after each block of audio is read: DONE seconds of TOTAL (0
+     * when the length is unknown); a nonzero return stops the run with
+     * AC_ERR_CANCELLED. On the calling thread. May be NULL. */
+    int (*on_progress)(double done, double total, void *user);
+    void *user;
 } ac_vad_options;
 
 typedef struct ac_vad_segment {
@@ -398,6 +448,7 @@ typedef struct ac_asr_word {
 } ac_asr_word;
 
 typedef struct ac_asr_timings {
+    size_t struct_size;
     double frontend, encoder, prefill, decode;  /* seconds */
     int decode_steps;
 } ac_asr_timings;
@@ -408,7 +459,7 @@ typedef struct ac_asr_result {
     ac_asr_segment *segments;   /* one per audio chunk (or speech segment) */
     size_t n_segments;
     double duration;        /* seconds of audio */
-    ac_asr_timings timings;
+    const ac_asr_timings *timings;  /* owned by the result */
     ac_asr_word *words;     /* with word_timestamps, in order */
     size_t n_words;
 } ac_asr_result;
@@ -504,6 +555,7 @@ typedef struct ac_voice_options {
 
 /* Seconds per stage, every clip together where a stage sees several. */
 typedef struct ac_voice_timings {
+    size_t struct_size;
     double decode;        /* reading and resampling the inputs to 24 kHz */
     double whisper;       /* 16 kHz resampling, log-mel and the Whisper encoder */
     double pitch;         /* F0 estimate and the pitch shift */
@@ -522,7 +574,7 @@ typedef struct ac_voice_result {
     int64_t n_samples;
     int sample_rate;      /* 24000 */
     int pitch_shift;      /* the semitones applied to the source or prosody reference */
-    ac_voice_timings timings;
+    const ac_voice_timings *timings;  /* owned by the result */
     int style_pitch_shift;  /* ... and to the style reference */
 } ac_voice_result;
 

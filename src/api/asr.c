@@ -19,6 +19,12 @@ void ac_asr_options_init(ac_asr_options *o, size_t size)
     memcpy(o, &d, size < sizeof d ? size : sizeof d);
 }
 
+/* A result and its timings, allocated (and freed) as one block. */
+typedef struct {
+    ac_asr_result r;
+    ac_asr_timings t;
+} result_block;
+
 void ac_asr_result_free(ac_asr_result *r)
 {
     if (!r) return;
@@ -65,6 +71,7 @@ typedef struct {
     int rate;
     ac_progress prog;
     ac_asr_result *out;
+    ac_asr_timings *timings;   /* OUT's */
     const int64_t *spans, *speech;
     size_t n_spans, at;   /* AT: the span the last chunk was in */
     double margin;        /* seconds kept around the speech */
@@ -125,11 +132,11 @@ static ac_status on_chunk(void *user, ac_asr_chunk *c)
     memmove(c->text, t, (size_t)(e - t));
     c->text[e - t] = 0;
     v[r->n_segments++] = (ac_asr_segment){lo, hi, c->text, c->tokens, c->n_tokens, c->avg_logprob};
-    r->timings.frontend += c->timings.frontend;
-    r->timings.encoder += c->timings.encoder;
-    r->timings.prefill += c->timings.prefill;
-    r->timings.decode += c->timings.decode;
-    r->timings.decode_steps += c->timings.decode_steps;
+    g->timings->frontend += c->timings.frontend;
+    g->timings->encoder += c->timings.encoder;
+    g->timings->prefill += c->timings.prefill;
+    g->timings->decode += c->timings.decode;
+    g->timings->decode_steps += c->timings.decode_steps;
     ac_progress_update(&g->prog, (double)c->end / g->rate);
     if (g->o->on_segment && g->o->on_segment(&v[r->n_segments - 1], g->o->user))
         return ac_error(AC_ERR_CANCELLED, "transcription stopped by the caller");
@@ -194,12 +201,13 @@ static ac_status vad_spans(const ac_audio_input *in, const ac_asr_options *o, in
     return *spans ? AC_OK : AC_ERR_NOMEM;
 }
 
-static ac_status transcribe(ac_model *m, const ac_audio_input *in, const ac_asr_options *o, ac_asr_result *out)
+static ac_status transcribe(ac_model *m, const ac_audio_input *in, const ac_asr_options *o, ac_asr_result *out,
+                            ac_asr_timings *timings)
 {
     int rate = m->family->rate(m->impl);
     ac_audio_reader *r;
     AC_TRY(ac_input_open(in, rate, &r));
-    gather g = {.o = o, .rate = rate, .out = out};
+    gather g = {.o = o, .rate = rate, .out = out, .timings = timings};
     int64_t *spans = NULL, n_read = 0;
     size_t n_spans = 0;
     ac_status s = AC_OK;
@@ -234,10 +242,13 @@ static ac_status run(ac_model *m, const ac_audio_input *in, const ac_asr_options
 {
     ac_asr_options o;
     AC_TRY(take_options(m, user, &o, "ac_asr_transcribe"));
-    ac_asr_result *res = ac_calloc(1, sizeof *res);
-    if (!res) return AC_ERR_NOMEM;
+    result_block *b = ac_calloc(1, sizeof *b);
+    if (!b) return AC_ERR_NOMEM;
+    ac_asr_result *res = &b->r;
     res->struct_size = sizeof *res;
-    ac_status s = transcribe(m, in, &o, res);
+    b->t.struct_size = sizeof b->t;
+    res->timings = &b->t;
+    ac_status s = transcribe(m, in, &o, res, &b->t);
     if (s) {
         ac_asr_result_free(res);
         return s;

@@ -73,7 +73,8 @@ typedef struct {
     /* The route of O on the clips C into OUT: its samples, pitch shifts
      * and timings (the driver adds the decoding time). The model loads
      * what the call needs on first use, hence not const. */
-    ac_status (*run)(void *model, const ac_voice_clips *c, const ac_voice_options *o, ac_voice_result *out);
+    ac_status (*run)(void *model, const ac_voice_clips *c, const ac_voice_options *o, ac_voice_result *out,
+                     ac_voice_timings *timings);
     const char *const *(*routes)(void);
 } ac_voice_ops;
 

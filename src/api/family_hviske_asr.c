@@ -41,7 +41,8 @@ static ac_status on_chunk(void *user, int64_t from, int64_t to, hviske_chunk_res
     }
     ac_asr_chunk k = {from, to, c->text, c->tokens, c->n_tokens,
                       c->n_tokens ? c->logprob / (c->n_tokens + 1) : c->logprob,
-                      {c->t_frontend, c->t_encoder, c->t_prefill, c->t_decode, c->steps}, w, c->n_words};
+                      {sizeof(ac_asr_timings), c->t_frontend, c->t_encoder, c->t_prefill, c->t_decode, c->steps},
+                      w, c->n_words};
     c->text = NULL;
     c->tokens = NULL;
     ac_status s = r->emit(r->user, &k);

@@ -71,7 +71,8 @@ static ac_status on_chunk(void *user, int64_t from, int64_t to, hv6_chunk *c)
     relay *r = user;
     ac_asr_chunk k = {.start = from, .end = to, .text = c->text, .tokens = c->tokens, .n_tokens = c->n_tokens,
                       .avg_logprob = c->n_tokens ? c->logprob / (c->n_tokens + 1) : c->logprob,
-                      .timings = {.frontend = c->times.frontend, .encoder = c->times.encoder,
+                      .timings = {.struct_size = sizeof(ac_asr_timings), .frontend = c->times.frontend,
+                                  .encoder = c->times.encoder,
                                   .prefill = c->times.prefill, .decode = c->times.decode, .decode_steps = c->steps}};
     c->text = NULL;
     c->tokens = NULL;

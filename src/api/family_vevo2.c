@@ -142,7 +142,8 @@ static int on_audio(void *user, const float *wav, int64_t n, int chunk, int n_ch
     return o->on_audio && o->on_audio(wav, n, chunk, n_chunks, o->user);
 }
 
-static ac_status run(void *m, const ac_voice_clips *c, const ac_voice_options *o, ac_voice_result *out)
+static ac_status run(void *m, const ac_voice_clips *c, const ac_voice_options *o, ac_voice_result *out,
+                     ac_voice_timings *timings)
 {
     const vevo2_route *route = vevo2_route_find(o->route ? o->route : "style_preserved_vc");
     if (!route) return AC_ERR_ARG;
@@ -181,7 +182,7 @@ static ac_status run(void *m, const ac_voice_clips *c, const ac_voice_options *o
     out->n_samples = res.n;
     out->pitch_shift = res.shift;
     out->style_pitch_shift = res.style_shift;
-    out->timings = (ac_voice_timings){.whisper = t->whisper, .pitch = t->pitch, .chroma = t->chroma,
+    *timings = (ac_voice_timings){.whisper = t->whisper, .pitch = t->pitch, .chroma = t->chroma,
                                       .tokenizer = t->tokenizer, .timbre_mel = t->timbre_mel, .fm = t->fm,
                                       .vocoder = t->vocoder, .fm_steps = t->fm_steps, .ar_prefill = t->ar_prefill,
                                       .ar_decode = t->ar_decode, .ar_tokens = t->ar_tokens, .chunks = t->chunks};

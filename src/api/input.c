@@ -17,6 +17,31 @@ ac_status ac_struct_take(void *dst, size_t full, const void *src, const char *wh
     return AC_OK;
 }
 
+/* D's first SIZE bytes into IN, SIZE recorded as its struct_size. */
+static void input_init(ac_audio_input *in, size_t size, ac_audio_input d)
+{
+    d.struct_size = size;
+    memcpy(in, &d, size < sizeof d ? size : sizeof d);
+}
+
+void ac_input_file_init(ac_audio_input *in, size_t size, const char *path)
+{
+    input_init(in, size, (ac_audio_input){.kind = AC_INPUT_FILE, .path = path});
+}
+
+void ac_input_pcm_init(ac_audio_input *in, size_t size, const float *pcm, int64_t frames, int channels,
+                       int sample_rate)
+{
+    input_init(in, size,
+               (ac_audio_input){.kind = AC_INPUT_PCM, .pcm = pcm, .frames = frames, .channels = channels,
+                                .sample_rate = sample_rate});
+}
+
+void ac_input_memory_init(ac_audio_input *in, size_t size, const void *data, size_t data_size, const char *name)
+{
+    input_init(in, size, (ac_audio_input){.kind = AC_INPUT_MEMORY, .data = data, .size = data_size, .name = name});
+}
+
 ac_status ac_input_open(const ac_audio_input *user, int rate, ac_audio_reader **r)
 {
     *r = NULL;

@@ -49,8 +49,10 @@ static ac_status check_options(const ac_vad_options *o)
     return AC_OK;
 }
 
-/* Streams the reader through the model; probabilities land in PROBS. */
-static ac_status run_stream(const ac_model *v, ac_audio_reader *r, ac_floatvec *probs, int64_t *n_model)
+/* Streams the reader through the model; probabilities land in PROBS. OPT's
+ * on_progress hears of each block and may cancel. */
+static ac_status run_stream(const ac_model *v, ac_audio_reader *r, const ac_vad_options *opt, ac_floatvec *probs,
+                            int64_t *n_model)
 {
     const ac_vad_ops *ops = v->family->vad;
     enum { BLOCK = 16384 };
@@ -69,6 +71,10 @@ static ac_status run_stream(const ac_model *v, ac_audio_reader *r, ac_floatvec *
         *n_model += (int64_t)got;
         s = ops->feed(st, buf, got, probs);
         ac_progress_update(&prog, (double)ac_audio_reader_source_pos(r));
+        if (!s && opt->on_progress &&
+            opt->on_progress((double)ac_audio_reader_source_pos(r) / info->sample_rate,
+                             info->frames > 0 ? (double)info->frames / info->sample_rate : 0, opt->user))
+            s = ac_error(AC_ERR_CANCELLED, "VAD stopped by the caller");
     }
     if (!s) s = ops->finish(st, probs);
     ac_progress_end(&prog);
@@ -108,7 +114,7 @@ static ac_status run_reader(const ac_model *v, ac_audio_reader *r, const ac_vad_
 {
     ac_floatvec probs = {0};
     int64_t n_model = 0;
-    ac_status s = run_stream(v, r, &probs, &n_model);
+    ac_status s = run_stream(v, r, opt, &probs, &n_model);
     if (!s) s = find_segments(v, &probs, n_model, opt, out);
     if (s) {
         ac_floatvec_free(&probs);

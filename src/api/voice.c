@@ -37,6 +37,12 @@ void ac_voice_options_init(ac_voice_options *o, size_t size)
     memcpy(o, &d, size < sizeof d ? size : sizeof d);
 }
 
+/* A result and its timings, allocated (and freed) as one block. */
+typedef struct {
+    ac_voice_result r;
+    ac_voice_timings t;
+} result_block;
+
 void ac_voice_result_free(ac_voice_result *r)
 {
     if (!r) return;
@@ -118,12 +124,15 @@ static ac_status run(ac_model *m, const ac_audio_input *source, const char *text
     if (!s) s = read_clip(o.target_voice, rate, MAX_TARGET_S, "target voice", &c.voice);
     if (!s) s = read_clip(o.style_ref, rate, MAX_TARGET_S, "style reference", &c.style);
     if (!s) s = read_clip(o.prosody_ref, rate, MAX_SOURCE_S, "prosody reference", &c.prosody);
-    ac_voice_result *res = s ? NULL : ac_calloc(1, sizeof *res);
+    result_block *b = s ? NULL : ac_calloc(1, sizeof *b);
+    ac_voice_result *res = b ? &b->r : NULL;
     if (!s && !res) s = AC_ERR_NOMEM;
     if (!s) {
         double decode = ac_now() - t0;
-        s = m->family->voice->run(m->impl, &c, &o, res);
-        res->timings.decode = decode;
+        s = m->family->voice->run(m->impl, &c, &o, res, &b->t);
+        b->t.struct_size = sizeof b->t;
+        b->t.decode = decode;
+        res->timings = &b->t;
         res->sample_rate = rate;
     }
     free((void *)c.source.x);

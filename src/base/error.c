@@ -32,3 +32,9 @@ ac_status ac_error_prefix(ac_status status, const char *fmt, ...)
     snprintf(last_error, sizeof last_error, "%s: %s", prefix, old);
     return status;
 }
+
+const char *ac_status_name(ac_status status)
+{
+    static const char *const names[] = {"ok", "arg", "io", "format", "model", "unsupported", "nomem", "cancelled"};
+    return (unsigned)status < sizeof names / sizeof *names ? names[status] : "unknown";
+}

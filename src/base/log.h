@@ -1,11 +1,11 @@
-/* Logging to stderr. Results go to stdout, never through here. */
+/* Logging: to stderr, or to the callback the host program set
+ * (ac_set_log_callback). Results go to stdout, never through here. */
 #ifndef AC_BASE_LOG_H
 #define AC_BASE_LOG_H
 
 #include "base/error.h"
 
-enum { AC_LOG_ERROR = 0, AC_LOG_WARN = 1, AC_LOG_INFO = 2, AC_LOG_DEBUG = 3 };
-
+/* the levels are audioc.h's AC_LOG_* */
 void ac_log(int level, const char *fmt, ...) AC_PRINTF(2, 3);
 
 #define ac_warn(...) ac_log(AC_LOG_WARN, __VA_ARGS__)

@@ -3,6 +3,7 @@
  * (conv via im2col, LSTM cell). */
 #include <cblas.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -35,35 +36,38 @@ static void matmul_range(void *ctx, size_t b, size_t e)
 }
 
 /* Large products with many rows go to OpenBLAS: it packs and blocks for the
- * cache and uses the widest vectors the CPU has. Its own threads are off:
- * our pool gives each thread a slice of the output columns, so one set of
- * threads does all the work and none spin against another. */
+ * cache and uses the widest vectors the CPU has. Its own threads are off
+ * while we call it: our pool gives each thread a slice of the output
+ * columns, so one set of threads does all the work and none spin against
+ * another. */
 typedef struct {
     const float *x, *w, *bias;
     float *y;
     size_t ldx, ldw, ldy, M, K;
 } blas_job;
 
-/* A multi-threaded OpenBLAS (Debian's default build) starts a worker per
- * core when it is loaded, and each spins in sched_yield for its first
- * ~0.1 s: in a short run those spinners take the cores from our pool
- * (decoding 20x slower on 2 threads). Its loader reads only the
- * environment, before any code of ours runs, so as soon as we run we set
- * one thread and stop its workers with the call OpenBLAS's own fork
- * handler makes (weak: other BLAS builds lack it and have no workers). */
-extern void blas_thread_shutdown_(void) __attribute__((weak));
+/* OpenBLAS's thread count is process-wide and may be the host program's
+ * (numpy on the same OpenBLAS): the first of our products at once saves it
+ * and sets one thread, the last restores it. A host that calls OpenBLAS
+ * from another thread during one of our products gets one thread for it. */
+static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
+static int blas_users, blas_host_threads;
 
-/* Before each call: our callers are pool threads, and another caller (a
- * benchmark's baseline) may have given OpenBLAS more. */
-static void blas_one_thread(void)
+static void blas_enter(void)
 {
-    if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
+    pthread_mutex_lock(&blas_lock);
+    if (blas_users++ == 0) {
+        blas_host_threads = openblas_get_num_threads();
+        if (blas_host_threads != 1) openblas_set_num_threads(1);
+    }
+    pthread_mutex_unlock(&blas_lock);
 }
 
-__attribute__((constructor)) static void openblas_single_threaded(void)
+static void blas_leave(void)
 {
-    blas_one_thread();
-    if (blas_thread_shutdown_) blas_thread_shutdown_();
+    pthread_mutex_lock(&blas_lock);
+    if (--blas_users == 0 && blas_host_threads != 1) openblas_set_num_threads(blas_host_threads);
+    pthread_mutex_unlock(&blas_lock);
 }
 
 static void blas_range(void *ctx, size_t n0, size_t n1)
@@ -79,9 +83,10 @@ static void blas_range(void *ctx, size_t n0, size_t n1)
 static void blas_matmul(const float *x, size_t ldx, const float *w, size_t ldw, const float *bias, float *y,
                         size_t ldy, size_t M, size_t N, size_t K)
 {
-    blas_one_thread();
     blas_job j = {x, w, bias, y, ldx, ldw, ldy, M, K};
+    blas_enter();
     ac_parallel_for(N, 64, blas_range, &j);
+    blas_leave();
 }
 
 void ac_matmul_nt(const float *x, size_t ldx, const float *w, size_t ldw, const float *bias,
@@ -259,8 +264,9 @@ void ac_gemv_t(const float *A, size_t lda, const float *x, float *y, size_t M, s
         ac_gemv_t_ref(A, lda, x, y, M, N);
         return;
     }
-    blas_one_thread();
+    blas_enter();
     cblas_sgemv(CblasRowMajor, CblasTrans, (int)M, (int)N, 1.0f, A, (int)lda, x, 1, 0.0f, y, 1);
+    blas_leave();
 }
 
 void ac_axpy(float *y, const float *x, float alpha, size_t n)

@@ -70,7 +70,7 @@ static int api(const char *pkg, const char *src_wav, const char *src_raw, const 
     o.on_progress = on_progress;
     ac_voice_result *a, *b, *c;
     API_CHECK(ac_voice_convert(m, &file, &o, &a) == AC_OK, "file input");
-    API_CHECK(steps_seen == 4 && a->sample_rate == 24000 && a->pitch_shift == 2 && a->timings.fm_steps == 4,
+    API_CHECK(steps_seen == 4 && a->sample_rate == 24000 && a->pitch_shift == 2 && a->timings->fm_steps == 4,
               "progress saw %d of 4 steps", steps_seen);
     ac_audio_input mem = ac_input_memory(bytes, nbytes * 4, "upload.wav");
     API_CHECK(ac_voice_convert(m, &mem, &o, &b) == AC_OK && same(a, b), "memory input");

@@ -108,12 +108,12 @@ static int api(const char *pkg, const char *voice_wav, const char *voice_raw)
     o.user = &seen;
     ac_voice_result *a, *b;
     API_CHECK(ac_voice_speak(m, text, &o, &a) == AC_OK, "speak");
-    API_CHECK(seen.chunks == 2 && seen.n_chunks == 2 && seen.last_chunk == 1 && a->timings.chunks == 2,
+    API_CHECK(seen.chunks == 2 && seen.n_chunks == 2 && seen.last_chunk == 1 && a->timings->chunks == 2,
               "on_audio saw %d chunks of %d", seen.chunks, seen.n_chunks);
     API_CHECK(seen.n == a->n_samples && memcmp(seen.wav, a->samples, (size_t)seen.n * 4) == 0,
               "the chunks joined are not the result");
-    API_CHECK(seen.tokens == a->timings.ar_tokens && seen.tokens > 0, "progress saw %d AR tokens of %d",
-              seen.tokens, a->timings.ar_tokens);
+    API_CHECK(seen.tokens == a->timings->ar_tokens && seen.tokens > 0, "progress saw %d AR tokens of %d",
+              seen.tokens, a->timings->ar_tokens);
     size_t n_pcm = 0;
     float *pcm = read_f32_file(voice_raw, &n_pcm);
     ac_audio_input in = ac_input_pcm(pcm, (int64_t)n_pcm, 1, 24000);

@@ -1,8 +1,10 @@
 """cmake --install as a packager runs it (into a DESTDIR under the build
 folder): the CLI, the server, both libraries, the header, audioc.pc and the
-bundled model land where they belong; a small program builds against the
+bundled models land where they belong; a small program builds against the
 installed pkg-config file alone and runs on the installed library; the
-installed CLI transcribes with the installed model."""
+installed CLI transcribes with the installed model, and a copy of the
+installed tree moved elsewhere, the checkout's path in its binary made
+invalid, finds its ASR and VAD models by itself."""
 import os
 import shutil
 import subprocess
@@ -60,7 +62,8 @@ def test_installed_files(installed):
     libdir = libdir or "lib"
     for f in ("bin/audioc", "bin/audioc-server", "include/audioc.h", f"{libdir}/libaudioc.so",
               f"{libdir}/pkgconfig/audioc.pc", "share/audioc/models/hviske-tiny-da/model.safetensors",
-              "share/audioc/models/hviske-tiny-da/tokenizer.model"):
+              "share/audioc/models/hviske-tiny-da/tokenizer.model",
+              "share/audioc/models/silero-vad/silero_vad_16k.safetensors"):
         assert f in found, f"{f} installed"
     assert any(f.startswith(f"{libdir}/libaudioc.so.") for f in found), "a versioned libaudioc.so.N"
 
@@ -107,3 +110,49 @@ def test_installed_cli(installed):
         f"installed audioc finds its installed model by itself ({got[2].strip()[:300]})")
     rc, out, _ = run([os.path.join(root, "bin/audioc-server"), "--help"])
     assert rc == 0 and "--model" in out, "installed audioc-server --help"
+
+
+def test_installed_copy_alone(installed):
+    """The installed tree moved to another folder, the checkout's path compiled into its CLI overwritten, runs
+    `audioc vad` and `audioc transcribe` (with its VAD) on the models it installed."""
+    root, _ = installed
+    moved = os.path.join(DEST, "moved")
+    if os.path.exists(moved):
+        shutil.rmtree(moved)
+    shutil.copytree(root, moved, symlinks=True)
+    exe = os.path.join(moved, "bin/audioc")
+    with open(exe, "rb") as f:
+        image = f.read()
+    source = ROOT.encode()
+    assert source in image, "the CLI holds the checkout's path (AUDIOC_SOURCE_DIR)"
+    with open(exe, "wb") as f:   # same length: the binary stays valid, the path leads nowhere
+        f.write(image.replace(source, b"/" + b"z" * (len(source) - 1)))
+    env = {k: v for k, v in os.environ.items() if k not in ("AUDIOC_ASR_MODEL", "AUDIOC_VAD_MODEL")}
+    sample = os.path.join(ROOT, "samples", "da_04_sentence.flac")
+    want = run([AUDIOC, "vad", sample])
+    p = subprocess.run([exe, "vad", sample], capture_output=True, text=True, env=env, cwd=DEST)
+    assert p.returncode == 0 and p.stdout == want[1] and want[1].strip(), (
+        f"the moved copy's audioc vad uses its installed VAD ({p.stderr.strip()[-300:]})")
+    want = run([AUDIOC, "transcribe", "-f", "srt", sample])
+    no_vad = run([AUDIOC, "transcribe", "--no-vad", "-f", "srt", sample])
+    assert want[1] != no_vad[1], "the sample's times tell whether a VAD ran"
+    p = subprocess.run([exe, "transcribe", "-f", "srt", "--timings", sample], capture_output=True, text=True,
+                       env=env, cwd=DEST)
+    assert p.returncode == 0 and p.stdout == want[1], (
+        f"the moved copy transcribes with its installed VAD ({p.stdout.strip()} {p.stderr.strip()[-300:]})")
+    assert f"load {moved}/share/audioc/models/hviske-tiny-da" in p.stderr, "... and its installed ASR model"
+
+
+def test_python_finds_installed_library(installed):
+    """The Python package (python/) finds the installed libaudioc.so through the installed audioc.pc, with no
+    AUDIOC_LIBRARY set."""
+    if os.environ.get("SANITIZED") == "1":   # an ASan library cannot load into a plain python
+        pytest.skip("sanitized build")
+    root, found = installed
+    libdir = next(os.path.dirname(f) for f in found if f.endswith("libaudioc.a"))
+    env = {k: v for k, v in os.environ.items() if k not in ("AUDIOC_LIBRARY", "LD_LIBRARY_PATH")}
+    env.update(PKG_CONFIG_PATH=os.path.join(root, libdir, "pkgconfig"), PYTHONPATH=os.path.join(ROOT, "python"))
+    code = "import audioc, audioc._lib as L; print(audioc.__version__, L.lib()._name)"
+    rc, out, err = run(["/usr/bin/python3", "-c", code], env=env)
+    assert rc == 0 and out.split()[0] == "0.1.0", f"{out} {err[-400:]}"
+    assert os.path.normpath(out.split()[1]) == os.path.join(root, libdir, "libaudioc.so"), f"the installed one: {out}"

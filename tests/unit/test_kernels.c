@@ -1,4 +1,5 @@
 /* Every kernel against its scalar twin, at odd sizes, with 1 and 2 threads. */
+#include <cblas.h>
 #include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
@@ -649,26 +650,37 @@ static int thread_count(void)
     return n;
 }
 
-/* Runs first: before our pool starts, the process has one thread; a large
- * product on 2 threads adds only our pool's worker. */
-static void test_no_blas_workers(void)
+/* Runs first. The library leaves OpenBLAS as the host set it: loading it
+ * changes nothing, and a large product (OpenBLAS's sgemm) on 2 threads adds
+ * only our pool's worker, OpenBLAS's thread count being one during the
+ * product and the host's again after it, whatever the host set. */
+static void test_blas_threads_kept(void)
 {
-    int before = thread_count();
-    CHECK(before == 1, "%d threads before any parallel loop (a BLAS library started workers?)", before);
+    int host = openblas_get_num_threads(), before = thread_count();
     size_t M = 64, N = 256, K = 256;
     float *x = rnd(M * K, -1, 1), *w = rnd(N * K, -1, 1), *y = malloc(M * N * sizeof *y);
     ac_set_threads(2);
     ac_mat wm = ac_mat_f32(w, N, K);
     ac_matmul(x, &wm, NULL, y, M);
     int after = thread_count();
-    CHECK(after == 2, "%d threads after a product on 2 threads (expected ours: 2)", after);
+    CHECK(after == before + 1, "%d threads after a product on 2 threads, %d before (expected ours: one more)", after,
+          before);
+    CHECK(openblas_get_num_threads() == host, "OpenBLAS threads %d after our product, the host's %d",
+          openblas_get_num_threads(), host);
+    for (int set = 1; set <= 3; set++) {
+        openblas_set_num_threads(set);
+        ac_matmul(x, &wm, NULL, y, M);
+        CHECK(openblas_get_num_threads() == set, "OpenBLAS threads %d after our product, the host set %d",
+              openblas_get_num_threads(), set);
+    }
+    openblas_set_num_threads(host);
     free(x), free(w), free(y);
 }
 
 int main(int argc, char **argv)
 {
     test_init(argc, argv);
-    RUN(test_no_blas_workers);
+    RUN(test_blas_threads_kept);
     RUN(test_tables_complete);
     for (int simd = AC_SIMD_LEVELS - 1; simd >= AC_SIMD_NONE; simd--) {
         ac_kernels_set_simd(simd);

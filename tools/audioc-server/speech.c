@@ -139,7 +139,7 @@ void endpoint_voice_run(job *j)
     if (t->sse) {
         char done[160];
         int n = snprintf(done, sizeof done, "{\"type\":\"speech.audio.done\",\"duration\":%.3f,\"chunks\":%d}",
-                         (double)res->n_samples / res->sample_rate, res->timings.chunks);
+                         (double)res->n_samples / res->sample_rate, res->timings->chunks);
         push_event(j, "data: ", done, (size_t)n, "\n\n");
     } else {
         void *data;

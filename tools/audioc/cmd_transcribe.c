@@ -328,7 +328,7 @@ static void work(int i, void *user)
 
 static void print_timings(const char *name, const ac_asr_result *r, double dt)
 {
-    const ac_asr_timings *t = &r->timings;
+    const ac_asr_timings *t = r->timings;
     fprintf(stderr,
             "timings: %s: %.2f s of audio in %zu chunk(s): front end %.1f ms, encoder %.1f ms, prefill "
             "%.1f ms, decode %.1f ms for %d steps (%.2f ms/token); total %.1f ms, real-time factor %.4f\n",

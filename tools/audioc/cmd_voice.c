@@ -281,7 +281,7 @@ static float *read_noise(const char *file, size_t *n)
 
 static void print_timings(const voice_args *a, const ac_voice_result *r, double load, double total)
 {
-    const ac_voice_timings *t = &r->timings;
+    const ac_voice_timings *t = r->timings;
     double dur = (double)r->n_samples / r->sample_rate;
     fprintf(stderr,
             "timings: load %.1f ms; decode %.1f ms, whisper %.1f ms, pitch %.1f ms, chroma %.1f ms, tokenizer "
