@@ -114,8 +114,21 @@ static ac_status transcribe(const void *m, ac_audio_reader *r, const int64_t *sp
 
 static const ac_asr_ops asr = {.transcribe = transcribe, .check = check};
 
+/* audioc quantize: the runtime's layout, the tensors under "weights/" and
+ * the description naming that source (the folder's files are embedded as
+ * they are). */
+static ac_status pack(void *model, ac_pack *p)
+{
+    const hv6_model *m = model;
+    AC_TRY(ac_pack_part(p, m->weights_path, m->gguf ? HV6_GGUF_NS : NULL, "weights"));
+    return ac_pack_spec(p, "hviske_asr_v6",
+                        "{\"family\": \"hviske_asr_v6\", \"sources\": [{\"format\": \"gguf\", \"tensors\": "
+                        "{\"weights\": {\"source\": \"weights:\", \"prefix\": \"weights\"}}}]}");
+}
+
 const ac_family ac_family_hviske_v6 = {
     .name = "hviske_v6", .task = AC_TASK_ASR,
     .probe = probe, .load = load, .free = free_model, .rate = rate,
     .asr = &asr,
+    .pack = pack,
 };

@@ -11,6 +11,9 @@ reader (tests/ref/gguf_np.py) and run against `--weights T` on its input.
   asked: F16/BF16 rounded to nearest even, Q8_0/Q4_K/Q6_K blocks
   byte-identical to the numpy oracle (tests/ref/kquant_ref.py) of the
   stored values; the token embedding and the subsampling stem as stored.
+- Hviske v6 (the tiny BF16 package): the runtime's layout, its tensors
+  under "weights/" and the description naming that source; f16, bf16 and
+  q8_0 files give the tokens `--weights T` gives on the folder.
 - Silero and MarbleNet (the real weights): their rule keeps every tensor
   f32, so the file gives the same probabilities; MarbleNet's config is
   embedded (from the weights file and from the folder) and read from it.
@@ -130,6 +133,41 @@ def test_hviske_layout(kind, hviske_tiny, hviske_files):
         if "embedding" in t["name"] or "pre_encode" in t["name"]:
             assert t["type"] == dtypes[t["name"]], f"{t['name']}: the rule keeps it, but it is {t['type']}"
     assert converted >= 10, f"{kind}: only {converted} tensors converted"
+
+
+# ---- Hviske v6 ------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def v6_pkg():
+    import packages
+    return packages.hviske_v6("bf16")
+
+
+@pytest.fixture(scope="module")
+def v6_files(v6_pkg):
+    return {k: quantize(v6_pkg, f"v6-{k}.gguf", k) for k in ("f16", "bf16", "q8_0")}
+
+
+def v6_tokens(model, *extra):
+    rc, out, err = audioc("transcribe", "-m", model, "--no-vad", "-f", "json", "--tokens", *extra,
+                          os.path.join(testenv.DATA, "asr_validation", "librispeech",
+                                       "librispeech_test_other_7902-96591-0000.wav"))
+    assert rc == 0, f"{model}: exit {rc}: {err.strip()[-300:]}"
+    return [seg["tokens"] for seg in json.loads(out)["segments"]]
+
+
+@pytest.mark.parametrize("kind", ["f16", "bf16", "q8_0"])
+def test_hviske_v6(kind, v6_pkg, v6_files):
+    """The runtime's v6 layout (tensors under "weights/", the description naming
+    that source, the folder's files embedded), giving --weights KIND's tokens."""
+    g = gguf_np.read(v6_files[kind])
+    src, dtypes, _ = st_io.load(os.path.join(v6_pkg, "model.safetensors"), with_dtypes=True)
+    assert [t["name"] for t in g["tensors"]] == ["weights/" + n for n in src], "not the package's tensors under weights/"
+    assert g["kv"]["audiocpp.model_spec.family"] == "hviske_asr_v6"
+    assert {"config.json", "tokenizer.json", "tokenizer_config.json"} <= set(g["files"])
+    for t in g["tensors"]:
+        check_tensor(t, src[t["name"][len("weights/"):]], dtypes[t["name"][len("weights/"):]], kind, "hviske_v6")
+    assert v6_tokens(v6_files[kind]) == v6_tokens(v6_pkg, "--weights", kind)
 
 
 # ---- the VADs -------------------------------------------------------------------------------

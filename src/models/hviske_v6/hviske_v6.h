@@ -37,9 +37,15 @@ typedef struct hv6_config {
     int style[HV6_N_STYLE];  /* style_tokens: <|cased|> <|nocase|> <|punc|> <|nopunc|> */
 } hv6_config;
 
+/* The GGUF namespace of the package's tensors (the runtime's tensor
+ * source "weights", whose names are model.safetensors'). */
+#define HV6_GGUF_NS "weights/"
+
 typedef struct hv6_model {
     hv6_config cfg;
     ac_weights *weights;     /* model.safetensors or the GGUF, shared by the parts */
+    char weights_path[4200]; /* the file WEIGHTS was opened from */
+    int gguf;                /* it is a GGUF, its tensors under HV6_GGUF_NS */
     whisper_encoder *enc;
     const float *norm;       /* [stack * d] projector RMSNorm */
     ac_mat proj;             /* [hidden][stack * d] */

@@ -17,10 +17,6 @@
 #define MAX_CONFIG (16u << 20)
 #define PATH_LEN 4200
 
-/* The GGUF namespace of the package's tensors (the runtime's tensor
- * source "weights", whose names are model.safetensors'). */
-static const char GGUF_NS[] = "weights/";
-
 /* The tokenizer has the tokens config.json names: bos and eos, and each
  * style token as the token of its name (special or not: they are barred
  * from the search, so never decoded). TOK names the file in messages. */
@@ -78,16 +74,16 @@ static ac_status read_gguf(hv6_model *m, const char *path, char *tok, size_t n_t
     return ac_bpe_parse_json(tj->data, tj->size, tok, &m->tok);
 }
 
-/* The GGUF at PATH holds the package's tensors under GGUF_NS. */
+/* The GGUF at PATH holds the package's tensors under HV6_GGUF_NS. */
 static ac_status check_namespace(const hv6_model *m, const char *path)
 {
-    if (!ac_weights_find(m->weights, "%sproj.weight", GGUF_NS))
+    if (!ac_weights_find(m->weights, "%sproj.weight", HV6_GGUF_NS))
         return ac_error(AC_ERR_MODEL, "%s: no tensor '%sproj.weight' (a Hviske v6 GGUF holds the package's tensors "
-                        "under the namespace '%s')", path, GGUF_NS, GGUF_NS);
+                        "under the namespace '%s')", path, HV6_GGUF_NS, HV6_GGUF_NS);
     return AC_OK;
 }
 
-/* The tensors under the namespace NS ("" or GGUF_NS). */
+/* The tensors under the namespace NS ("" or HV6_GGUF_NS). */
 static ac_status load_tensors(hv6_model *m, const char *ns)
 {
     const hv6_config *c = &m->cfg;
@@ -107,11 +103,13 @@ static ac_status load_tensors(hv6_model *m, const char *ns)
 static ac_status load_all(hv6_model *m, const char *path, ac_weight_type type)
 {
     struct stat sb;
-    char dir[PATH_LEN], p[PATH_LEN], tok[PATH_LEN + 32];
+    char dir[PATH_LEN], tok[PATH_LEN + 32];
     size_t n = strlen(path);
     int folder = stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
     int gguf = !folder && !(n >= 12 && strcmp(path + n - 12, ".safetensors") == 0);
     if (gguf) {
+        snprintf(m->weights_path, sizeof m->weights_path, "%s", path);
+        m->gguf = 1;
         AC_TRY(ac_weights_open_as(path, type, &m->weights));
         AC_TRY(read_gguf(m, path, tok, sizeof tok));
     } else {
@@ -119,12 +117,12 @@ static ac_status load_all(hv6_model *m, const char *path, ac_weight_type type)
         if (folder) snprintf(dir, sizeof dir, "%s", path);
         else snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
         AC_TRY(read_folder(m, dir, tok, sizeof tok));
-        snprintf(p, sizeof p, "%s/model.safetensors", dir);
-        AC_TRY(ac_weights_open_as(p, type, &m->weights));
+        snprintf(m->weights_path, sizeof m->weights_path, "%s/model.safetensors", dir);
+        AC_TRY(ac_weights_open_as(m->weights_path, type, &m->weights));
     }
     AC_TRY(check_tokenizer(m, tok));
     if (gguf) AC_TRY(check_namespace(m, path));
-    return load_tensors(m, gguf ? GGUF_NS : "");
+    return load_tensors(m, gguf ? HV6_GGUF_NS : "");
 }
 
 ac_status hv6_load(const char *path, ac_weight_type type, hv6_model **out)
