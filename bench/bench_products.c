@@ -1,7 +1,8 @@
 /* ac_matmul on the shapes of the real models, per weight type, as a
  * fraction of this machine's roof measured in the same run: products of
  * many rows against the arithmetic roof of their instruction (f32 FMA for
- * F32 and F16, bf16 dot for BF16, int8 dot for Q8_0), one-row products
+ * F32 and F16, bf16 dot for BF16 (f32 FMA below AVX512_BF16), int8 dot
+ * for Q8_0, each of the kernel level in use), one-row products
  * (decoding) against memory read bandwidth, their weights streamed from
  * DRAM (copies enough to leave the caches). Each product and its roofs
  * are measured in alternation, and the best of each kept.
@@ -52,7 +53,9 @@ static double time_once(job *j)
 
 static peak_kind roof_of(ac_dtype t)
 {
-    return t == AC_DTYPE_BF16 ? PEAK_BF16 : t == AC_DTYPE_Q8_0 ? PEAK_INT8 : PEAK_F32;
+    /* BF16 below AVX512_BF16 computes in f32 FMAs (the weights widened) */
+    if (t == AC_DTYPE_BF16) return ac_kernels_simd() >= AC_SIMD_AVX512_BF16 ? PEAK_BF16 : PEAK_F32;
+    return t == AC_DTYPE_Q8_0 ? PEAK_INT8 : PEAK_F32;
 }
 
 int main(int argc, char **argv)

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "tensor/gemm_q8_avx2.h"
 #include "tensor/kernels_avx2.h"
 #include "tensor/mat_avx2.h"
 #include "tensor/mat_avx512.h"
@@ -71,7 +72,7 @@ static const ac_kernel_table scalar = {
     .matmul_q8 = ac_matmul_q8_avx2,                 \
     .matmul_row16 = ac_matmul_row16_none,           \
     .gemm16 = ac_gemm16_none,                       \
-    .gemm_q8 = ac_gemm_q8_none
+    .gemm_q8 = ac_gemm_q8_avx2
 
 #define AVX512_ENTRIES                              \
     AVX2_ENTRIES,                                   \
