@@ -2,7 +2,7 @@
  * fraction of this machine's roof measured in the same run: products of
  * many rows against the arithmetic roof of their instruction (f32 FMA for
  * F32 and F16, bf16 dot for BF16 (f32 FMA below AVX512_BF16), int8 dot
- * for Q8_0, each of the kernel level in use), one-row products
+ * for Q8_0 and the K-quants, each of the kernel level in use), one-row products
  * (decoding) against memory read bandwidth, their weights streamed from
  * DRAM (copies enough to leave the caches). Each product and its roofs
  * are measured in alternation, and the best of each kept.
@@ -55,13 +55,13 @@ static peak_kind roof_of(ac_dtype t)
 {
     /* BF16 below AVX512_BF16 computes in f32 FMAs (the weights widened) */
     if (t == AC_DTYPE_BF16) return ac_kernels_simd() >= AC_SIMD_AVX512_BF16 ? PEAK_BF16 : PEAK_F32;
-    return t == AC_DTYPE_Q8_0 ? PEAK_INT8 : PEAK_F32;
+    return t == AC_DTYPE_Q8_0 || ac_dtype_block(t) == AC_QK_K ? PEAK_INT8 : PEAK_F32;
 }
 
 int main(int argc, char **argv)
 {
-    const size_t def[][3] = {{1000, 4096, 1024}, {1000, 1024, 1024}, {1, 4864, 896}, {1, 1024, 1024}};
-    const ac_dtype types[] = {AC_DTYPE_F32, AC_DTYPE_F16, AC_DTYPE_BF16, AC_DTYPE_Q8_0};
+    const size_t def[][3] = {{1000, 4096, 1024}, {1000, 1024, 1024}, {1, 4864, 896}, {1, 896, 4864}, {1, 1024, 1024}};
+    const ac_dtype types[] = {AC_DTYPE_F32, AC_DTYPE_F16, AC_DTYPE_BF16, AC_DTYPE_Q8_0, AC_DTYPE_Q4_K, AC_DTYPE_Q6_K};
     if (getenv("AUDIOC_SIMD")) ac_kernels_set_simd(atoi(getenv("AUDIOC_SIMD")));
     cpu_set_t set;
     int cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;

@@ -80,15 +80,13 @@ static inline __m256i quad_at(const int8_t *q)
 
 /* MR_ (<= MR) rows of X (activation blocks b0.., rows BLOCKS apart)
  * against NT vectors of the packed blocks (P at the tile's first vector):
- * ACC[i][0..8*NT) += X . P, as f32 */
+ * ACC[i][0..8*NT) += X . P, as f32. The int32 sums of a block stay in
+ * registers (MR * NT of 16); ACC is read and written once per block. */
 static inline __attribute__((always_inline)) void tile(size_t mr_, const ac_block_q8_act *x, size_t blocks,
                                                        const int32_t *p, const float *scales, size_t nb,
-                                                       float acc_out[MR][NT * 8])
+                                                       float acc[MR][NT * 8])
 {
     const __m256i ones = _mm256_set1_epi16(1);
-    __m256 acc[MR][NT];
-    for (size_t i = 0; i < mr_; i++)
-        for (size_t v = 0; v < NT; v++) acc[i][v] = _mm256_loadu_ps(acc_out[i] + 8 * v);
     for (size_t b = 0; b < nb; b++) {
         __m256i dot[MR][NT];
         for (size_t i = 0; i < mr_; i++)
@@ -106,12 +104,12 @@ static inline __attribute__((always_inline)) void tile(size_t mr_, const ac_bloc
         for (size_t i = 0; i < mr_; i++) {
             __m256 dx = _mm256_set1_ps(x[i * blocks + b].d);
             for (size_t v = 0; v < NT; v++)
-                acc[i][v] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[i][v]),
-                                            _mm256_mul_ps(_mm256_load_ps(scales + (b * NV + v) * 8), dx), acc[i][v]);
+                _mm256_storeu_ps(acc[i] + 8 * v,
+                                 _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[i][v]),
+                                                 _mm256_mul_ps(_mm256_load_ps(scales + (b * NV + v) * 8), dx),
+                                                 _mm256_loadu_ps(acc[i] + 8 * v)));
         }
     }
-    for (size_t i = 0; i < mr_; i++)
-        for (size_t v = 0; v < NT; v++) _mm256_storeu_ps(acc_out[i] + 8 * v, acc[i][v]);
 }
 
 static void tile_any(size_t mr, const ac_block_q8_act *x, size_t blocks, const int32_t *p, const float *scales,

@@ -68,6 +68,13 @@ struct ac_block_q8_act;
 void ac_matmul_few_ref(const float *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0, size_t n1);
 void ac_matmul_q8_ref(const struct ac_block_q8_act *x, const ac_mat *w, const float *bias, float *y, size_t M,
                       size_t n0, size_t n1);
+/* Output columns [n0,n1) with Q4_K or Q6_K weights for activations
+ * quantized by ac_quantize_q8_act: integer sums per block of 32 (Q4_K:
+ * times the sub-block's scale, its min taken out with the activations'
+ * block sum; Q6_K: each half-block's 16 times its scale), scaled and added
+ * in f32 in block order. */
+void ac_matmul_qk_ref(const struct ac_block_q8_act *x, const ac_mat *w, const float *bias, float *y, size_t M,
+                      size_t n0, size_t n1);
 size_t ac_gemm_q8_none(const struct ac_block_q8_act *x, const ac_mat *w, const float *bias, float *y, size_t M,
                        size_t n0, size_t n1, float *pack);
 size_t ac_matmul_row16_none(const float *x, const ac_mat *w, const float *bias, float *y, size_t n0, size_t n1);
