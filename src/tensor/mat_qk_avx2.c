@@ -23,6 +23,15 @@ static inline float hsum8(__m256 v)
 
 static inline __m256i load32(const void *p) { return _mm256_loadu_si256((const __m256i *)p); }
 
+/* Super-block S of the ROWS rows that follow these in memory (at NEXT,
+ * rows of SUPERS super-blocks of BYTES): fetched while this one computes,
+ * as the hardware prefetcher alone keeps too few rows in flight. */
+static inline void prefetch_super(const char *next, size_t supers, size_t bytes, size_t s, int rows)
+{
+    for (int r = 0; r < rows; r++)
+        for (size_t o = 0; o < bytes; o += 64) _mm_prefetch(next + (r * supers + s) * bytes + o, _MM_HINT_T0);
+}
+
 /* A Q4_K super-block's 8 scales (SC) and 8 mins (M), one byte each, from
  * its scales[12] four at a time (as ac_q4_k_scale_min one by one). */
 static inline void q4_k_scales(const unsigned char *s12, uint64_t *sc, uint64_t *m)
@@ -52,7 +61,7 @@ static const int8_t pick16[8][32] = {
  * block sums gathered. ROWS2 weight rows share each load of X. */
 #define ROWS2 2
 static void dot_q4_k(const unsigned char *const row[ROWS2], const ac_block_q8_act *x, size_t supers,
-                     float out[ROWS2])
+                     const char *next, float out[ROWS2])
 {
     const __m256i low = _mm256_set1_epi8(15);
     const __m256i idx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
@@ -61,6 +70,7 @@ static void dot_q4_k(const unsigned char *const row[ROWS2], const ac_block_q8_ac
     for (int r = 0; r < ROWS2; r++) acc[r] = mins[r] = _mm256_setzero_ps();
     for (size_t s = 0; s < supers; s++) {
         const ac_block_q8_act *a = x + s * 8;
+        prefetch_super(next, supers, sizeof(ac_block_q4_k), s, ROWS2);
         __m256 ad = _mm256_i32gather_ps(&a->d, idx, 4);
         __m256 adsum = _mm256_mul_ps(ad, _mm256_cvtepi32_ps(_mm256_i32gather_epi32((const int *)&a->sum, idx, 4)));
         __m256i sc16[ROWS2];
@@ -101,7 +111,7 @@ static void dot_q4_k(const unsigned char *const row[ROWS2], const ac_block_q8_ac
  * quarter k takes scale 2k for its first 16 values (the low lane) and
  * 2k + 1 for the others, picked by a byte shuffle. Four accumulators, one
  * per quarter. */
-static float dot_q6_k(const unsigned char *row, const ac_block_q8_act *x, size_t supers)
+static float dot_q6_k(const unsigned char *row, const ac_block_q8_act *x, size_t supers, const char *next)
 {
     const __m256i low = _mm256_set1_epi8(15), high = _mm256_set1_epi8(0x30), offset = _mm256_set1_epi8(32);
     __m256i pick[4];
@@ -114,13 +124,14 @@ static float dot_q6_k(const unsigned char *row, const ac_block_q8_act *x, size_t
     for (size_t s = 0; s < supers; s++) {
         const unsigned char *b = row + s * sizeof(ac_block_q6_k);
         const unsigned char *ql = b, *qh = b + AC_QK_K / 2;
+        prefetch_super(next, supers, sizeof(ac_block_q6_k), s, 1);
         uint16_t hd;
         memcpy(&hd, b + 208, 2);
         float d = _cvtsh_ss(hd);
         __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(b + AC_QK_K / 2 + AC_QK_K / 4)));
         for (int h = 0; h < 2; h++) {
             __m256i l0 = load32(ql + 64 * h), l1 = load32(ql + 64 * h + 32), hb = load32(qh + 32 * h);
-            __m256i sch = _mm256_permute2x128_si256(sc16, sc16, h ? 0x11 : 0x00);
+            __m256i sch = h ? _mm256_permute2x128_si256(sc16, sc16, 0x11) : _mm256_permute2x128_si256(sc16, sc16, 0x00);
             /* quarter k: 4 low bits from l0/l1, low or high nibbles; 2 high bits (qh >> 2k) & 3 at bits 4-5 */
             __m256i q[4] = {
                 _mm256_or_si256(_mm256_and_si256(l0, low), _mm256_and_si256(_mm256_slli_epi16(hb, 4), high)),
@@ -149,11 +160,12 @@ void ac_matmul_qk_avx2(const ac_block_q8_act *x, const ac_mat *w, const float *b
     for (size_t n = n0; n < n1; n += step) {
         const unsigned char *rows[ROWS2];
         for (size_t r = 0; r < ROWS2; r++) rows[r] = (const unsigned char *)w->data + (n + r < n1 ? n + r : n1 - 1) * stride;
+        const char *next = (const char *)w->data + (n + step < n1 ? n + step : n) * stride;
         for (size_t m = 0; m < M; m++) { /* the rows stay in L1 from one input row to the next */
             const ac_block_q8_act *xm = x + m * (w->cols / AC_QK8_0);
             float out[ROWS2] = {0};
-            if (w->dtype == AC_DTYPE_Q4_K) dot_q4_k(rows, xm, supers, out);
-            else out[0] = dot_q6_k(rows[0], xm, supers);
+            if (w->dtype == AC_DTYPE_Q4_K) dot_q4_k(rows, xm, supers, next, out);
+            else out[0] = dot_q6_k(rows[0], xm, supers, next);
             for (size_t r = 0; r < step && n + r < n1; r++) y[m * w->rows + n + r] = out[r] + (bias ? bias[n + r] : 0.0f);
         }
     }
