@@ -31,14 +31,14 @@ static inline ac_mat ac_mat_f32(const float *data, size_t rows, size_t cols)
 
 /* Y[M][rows] = X[M][cols] . W^T + bias[rows] (bias may be NULL). Parallel
  * over the pool. F32 and F16 weights take X as it is, in f32 arithmetic;
- * BF16 weights take X rounded to bf16 (products exact, sums in f32), Q8_0
- * weights take X quantized to int8 per block of 32 (ac_quantize_q8_act;
- * integer sums per block, then scaled). Should its scratch memory fail, Y
- * is NaN. */
+ * BF16 weights take X rounded to bf16 (products exact, sums in f32), Q8_0,
+ * Q4_K and Q6_K weights take X quantized to int8 per block of 32
+ * (ac_quantize_q8_act; integer sums per block, then scaled). Should its
+ * scratch memory fail, Y is NaN. */
 void ac_matmul(const float *x, const ac_mat *w, const float *bias, float *y, size_t M);
 /* The same product, scalar and summed in double, of X as it is and the
  * weights as f32: the reference the kernel tests compare ac_matmul against
- * (within the rounding of X that BF16 and Q8_0 products make). */
+ * (within the rounding of X that BF16, Q8_0 and K-quant products make). */
 void ac_matmul_ref(const float *x, const ac_mat *w, const float *bias, float *y, size_t M);
 
 /* Several products of the same input with matrices of the same width, as
