@@ -559,7 +559,7 @@ static void test_matmul_rounded_acts(void)
     const size_t Ms[] = {1, 3, 33, 100};
     const size_t bf16_shapes[][2] = {{37, 45}, {70, 128}, {129, 301}, {200, 1031}, {4, 7}};
     const size_t q8_shapes[][2] = {{37, 32}, {70, 96}, {129, 320}, {200, 1024}, {5, 64}};
-    const size_t k_shapes[][2] = {{37, 256}, {70, 512}, {129, 768}, {200, 1024}, {5, 256}};
+    const size_t k_shapes[][2] = {{37, 256}, {70, 512}, {9, 768}, {20, 1024}, {5, 256}};
     const ac_dtype types[] = {AC_DTYPE_BF16, AC_DTYPE_Q8_0, AC_DTYPE_Q4_K, AC_DTYPE_Q6_K};
     for (int t = 0; t < 4; t++) /* t > 0: X quantized to int8 */
         for (size_t s = 0; s < 5; s++) {
