@@ -1,13 +1,16 @@
 /* ac_matmul on the shapes of the real models, per weight type, as a
  * fraction of this machine's roof measured in the same run: products of
  * many rows against the arithmetic roof of their instruction (f32 FMA for
- * F32 and F16, bf16 dot for BF16, int8 dot for Q8_0), one-row products
+ * F32 and F16, bf16 dot for BF16 (f32 FMA below AVX512_BF16), int8 dot
+ * for Q8_0 and the K-quants, each of the kernel level in use), one-row products
  * (decoding) against memory read bandwidth, their weights streamed from
  * DRAM (copies enough to leave the caches). Each product and its roofs
- * are measured in alternation, and the best of each kept.
+ * are measured in alternation, and the best of each kept; each type's
+ * relative error (rel_error) is its product's against the exact one.
  *   bench_products [M N K]...
  * AUDIOC_SIMD=0..4 caps the kernels (kernels.h: scalar, AVX2, AVX-512,
  * AVX512_VNNI, AVX512_BF16). */
+#include <math.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,15 +53,35 @@ static double time_once(job *j)
     return (ac_now() - t) / reps;
 }
 
+/* The product's error against the exact one of X and the f32 weights WF,
+ * RMS over its first 8 rows relative to the exact outputs' RMS: what the
+ * weights' type and the rounding of X it brings cost. */
+static double rel_error(job *j, const float *wf, size_t N, size_t K)
+{
+    size_t M = j->M < 8 ? j->M : 8;
+    run(j);
+    double e2 = 0, r2 = 0;
+    for (size_t m = 0; m < M; m++)
+        for (size_t n = 0; n < N; n++) {
+            double ref = 0;
+            for (size_t k = 0; k < K; k++) ref += (double)j->x[m * K + k] * wf[n * K + k];
+            double e = j->y[m * N + n] - ref;
+            e2 += e * e, r2 += ref * ref;
+        }
+    return r2 > 0 ? sqrt(e2 / r2) : 0;
+}
+
 static peak_kind roof_of(ac_dtype t)
 {
-    return t == AC_DTYPE_BF16 ? PEAK_BF16 : t == AC_DTYPE_Q8_0 ? PEAK_INT8 : PEAK_F32;
+    /* BF16 below AVX512_BF16 computes in f32 FMAs (the weights widened) */
+    if (t == AC_DTYPE_BF16) return ac_kernels_simd() >= AC_SIMD_AVX512_BF16 ? PEAK_BF16 : PEAK_F32;
+    return t == AC_DTYPE_Q8_0 || ac_dtype_block(t) == AC_QK_K ? PEAK_INT8 : PEAK_F32;
 }
 
 int main(int argc, char **argv)
 {
-    const size_t def[][3] = {{1000, 4096, 1024}, {1000, 1024, 1024}, {1, 4864, 896}, {1, 1024, 1024}};
-    const ac_dtype types[] = {AC_DTYPE_F32, AC_DTYPE_F16, AC_DTYPE_BF16, AC_DTYPE_Q8_0};
+    const size_t def[][3] = {{1000, 4096, 1024}, {1000, 1024, 1024}, {1, 4864, 896}, {1, 896, 4864}, {1, 1024, 1024}};
+    const ac_dtype types[] = {AC_DTYPE_F32, AC_DTYPE_F16, AC_DTYPE_BF16, AC_DTYPE_Q8_0, AC_DTYPE_Q4_K, AC_DTYPE_Q6_K};
     if (getenv("AUDIOC_SIMD")) ac_kernels_set_simd(atoi(getenv("AUDIOC_SIMD")));
     cpu_set_t set;
     int cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
@@ -67,8 +90,8 @@ int main(int argc, char **argv)
     if (!buf) return 1;
     printf("kernels at level %d; each product and its roofs: the best of %d rounds that alternate them\n\n",
            ac_kernels_simd(), ROUNDS);
-    printf("| M | N | K | weights | threads | ms | GFLOP/s | roof G/s | of roof | weight GB/s | read GB/s | of read |\n"
-           "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    printf("| M | N | K | weights | rel. error | threads | ms | GFLOP/s | roof G/s | of roof | weight GB/s | read GB/s "
+           "| of read |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     int n = argc > 1 ? (argc - 1) / 3 : (int)(sizeof def / sizeof *def);
     for (int i = 0; i < n; i++) {
         size_t M = argc > 1 ? (size_t)atol(argv[1 + 3 * i]) : def[i][0];
@@ -77,12 +100,15 @@ int main(int argc, char **argv)
         float *wf = malloc(N * K * sizeof *wf);
         job j = {.x = malloc(M * K * sizeof(float)), .y = malloc(M * N * sizeof(float)), .M = M};
         uint32_t s = 1;
-        for (size_t k = 0; k < N * K; k++) wf[k] = (float)((s = s * 1664525u + 1013904223u) >> 8) / (1 << 24) - 0.5f;
+        for (size_t k = 0; k < N * K; k++) { /* near-Gaussian, as trained weights are: a sum of 4 uniforms */
+            wf[k] = 0;
+            for (int u = 0; u < 4; u++) wf[k] += (float)((s = s * 1664525u + 1013904223u) >> 8) / (1 << 24) - 0.5f;
+        }
         for (size_t k = 0; k < M * K; k++) j.x[k] = (float)((s = s * 1664525u + 1013904223u) >> 8) / (1 << 24) - 0.5f;
         for (size_t t = 0; t < sizeof types / sizeof *types; t++) {
             if (ac_dtype_bytes(types[t], K) == 0) continue;
             size_t bytes = (size_t)ac_dtype_bytes(types[t], K) * N;
-            j.copies = M == 1 ? (int)(STREAM_BYTES / bytes + 1) : 1;
+            j.copies = M == 1 ? (int)(STREAM_BYTES / bytes + 1) : 1, j.next = 0;
             j.w = calloc((size_t)j.copies, sizeof *j.w);
             for (int c = 0; c < j.copies; c++) {
                 unsigned char *d = ac_alloc_aligned(bytes);
@@ -90,6 +116,7 @@ int main(int argc, char **argv)
                     ac_quantize_row(types[t], wf + r * K, d + r * (bytes / N), K);
                 j.w[c] = (ac_mat){d, types[t], N, K};
             }
+            double err = rel_error(&j, wf, N, K);
             for (int th = 1; th <= cores; th++) {
                 ac_set_threads(th);
                 /* the best of each over rounds that alternate them: on a shared
@@ -100,9 +127,9 @@ int main(int argc, char **argv)
                     roof = g > roof ? g : roof, bw = b > bw ? b : bw, sec = s1 < sec ? s1 : sec;
                 }
                 double gf = 2.0 * M * N * K / sec / 1e9, gbs = bytes / sec / 1e9;
-                printf("| %zu | %zu | %zu | %s | %d | %.3f | %.1f | %.1f %s | %.2f | %.1f | %.1f | %.2f |\n", M, N, K,
-                       ac_dtype_name(types[t]), th, 1e3 * sec, gf, roof, peak_name(roof_of(types[t])), gf / roof, gbs,
-                       bw, gbs / bw);
+                printf("| %zu | %zu | %zu | %s | %.1e | %d | %.3f | %.1f | %.1f %s | %.2f | %.1f | %.1f | %.2f |\n", M, N,
+                       K, ac_dtype_name(types[t]), err, th, 1e3 * sec, gf, roof, peak_name(roof_of(types[t])), gf / roof,
+                       gbs, bw, gbs / bw);
                 fflush(stdout);
             }
             for (int c = 0; c < j.copies; c++) ac_free_aligned((void *)j.w[c].data);

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "audioc.h"
+#include "tensor/kernels.h"
 
 #define CHAINS 12 /* independent accumulators: more than latency x pipes */
 
@@ -75,9 +76,10 @@ typedef double (*loop_fn)(long n);
 
 static loop_fn loop_of(peak_kind k, const char **instruction)
 {
-    __builtin_cpu_init();
-    int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    int avx512 = __builtin_cpu_supports("avx512f");
+    /* the instructions of the kernel level in use (AUDIOC_SIMD may cap it
+     * below the CPU's, standing in for a CPU without them) */
+    int level = ac_kernels_simd();
+    int avx2 = level >= AC_SIMD_AVX2, avx512 = level >= AC_SIMD_AVX512;
     const char *ins = "";
     loop_fn f = NULL;
     switch (k) {
@@ -86,10 +88,10 @@ static loop_fn loop_of(peak_kind k, const char **instruction)
         else if (avx2) f = f32_256, ins = "vfmadd231ps ymm";
         break;
     case PEAK_BF16:
-        if (avx512 && __builtin_cpu_supports("avx512bf16")) f = bf16_512, ins = "vdpbf16ps zmm";
+        if (level >= AC_SIMD_AVX512_BF16) f = bf16_512, ins = "vdpbf16ps zmm";
         break;
     case PEAK_INT8:
-        if (avx512 && __builtin_cpu_supports("avx512vnni")) f = int8_512, ins = "vpdpbusd zmm";
+        if (level >= AC_SIMD_AVX512_VNNI) f = int8_512, ins = "vpdpbusd zmm";
         else if (avx2) f = int8_256, ins = "vpmaddubsw+vpmaddwd+vpaddd ymm";
         break;
     default: break;

@@ -1,5 +1,6 @@
 /* The machine's arithmetic roofs: register-only loops of the widest
- * instruction of each kind this CPU runs, on 1..N threads at once. Shared
+ * instruction of each kind the kernel level in use has (ac_kernels_simd:
+ * the CPU's, or lower where AUDIOC_SIMD caps it), on 1..N threads at once. Shared
  * by bench_roof (the table) and bench_products (each product as a fraction
  * of its roof, measured in the same run). */
 #ifndef AUDIOC_BENCH_PEAK_H

@@ -1,7 +1,8 @@
 /* The machine's roofs on 1..N threads (N = the cores this process may
  * use): f32 FMA, bf16 dot and int8 dot rates in G ops/s (a multiply-add
  * counts 2) from register-only loops, and memory read bandwidth.
- * usage: bench_roof [MB read] */
+ * usage: bench_roof [MB read]; AUDIOC_SIMD=0..4 caps the instructions at a
+ * kernel level (as bench_products). */
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,9 +10,11 @@
 #include "audioc.h"
 #include "peak.h"
 #include "read_bandwidth.h"
+#include "tensor/kernels.h"
 
 int main(int argc, char **argv)
 {
+    if (getenv("AUDIOC_SIMD")) ac_kernels_set_simd(atoi(getenv("AUDIOC_SIMD")));
     size_t mb = argc > 1 ? (size_t)atoi(argv[1]) : 1024;
     cpu_set_t set;
     int cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;

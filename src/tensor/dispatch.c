@@ -8,12 +8,14 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "tensor/gemm_q8_avx2.h"
 #include "tensor/kernels_avx2.h"
 #include "tensor/mat_avx2.h"
 #include "tensor/mat_avx512.h"
 #include "tensor/mat_bf16.h"
 #include "tensor/mat_q8_avx2.h"
 #include "tensor/mat_q8_vnni.h"
+#include "tensor/mat_qk_avx2.h"
 
 static const ac_kernel_table scalar = {
     .relu = ac_relu_ref,
@@ -38,6 +40,7 @@ static const ac_kernel_table scalar = {
     .mat_rows = ac_mat_rows_ref,
     .matmul_few = ac_matmul_few_ref,
     .matmul_q8 = ac_matmul_q8_ref,
+    .matmul_qk = ac_matmul_qk_ref,
     .matmul_row16 = ac_matmul_row16_none,
     .gemm16 = ac_gemm16_none,
     .gemm_q8 = ac_gemm_q8_none,
@@ -69,9 +72,10 @@ static const ac_kernel_table scalar = {
     .mat_rows = ac_mat_rows_avx2,                   \
     .matmul_few = ac_matmul_few_avx2,               \
     .matmul_q8 = ac_matmul_q8_avx2,                 \
+    .matmul_qk = ac_matmul_qk_avx2,                 \
     .matmul_row16 = ac_matmul_row16_none,           \
     .gemm16 = ac_gemm16_none,                       \
-    .gemm_q8 = ac_gemm_q8_none
+    .gemm_q8 = ac_gemm_q8_avx2
 
 #define AVX512_ENTRIES                              \
     AVX2_ENTRIES,                                   \

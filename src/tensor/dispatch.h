@@ -54,6 +54,9 @@ typedef struct ac_kernel_table {
      * per block, then scaled */
     void (*matmul_q8)(const ac_block_q8_act *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0,
                       size_t n1);
+    /* the same with Q4_K or Q6_K weights, as ac_matmul_qk_ref */
+    void (*matmul_qk)(const ac_block_q8_act *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0,
+                      size_t n1);
     /* Kernels only some levels have. Each does output columns from n0 on
      * and returns the column where the caller goes on with the kernels
      * above: n0 where the level has none. X is as ac_matmul computes with:

@@ -23,7 +23,7 @@ static int is_k_quant(const ac_mat *w) { return ac_dtype_block(w->dtype) == 256;
 
 void ac_mat_rows(const ac_mat *w, size_t r0, size_t r1, float *out)
 {
-    /* f32 rows are a copy at every level; the K-quants have only the scalar kernels */
+    /* f32 rows are a copy at every level; the K-quants' rows have only the scalar conversion */
     if (w->dtype == AC_DTYPE_F32 || is_k_quant(w)) ac_mat_rows_ref(w, r0, r1, out);
     else ac_kernels()->mat_rows(w, r0, r1, out);
 }
@@ -75,13 +75,13 @@ static void *scratch_get(int kind, size_t bytes)
 /* X as a product's kernels take it */
 typedef struct {
     const float *x;            /* as given, or rounded to bf16 for BF16 weights */
-    const ac_block_q8_act *xq; /* quantized for Q8_0 weights, else NULL */
+    const ac_block_q8_act *xq; /* quantized for Q8_0 and K-quant weights, else NULL */
 } acts_job;
 
 typedef struct {
     const float *x;
-    float *xr;           /* BF16: X rounded; Q8_0 widened: X quantized and widened */
-    ac_block_q8_act *xq; /* Q8_0: X quantized */
+    float *xr;           /* BF16: X rounded; int8 widened: X quantized and widened */
+    ac_block_q8_act *xq; /* int8 (Q8_0, K-quants): X quantized */
     ac_dtype t;
     size_t K;
 } acts_fill;
@@ -92,19 +92,20 @@ static void acts_range(void *ctx, size_t m0, size_t m1)
     const float *x = f->x + m0 * f->K;
     size_t n = (m1 - m0) * f->K;
     if (f->xq) ac_quantize_q8_act(x, f->xq + m0 * (f->K / AC_QK8_0), n);
-    else if (f->t == AC_DTYPE_Q8_0) ac_round_q8_act(x, f->xr + m0 * f->K, n);
+    else if (f->t != AC_DTYPE_BF16) ac_round_q8_act(x, f->xr + m0 * f->K, n);
     else ac_round_bf16_act(x, f->xr + m0 * f->K, n);
 }
 
 /* X[M][K] as products with weights of type T take it, rounded or
- * quantized into the calling thread's scratch; WIDEN: for Q8_0, quantized
- * and widened back to f32 (J->xq NULL), for f32 kernels. Returns -1 when
- * the scratch cannot be had. */
+ * quantized into the calling thread's scratch; WIDEN: for the int8 types
+ * (Q8_0, K-quants), quantized and widened back to f32 (J->xq NULL), for f32
+ * kernels. Returns -1 when the scratch cannot be had. */
 static int acts_prepare(const float *x, size_t M, size_t K, ac_dtype t, int widen, acts_job *j)
 {
     *j = (acts_job){x, NULL};
-    if (t != AC_DTYPE_BF16 && t != AC_DTYPE_Q8_0) return 0;
-    int blocks = t == AC_DTYPE_Q8_0 && !widen;
+    int int8 = t == AC_DTYPE_Q8_0 || ac_dtype_block(t) == AC_QK_K;
+    if (t != AC_DTYPE_BF16 && !int8) return 0;
+    int blocks = int8 && !widen;
     size_t bytes = blocks ? M * (K / AC_QK8_0) * sizeof *j->xq : M * K * sizeof *x;
     void *buf = scratch_get(SCRATCH_ACTS, bytes ? bytes : 1);
     if (!buf) return -1;
@@ -163,7 +164,7 @@ static void stream_range(void *ctx, size_t n0, size_t n1)
         return;
     }
     if (is_k_quant(j->w)) {
-        ac_matmul_few_ref(j->a.x, j->w, j->bias, j->y, j->M, n0, n1);
+        k->matmul_qk(j->a.xq, j->w, j->bias, j->y, j->M, n0, n1);
         return;
     }
     if (j->w->dtype == AC_DTYPE_Q8_0) {
@@ -282,10 +283,11 @@ void ac_matmul(const float *x, const ac_mat *w, const float *bias, float *y, siz
         ac_matmul_nt(x, w->cols, w->data, w->cols, bias, y, w->rows, M, w->rows, w->cols);
         return;
     }
-    /* Many rows of Q8_0 on a level without an int8 GEMM: the quantized
-     * activations widened back to f32 on f32 panels (OpenBLAS): 1.5x the
-     * int8 one-row kernel's speed there (M=1000 N=4096 K=1024) */
-    int widen = w->dtype == AC_DTYPE_Q8_0 && ac_kernels()->gemm_q8 == ac_gemm_q8_none;
+    /* Many rows of Q8_0 on a level without an int8 GEMM, and of the
+     * K-quants (which have none): the quantized activations widened back
+     * to f32 on f32 panels (OpenBLAS), the same values as the int8 kernels
+     * take: 1.5x the int8 one-row kernel's speed (M=1000 N=4096 K=1024) */
+    int widen = (w->dtype == AC_DTYPE_Q8_0 && ac_kernels()->gemm_q8 == ac_gemm_q8_none) || is_k_quant(w);
     acts_job a;
     if (M >= MANY_ROWS && !acts_prepare(x, M, w->cols, w->dtype, widen, &a)) {
         panel_job pj = {a, w, bias, y, M, 0};

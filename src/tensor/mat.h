@@ -31,14 +31,14 @@ static inline ac_mat ac_mat_f32(const float *data, size_t rows, size_t cols)
 
 /* Y[M][rows] = X[M][cols] . W^T + bias[rows] (bias may be NULL). Parallel
  * over the pool. F32 and F16 weights take X as it is, in f32 arithmetic;
- * BF16 weights take X rounded to bf16 (products exact, sums in f32), Q8_0
- * weights take X quantized to int8 per block of 32 (ac_quantize_q8_act;
- * integer sums per block, then scaled). Should its scratch memory fail, Y
- * is NaN. */
+ * BF16 weights take X rounded to bf16 (products exact, sums in f32), Q8_0,
+ * Q4_K and Q6_K weights take X quantized to int8 per block of 32
+ * (ac_quantize_q8_act; integer sums per block, then scaled). Should its
+ * scratch memory fail, Y is NaN. */
 void ac_matmul(const float *x, const ac_mat *w, const float *bias, float *y, size_t M);
 /* The same product, scalar and summed in double, of X as it is and the
  * weights as f32: the reference the kernel tests compare ac_matmul against
- * (within the rounding of X that BF16 and Q8_0 products make). */
+ * (within the rounding of X that BF16, Q8_0 and K-quant products make). */
 void ac_matmul_ref(const float *x, const ac_mat *w, const float *bias, float *y, size_t M);
 
 /* Several products of the same input with matrices of the same width, as
@@ -67,6 +67,13 @@ void ac_mat_rows_ref(const ac_mat *w, size_t r0, size_t r1, float *out);
 struct ac_block_q8_act;
 void ac_matmul_few_ref(const float *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0, size_t n1);
 void ac_matmul_q8_ref(const struct ac_block_q8_act *x, const ac_mat *w, const float *bias, float *y, size_t M,
+                      size_t n0, size_t n1);
+/* Output columns [n0,n1) with Q4_K or Q6_K weights for activations
+ * quantized by ac_quantize_q8_act: integer sums per block of 32 (Q4_K:
+ * times the sub-block's scale, its min taken out with the activations'
+ * block sum; Q6_K: each half-block's 16 times its scale), scaled and added
+ * in f32 in block order. */
+void ac_matmul_qk_ref(const struct ac_block_q8_act *x, const ac_mat *w, const float *bias, float *y, size_t M,
                       size_t n0, size_t n1);
 size_t ac_gemm_q8_none(const struct ac_block_q8_act *x, const ac_mat *w, const float *bias, float *y, size_t M,
                        size_t n0, size_t n1, float *pack);

@@ -82,18 +82,6 @@ static void dequantize_q8_0(const unsigned char *p, float *out, size_t n)
     }
 }
 
-/* sub-block J's 6-bit scale and min from a Q4_K block's scales[12] */
-static void q4_k_scale_min(const uint8_t *s, int j, int *sc, int *m)
-{
-    if (j < 4) {
-        *sc = s[j] & 63;
-        *m = s[j + 4] & 63;
-    } else {
-        *sc = (s[j + 4] & 15) | ((s[j - 4] >> 6) << 4);
-        *m = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
-    }
-}
-
 static void dequantize_q4_k(const unsigned char *p, float *out, size_t n)
 {
     for (size_t b = 0; b < n / AC_QK_K; b++, p += sizeof(ac_block_q4_k)) {
@@ -104,7 +92,7 @@ static void dequantize_q4_k(const unsigned char *p, float *out, size_t n)
             const uint8_t *q = blk.qs + 32 * pair;
             for (int half = 0; half < 2; half++) {
                 int sc, m;
-                q4_k_scale_min(blk.scales, 2 * pair + half, &sc, &m);
+                ac_q4_k_scale_min(blk.scales, 2 * pair + half, &sc, &m);
                 float a = d * (float)sc, c = dmin * (float)m;
                 for (int l = 0; l < 32; l++) *out++ = a * (float)(half ? q[l] >> 4 : q[l] & 15) - c;
             }

@@ -51,7 +51,19 @@ _Static_assert(sizeof(ac_block_q8_0) == 34, "Q8_0 block is 34 bytes");
 _Static_assert(sizeof(ac_block_q4_k) == 144, "Q4_K block is 144 bytes");
 _Static_assert(sizeof(ac_block_q6_k) == 210, "Q6_K block is 210 bytes");
 
-/* Activations as products with Q8_0 weights take them: per block of 32
+/* sub-block J's 6-bit scale and min from a Q4_K block's scales[12] */
+static inline void ac_q4_k_scale_min(const uint8_t *s, int j, int *sc, int *m)
+{
+    if (j < 4) {
+        *sc = s[j] & 63;
+        *m = s[j + 4] & 63;
+    } else {
+        *sc = (s[j + 4] & 15) | ((s[j - 4] >> 6) << 4);
+        *m = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+    }
+}
+
+/* Activations as products with Q8_0 and K-quant weights take them: per block of 32
  * values, d = amax / 127 in f32, qs = x * (1/d) rounded to nearest even,
  * and sum = the sum of qs (for kernels that offset the int8 operand by
  * 128 to make it unsigned). */

@@ -446,6 +446,7 @@ static void *encode(const float *w, size_t rows, size_t cols, ac_dtype t)
             memcpy(p + 34 * b, &h, 2);
             for (int i = 0; i < 32; i++) p[34 * b + 2 + i] = (unsigned char)(int8_t)lrintf(d ? v[b * 32 + i] / d : 0);
         }
+        if (ac_dtype_block(t) == 256) ac_quantize_row(t, v, p, cols); /* the K-quants' own quantizer */
     }
     return out;
 }
@@ -541,8 +542,8 @@ static void test_matmul_many_rows(void)
         }
 }
 
-/* BF16 and Q8_0 products, which compute with X rounded (to bf16) or
- * quantized (int8 per block of 32), at this level against the scalar twin
+/* BF16, Q8_0 and K-quant products, which compute with X rounded (to bf16)
+ * or quantized (int8 per block of 32), at this level against the scalar twin
  * that rounds X the same way (the integer sums exact, the f32 sums in
  * another order: |got - twin| <= TWIN_TOL * sum|x_k w_k| + 1e-6), and
  * against the reference of X as it is, within what the rounding of X can
@@ -559,10 +560,13 @@ static void test_matmul_rounded_acts(void)
     const size_t Ms[] = {1, 3, 33, 100};
     const size_t bf16_shapes[][2] = {{37, 45}, {70, 128}, {129, 301}, {200, 1031}, {4, 7}};
     const size_t q8_shapes[][2] = {{37, 32}, {70, 96}, {129, 320}, {200, 1024}, {5, 64}};
-    for (int t = 0; t < 2; t++)
+    const size_t k_shapes[][2] = {{37, 256}, {70, 512}, {9, 768}, {20, 1024}, {5, 256}};
+    const ac_dtype types[] = {AC_DTYPE_BF16, AC_DTYPE_Q8_0, AC_DTYPE_Q4_K, AC_DTYPE_Q6_K};
+    for (int t = 0; t < 4; t++) /* t > 0: X quantized to int8 */
         for (size_t s = 0; s < 5; s++) {
-            ac_dtype type = t ? AC_DTYPE_Q8_0 : AC_DTYPE_BF16;
-            size_t N = t ? q8_shapes[s][0] : bf16_shapes[s][0], K = t ? q8_shapes[s][1] : bf16_shapes[s][1];
+            ac_dtype type = types[t];
+            const size_t *shape = t == 0 ? bf16_shapes[s] : t == 1 ? q8_shapes[s] : k_shapes[s];
+            size_t N = shape[0], K = shape[1];
             float *wf = rnd(N * K, -1, 1), *b = rnd(N, -1, 1), *x = rnd(100 * K, -2, 2);
             float *ref = malloc(100 * N * sizeof *ref), *twin = malloc(100 * N * sizeof *twin);
             float *got = malloc(100 * N * sizeof *got), *got1 = malloc(100 * N * sizeof *got1);
@@ -578,7 +582,8 @@ static void test_matmul_rounded_acts(void)
                     const float *bias = with_bias ? b : NULL;
                     if (t) {
                         ac_quantize_q8_act(x, xq, M * K);
-                        ac_matmul_q8_ref(xq, &w, bias, twin, M, 0, N);
+                        if (t == 1) ac_matmul_q8_ref(xq, &w, bias, twin, M, 0, N);
+                        else ac_matmul_qk_ref(xq, &w, bias, twin, M, 0, N);
                     } else {
                         ac_round_bf16_act(x, xr, M * K);
                         ac_matmul_few_ref(xr, &w, bias, twin, M, 0, N);
@@ -588,7 +593,8 @@ static void test_matmul_rounded_acts(void)
                         ac_set_threads(threads);
                         ac_matmul(x, &w, bias, got, M);
                         if (threads == 1) memcpy(got1, got, M * N * sizeof *got);
-                        else if (M < 32 || ac_kernels_simd() >= (t ? AC_SIMD_AVX512_VNNI : AC_SIMD_AVX512))
+                        else if (M < 32 || (t == 0 && ac_kernels_simd() >= AC_SIMD_AVX512) ||
+                                 (t == 1 && ac_kernels()->gemm_q8 != ac_gemm_q8_none))
                             CHECK(memcmp(got1, got, M * N * sizeof *got) == 0, "%s %zux%zux%zu: 1 and 2 threads differ",
                                   ac_dtype_name(type), M, N, K);
                         double worst_twin = 0, worst_ref = 0; /* error / allowed */
