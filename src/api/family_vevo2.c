@@ -67,6 +67,7 @@ static ac_status run(void *m, const ac_voice_clips *c, const ac_voice_options *o
     if (o->repetition_penalty >= 0) vo.sampler.repetition_penalty = o->repetition_penalty;
     if (o->min_new_tokens >= 0) vo.sampler.min_new_tokens = o->min_new_tokens;
     if (o->max_new_tokens >= 0) vo.max_new_tokens = o->max_new_tokens;
+    vo.max_seconds = o->max_seconds;
     vo.steps = o->steps;
     vo.speed = o->speed;
     vo.seed = o->seed;
@@ -94,7 +95,12 @@ static ac_status run(void *m, const ac_voice_clips *c, const ac_voice_options *o
     return s;
 }
 
-static const ac_voice_ops voice = {.run = run, .routes = vevo2_route_names};
+static ac_status check_voice(const void *m, const ac_voice_clip *c)
+{
+    return vevo2_check_clip(c->x, c->n, rate(m), "target voice");
+}
+
+static const ac_voice_ops voice = {.run = run, .routes = vevo2_route_names, .check_voice = check_voice};
 /* A Hub repository of the package (RMSnow/Vevo2): the weights and configs
  * each route reads, not the vocoder's discriminators (vocoder/model_1,
  * model_2) or training state; and the Whisper-medium encoder from

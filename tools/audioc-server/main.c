@@ -46,7 +46,12 @@ static void usage(FILE *f)
         "  --voice ID=REF[:TEXT] a reference voice for /v1/audio/speech and conversions:\n"
         "                       a few seconds of the speaker in any audio format; TEXT,\n"
         "                       what it says, makes it also the style reference of\n"
-        "                       speech from text. Repeat for several\n"
+        "                       speech from text. Repeat for several. Each is checked\n"
+        "                       at start-up as a request would use it (0.5 to 60 s,\n"
+        "                       not silent, recorded at 16 kHz or more) and refused\n"
+        "                       with the reason\n"
+        "  --lenient-voices     a --voice that fails those checks is left out with a\n"
+        "                       warning instead\n"
         "  --no-vad             transcriptions recognize the whole audio unless a request\n"
         "                       says vad=true (default: the first VAD model served finds\n"
         "                       the speech; a request's vad=false turns it off)\n"
@@ -77,10 +82,24 @@ static void usage(FILE *f)
         "                       together; more get 503 before their body is read\n"
         "                       (256, or 4 x --max-upload-mb when larger)\n"
         "                       [AUDIOC_MAX_BUFFER_MB]\n"
+        "  --max-speech-seconds S\n"
+        "                       the most audio one speech or conversion request may\n"
+        "                       make: a request that could make more (every text chunk\n"
+        "                       at its token limit) is refused with 400 before any\n"
+        "                       work; 0: no limit (600) [AUDIOC_MAX_SPEECH_SECONDS]\n"
+        "  --request-timeout S  seconds of work one request may take once it runs; it\n"
+        "                       is then stopped and answered 503 (or its stream ends\n"
+        "                       with an error event); 0: no limit (900)\n"
+        "                       [AUDIOC_REQUEST_TIMEOUT]\n"
         "  --api-key KEY        require 'Authorization: Bearer KEY' on /v1/ [AUDIOC_API_KEY]\n"
         "  --cors ORIGIN        allow browser calls from ORIGIN (or *) [AUDIOC_CORS]\n"
         "  -q, --quiet          no request log on stderr\n"
         "  -h, --help           this help\n"
+        "\n"
+        "Limits of one voice request: the text at most 64 KB, steps 1 to 100, min_tokens\n"
+        "and max_tokens at most 4096 per text chunk (min_tokens no more than the chunk's\n"
+        "text can need, about half a second a character), references at most 60 s.\n"
+        "A 503 carries Retry-After: the seconds the queue ahead needs.\n"
         "\n"
         "When it is ready it prints 'audioc-server: listening on http://HOST:PORT'.\n"
         "SIGINT or SIGTERM closes the listening socket (new clients are refused),\n"
@@ -221,6 +240,10 @@ static int set_option(server_config *cfg, const char *opt, const char *v, int *t
         int s;
         if (arg_int(opt, v, 0, 86400, &s)) return -1;
         cfg->shutdown_timeout = s;
+    } else if (!strcmp(opt, "--max-speech-seconds") || !strcmp(opt, "--request-timeout")) {
+        int sec;
+        if (arg_int(opt, v, 0, 86400, &sec)) return -1;
+        *(opt[2] == 'm' ? &cfg->max_speech_seconds : &cfg->request_timeout) = sec;
     } else if (!strcmp(opt, "--min-upload-rate")) {
         int kb;
         if (arg_int(opt, v, 0, 1 << 20, &kb)) return -1;
@@ -242,6 +265,8 @@ static const struct {
                    {"AUDIOC_MIN_UPLOAD_RATE", "--min-upload-rate"},
                    {"AUDIOC_SHUTDOWN_TIMEOUT", "--shutdown-timeout"},
                    {"AUDIOC_MAX_BUFFER_MB", "--max-buffer-mb"},
+                   {"AUDIOC_MAX_SPEECH_SECONDS", "--max-speech-seconds"},
+                   {"AUDIOC_REQUEST_TIMEOUT", "--request-timeout"},
                    {"AUDIOC_WEIGHTS", "--weights"}};
 
 static int parse(server_config *cfg, int argc, char **argv, int *threads)
@@ -277,6 +302,10 @@ static int parse(server_config *cfg, int argc, char **argv, int *threads)
         }
         if (!strcmp(o, "--no-webui")) {
             cfg->no_webui = 1;
+            continue;
+        }
+        if (!strcmp(o, "--lenient-voices")) {
+            cfg->lenient_voices = 1;
             continue;
         }
         char name[64];
@@ -315,7 +344,8 @@ int main(int argc, char **argv)
     /* the defaults; the options change them, and every part is handed this one */
     server_config config = {.host = "127.0.0.1", .port = 8080, .max_queue = 16, .max_upload_mb = 25,
                             .max_connections = 256, .max_per_client = 32, .header_timeout = 10,
-                            .min_upload_rate = 16 * 1024.0, .shutdown_timeout = 30};
+                            .min_upload_rate = 16 * 1024.0, .shutdown_timeout = 30,
+                            .max_speech_seconds = 600, .request_timeout = 900};
     server_config *cfg = &config;
     int threads = ac_get_threads();
     if (parse(cfg, argc, argv, &threads)) {
@@ -344,7 +374,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < cfg->n_models; i++)
         if (load_model(&cfg->models[i], cfg->weights)) goto out;
     if (voices_load(cfg)) goto out;
-    if (queue_start(cfg->workers, each, cfg->max_queue, warm_up, cfg)) {
+    if (queue_start(cfg->workers, each, cfg->max_queue, cfg->request_timeout, warm_up, cfg)) {
         fprintf(stderr, "audioc-server: cannot start %d workers\n", cfg->workers);
         goto out;
     }

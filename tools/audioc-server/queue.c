@@ -4,6 +4,7 @@
  * variable cover every job's state: requests are few, and this keeps the
  * waiting simple. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,8 @@ static struct {
     pthread_t *tid;
     job **running;            /* each worker's job, or NULL */
     int n_workers, threads_each, warm;
+    double timeout;           /* seconds a job's work may take (0: no limit) */
+    double job_seconds;       /* a running mean of the jobs' work */
     void (*warm_up)(void *arg);
     void *warm_up_arg;
 } q = {.mu = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER};
@@ -56,10 +59,13 @@ static void *worker(void *arg)
         j->state = JOB_RUNNING;
         q.running[me] = j;
         int stopping = q.stop;
+        double t0 = ac_now();
+        j->deadline = q.timeout > 0 ? t0 + q.timeout : 0;
         pthread_cond_broadcast(&q.changed);
         pthread_mutex_unlock(&q.mu);
         if (!atomic_load(&j->cancelled) && !stopping) j->run(j);
         pthread_mutex_lock(&q.mu);
+        q.job_seconds += 0.2 * (ac_now() - t0 - q.job_seconds);
         q.running[me] = NULL;
         pthread_mutex_unlock(&q.mu);
         queue_finish(j);
@@ -70,8 +76,10 @@ static void *worker(void *arg)
     return NULL;
 }
 
-int queue_start(int workers, int threads_per_worker, int max_queue, void (*warm_up)(void *arg), void *arg)
+int queue_start(int workers, int threads_per_worker, int max_queue, double timeout, void (*warm_up)(void *arg),
+                void *arg)
 {
+    q.timeout = timeout;
     q.warm_up = warm_up;
     q.warm_up_arg = arg;
     q.cap = max_queue > 0 ? max_queue : 1;
@@ -108,6 +116,33 @@ int queue_full(void)
     int full = q.stop || q.count >= q.cap;
     pthread_mutex_unlock(&q.mu);
     return full;
+}
+
+int job_stopped(job *j)
+{
+    int why = atomic_load(&j->cancelled);
+    if (!why && j->deadline > 0 && ac_now() > j->deadline) {
+        atomic_compare_exchange_strong(&j->cancelled, &why, JOB_DEADLINE);
+        why = atomic_load(&j->cancelled);
+    }
+    return why;
+}
+
+void job_stop_message(int reason, char *out, size_t n)
+{
+    if (reason == JOB_DEADLINE)
+        snprintf(out, n, "the request was stopped after %g s, the most work this server gives one request: ask for "
+                 "less (a shorter input, fewer steps or tokens)", q.timeout);
+    else snprintf(out, n, "%s", reason == JOB_STOPPED ? "the server is shutting down: the request was stopped at its "
+                  "deadline" : "the request was cancelled");
+}
+
+int queue_retry_after(void)
+{
+    pthread_mutex_lock(&q.mu);
+    double s = q.job_seconds * (q.count + 1) / (q.n_workers > 0 ? q.n_workers : 1);
+    pthread_mutex_unlock(&q.mu);
+    return s < 1 ? 1 : s > 60 ? 60 : (int)(s + 0.999);
 }
 
 int queue_wait(job *j, int want, int *events, double timeout)
