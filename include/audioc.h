@@ -473,9 +473,11 @@ typedef struct ac_voice_options {
     double max_seconds;
 } ac_voice_options;
 
-/* Flow-matching steps beyond which more buy nothing (upstream uses 32):
- * the tools refuse more unless told there are no limits. */
+/* The limits the tools hold a voice request to unless told there are
+ * none: flow-matching steps beyond which more buy nothing (upstream uses
+ * 32), and the max_seconds of audio one request may make. */
 #define AC_VOICE_MAX_STEPS 100
+#define AC_VOICE_MAX_SECONDS 600
 
 /* Seconds per stage, every clip together where a stage sees several. */
 typedef struct ac_voice_timings {

@@ -605,3 +605,47 @@ def test_stopped_streams(srv, start_server):
     assert ev and ev[-1].get("type") == "error" and "shutting down" in ev[-1].get("message", ""), (
             f"a stream cut by shutdown ends with an error event: {str(ev)[-300:]}")
     d.stop()
+
+
+def test_cli_rough_edges(voices):
+    """audioc tts/vc: the output checked before the model loads, -o - to standard output in --format,
+    usage errors exit 2 before loading, clear messages, and progress by chunk with the time left."""
+    base = [AUDIOC, "tts", "-m", PKG, *CLI_GEN]
+
+    def tts(*args, **kw):
+        return run(*base, *args, timeout=300, **kw)
+
+    for what, args, needle in (
+            ("a missing output folder", ["--voice", path("voice.wav"), "hi", "-o", path("missing/dir/x.wav")],
+             "folder does not exist"),
+            ("an unknown output format", ["--voice", path("voice.wav"), "hi", "-o", path("x.xyz")], "not a format"),
+            ("--format with a file", ["--voice", path("voice.wav"), "hi", "--format", "wav", "-o", path("x.wav")],
+             "--format is for -o -"),
+            ("no --voice", ["hello", "-o", path("x.wav")], "no target voice"),
+            ("empty text", ["--voice", path("voice.wav"), "   ", "-o", path("x.wav")], "empty"),
+            ("steps over the limit", ["--voice", path("voice.wav"), "--steps", "1000", "hi", "-o", path("x.wav")],
+             "--no-limits")):
+        p = tts(*args, "--timings")
+        err = p.stderr.decode()
+        assert p.returncode == 2 and needle in err and "timings: load" not in err, (
+                f"audioc tts with {what}: exit 2 before the model loads, saying {needle!r} "
+                f"(exit {p.returncode}, {err[-300:]!r})")
+    p = tts("--voice", path("voice.wav"), "\U0001F600 \U0001F680", "-o", path("x.wav"))
+    assert p.returncode == 1 and "no letter or digit" in p.stderr.decode(), f"emoji-only text: {p.stderr[-300:]!r}"
+    text = "Good morning to you."
+    want = cli("stdout_ref.wav", "tts", "--voice", path("voice.wav"), text)
+    for fmt in ("wav", "pcm"):
+        p = tts("--voice", path("voice.wav"), text, "-o", "-", *(["--format", fmt] if fmt != "wav" else []))
+        got = p.stdout if fmt == "wav" else p.stdout
+        assert p.returncode == 0 and len(got) > 0, f"-o - --format {fmt}: {p.stderr[-300:]!r}"
+        if fmt == "wav":
+            assert got == want, "-o -: the WAV bytes of -o FILE.wav"
+        else:
+            assert got == want[-len(got):], "-o - --format pcm: the WAV's samples, headerless"
+    # a bar is redrawn at most 4 times a second: chunks of about a second show
+    p = run(AUDIOC, "tts", "-m", PKG, "--seed", 1, "--steps", 32, "--max-tokens", 100, "--min-tokens", 100,
+            "--threads", 1, "--progress",
+            "--voice", path("voice.wav"), LONG, "-o", path("progress.wav"), timeout=300)
+    err = p.stderr.decode("utf-8", "replace")
+    assert p.returncode == 0 and "chunk 1 of 3" in err and "chunk 3 of 3 (about" in err, (
+            f"progress by chunk, with the time left: {err[-500:]!r}")

@@ -345,7 +345,7 @@ int main(int argc, char **argv)
     server_config config = {.host = "127.0.0.1", .port = 8080, .max_queue = 16, .max_upload_mb = 25,
                             .max_connections = 256, .max_per_client = 32, .header_timeout = 10,
                             .min_upload_rate = 16 * 1024.0, .shutdown_timeout = 30,
-                            .max_speech_seconds = 600, .request_timeout = 900};
+                            .max_speech_seconds = AC_VOICE_MAX_SECONDS, .request_timeout = 900};
     server_config *cfg = &config;
     int threads = ac_get_threads();
     if (parse(cfg, argc, argv, &threads)) {

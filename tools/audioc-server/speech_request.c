@@ -37,8 +37,11 @@ const char *voice_number_name(int i) { return i >= 0 && i < N_NUMBERS ? numbers[
 int voice_number_set(ac_voice_options *o, int i, double v, char *msg, size_t n)
 {
     if (!(v >= numbers[i].lo && v <= numbers[i].hi) || (numbers[i].integer && v != (double)(long long)v)) {
-        snprintf(msg, n, "%s must be %s in [%g, %g], not %g", numbers[i].name,
-                 numbers[i].integer ? "an integer" : "a number", numbers[i].lo, numbers[i].hi, v);
+        if (numbers[i].integer)   /* whole bounds in full, not as 2.14748e+09 */
+            snprintf(msg, n, "%s must be an integer in [%.0f, %.0f], not %.17g", numbers[i].name, numbers[i].lo,
+                     numbers[i].hi, v);
+        else snprintf(msg, n, "%s must be a number in [%g, %g], not %g", numbers[i].name, numbers[i].lo,
+                      numbers[i].hi, v);
         return -1;
     }
     switch (i) {

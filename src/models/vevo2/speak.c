@@ -220,7 +220,8 @@ static ac_status speak(vevo2_model *m, const vevo2_refs *r, const ac_text_chunks
         float *wav = NULL;
         int64_t n_wav = 0;
         const uint64_t seed = o->seed + (uint64_t)i;
-        s = generate(m, &k, style_text, chunks->text[i], o, use_prosody, chunk_tokens(chunks, i, prosody_s, o), seed, sc,
+        if (vevo2_report(o, "chunk", i, chunks->n)) s = AC_ERR_CANCELLED;
+        if (!s) s = generate(m, &k, style_text, chunks->text[i], o, use_prosody, chunk_tokens(chunks, i, prosody_s, o), seed, sc,
                      &ids, &n_ids, &out->t);
         if (!s) s = vevo2_synthesize(m, &k.timbre, ids, n_ids, o, seed, &chunk, sc, &wav, &n_wav, &out->t);
         if (!s) s = vevo2_pace(o, &wav, &n_wav);
