@@ -649,3 +649,54 @@ def test_cli_rough_edges(voices):
     err = p.stderr.decode("utf-8", "replace")
     assert p.returncode == 0 and "chunk 1 of 3" in err and "chunk 3 of 3 (about" in err, (
             f"progress by chunk, with the time left: {err[-500:]!r}")
+
+
+def test_fair_scheduling(voices, start_server):
+    """Quick requests (VAD, a short transcription) do not wait behind speech: with speech requests running
+    all along on the one worker, their p99 stays within twice their idle p99 (plus 0.1 s: the speech shares
+    the CPU), and the speech still finishes. With --quick-workers 0 (every job in one line) they wait."""
+    import threading
+    clip = read_bytes("voice.wav")
+    speech = dict(input=" ".join([LONG] * 2), voice="bob", response_format="pcm", seed=1, steps=8, max_tokens=60)
+
+    def latencies(port, n):
+        out = []
+        for i in range(n):
+            t0 = time.time()
+            r = ts.vad(port, clip) if i % 2 == 0 else ts.transcribe(port, clip, model="tiny")
+            assert r.status == 200, f"a quick request under load: {r!r}"
+            out.append(time.time() - t0)
+        return sorted(out)
+
+    def loaded(port, n):
+        stop, done = threading.Event(), []
+
+        def speaker():
+            while not stop.is_set():
+                done.append(speak(port, **speech).status)
+        threads = [threading.Thread(target=speaker) for _ in range(2)]
+        for t in threads:
+            t.start()
+        time.sleep(1.0)   # the worker is busy with speech
+        lat = latencies(port, n)
+        stop.set()
+        for t in threads:
+            t.join()
+        return lat, done
+
+    figures = {}
+    for quick in ("1", "0"):
+        srv = start_server(f"fair_{quick}", ["--model", f"v={PKG}", "--model", f"silero={testenv.SILERO}",
+                                             "--model", f"tiny={packages.hviske(0)}", "--voice",
+                                             f"bob={path('voice.wav')}", "--threads", "1", "--workers", "1",
+                                             "--quick-workers", quick])
+        latencies(srv.port, 4)   # warm
+        idle = latencies(srv.port, 10)
+        busy, done = loaded(srv.port, 20 if quick == "1" else 6)
+        figures[quick] = (idle[-1], busy[len(busy) // 2], busy[-1], len(done))
+        assert done and all(s == 200 for s in done), f"the speech requests finish: {done}"
+        srv.stop()
+    (idle, p50, p99, n), (idle0, p50_0, p99_0, n0) = figures["1"], figures["0"]
+    print(f"  quick requests: idle p99 {idle * 1e3:.0f} ms; under speech p50 {p50 * 1e3:.0f} ms, p99 {p99 * 1e3:.0f} ms "
+          f"({n} speech requests); with --quick-workers 0: p50 {p50_0 * 1e3:.0f} ms, p99 {p99_0 * 1e3:.0f} ms")
+    assert p99 <= 2 * idle + 0.1, f"quick requests under speech: p99 {p99:.3f} s, idle {idle:.3f} s"

@@ -250,6 +250,8 @@ static enum MHD_Result run_job(request *q)
     if (q->route->body == BODY_FORM && form_checked(q, &r)) return send_reply(q, &r);
     if (q->route->prepare && q->route->prepare(&q->job, &r)) return send_reply(q, &r);
     q->job.run = q->route->respond;
+    size_t body = q->form ? form_bytes(q->form) : q->json.len;
+    q->job.quick = q->route->quick_body && body <= q->route->quick_body;
     if (queue_submit(&q->job)) {
         reply_error(&r, 503, NULL, "the server is busy: %d requests are waiting; try again later", cfg->max_queue);
         return send_reply(q, &r);

@@ -59,6 +59,10 @@ static void usage(FILE *f)
         "  --threads N          threads in all (physical cores) [AUDIOC_THREADS]\n"
         "  --workers N          requests run at once, sharing the threads\n"
         "                       (threads / 2, at least 1) [AUDIOC_WORKERS]\n"
+        "  --quick-workers N    more workers for quick requests only (VAD, and\n"
+        "                       transcriptions of uploads up to 1 MB), which every\n"
+        "                       worker also takes first: they never wait behind long\n"
+        "                       speech or transcriptions (1) [AUDIOC_QUICK_WORKERS]\n"
         "  --max-queue N        requests that may wait for a worker (at least 1); more\n"
         "                       get 503 (16)\n"
         "                       [AUDIOC_MAX_QUEUE]\n"
@@ -210,6 +214,7 @@ static int set_option(server_config *cfg, const char *opt, const char *v, int *t
     else if (!strcmp(opt, "--port")) return arg_int(opt, v, 0, 65535, &cfg->port);
     else if (!strcmp(opt, "--threads")) return arg_int(opt, v, 1, 256, threads);
     else if (!strcmp(opt, "--workers")) return arg_int(opt, v, 1, 256, &cfg->workers);
+    else if (!strcmp(opt, "--quick-workers")) return arg_int(opt, v, 0, 256, &cfg->quick_workers);
     else if (!strcmp(opt, "--max-queue")) return arg_int(opt, v, 1, 100000, &cfg->max_queue);
     else if (!strcmp(opt, "--max-upload-mb")) {
         int mb;
@@ -257,6 +262,7 @@ static const struct {
     const char *env, *opt;
 } env_options[] = {{"AUDIOC_HOST", "--host"},         {"AUDIOC_PORT", "--port"},
                    {"AUDIOC_THREADS", "--threads"},   {"AUDIOC_WORKERS", "--workers"},
+                   {"AUDIOC_QUICK_WORKERS", "--quick-workers"},
                    {"AUDIOC_MAX_QUEUE", "--max-queue"}, {"AUDIOC_MAX_UPLOAD_MB", "--max-upload-mb"},
                    {"AUDIOC_API_KEY", "--api-key"},   {"AUDIOC_CORS", "--cors"},
                    {"AUDIOC_MAX_CONNECTIONS", "--max-connections"},
@@ -345,7 +351,7 @@ int main(int argc, char **argv)
     server_config config = {.host = "127.0.0.1", .port = 8080, .max_queue = 16, .max_upload_mb = 25,
                             .max_connections = 256, .max_per_client = 32, .header_timeout = 10,
                             .min_upload_rate = 16 * 1024.0, .shutdown_timeout = 30,
-                            .max_speech_seconds = AC_VOICE_MAX_SECONDS, .request_timeout = 900};
+                            .max_speech_seconds = AC_VOICE_MAX_SECONDS, .quick_workers = 1, .request_timeout = 900};
     server_config *cfg = &config;
     int threads = ac_get_threads();
     if (parse(cfg, argc, argv, &threads)) {
@@ -374,7 +380,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < cfg->n_models; i++)
         if (load_model(&cfg->models[i], cfg->weights)) goto out;
     if (voices_load(cfg)) goto out;
-    if (queue_start(cfg->workers, each, cfg->max_queue, cfg->request_timeout, warm_up, cfg)) {
+    if (queue_start(cfg->workers, cfg->quick_workers, each, cfg->max_queue, cfg->request_timeout, warm_up, cfg)) {
         fprintf(stderr, "audioc-server: cannot start %d workers\n", cfg->workers);
         goto out;
     }
@@ -386,8 +392,8 @@ int main(int argc, char **argv)
         queue_stop();
         goto out;
     }
-    fprintf(stderr, "audioc-server: %d worker(s) x %d thread(s), queue %d, uploads up to %ld MB (%ld MB at once)%s%s\n",
-            cfg->workers, each, cfg->max_queue, cfg->max_upload_mb, cfg->max_buffer_mb, cfg->api_key ? ", API key required" : "",
+    fprintf(stderr, "audioc-server: %d worker(s) and %d quick worker(s) x %d thread(s), queue %d, uploads up to %ld MB (%ld MB at once)%s%s\n",
+            cfg->workers, cfg->quick_workers, each, cfg->max_queue, cfg->max_upload_mb, cfg->max_buffer_mb, cfg->api_key ? ", API key required" : "",
             cfg->cors ? ", CORS on" : "");
     printf("audioc-server: listening on http://%s%s%s:%d\n", strchr(cfg->host, ':') ? "[" : "", cfg->host,
            strchr(cfg->host, ':') ? "]" : "", port);

@@ -29,7 +29,7 @@ typedef struct {
 typedef struct {
     const char *host;
     int port;
-    int threads, workers, max_queue;
+    int threads, workers, quick_workers, max_queue;
     long max_upload_mb;
     const char *api_key, *cors;
     int quiet;
@@ -92,6 +92,8 @@ int form_too_large(const form *f, const char **field);
 const form_field *form_get(const form *f, const char *name);
 /* Fields in body order (repeated names, as `timestamp_granularities[]`, each once). */
 int form_count(const form *f);
+/* The bytes of field values read in all. */
+size_t form_bytes(const form *f);
 const form_field *form_at(const form *f, int i);
 void form_free(form *f);
 
@@ -164,15 +166,17 @@ struct job {
     /* server-sent events, appended by the worker while it runs */
     buffer events;
     int stream;                /* answer with the events (set when prepared) */
+    int quick;                 /* short work: a quick worker may take it (set before it is queued) */
 };
 enum { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
 enum { JOB_CLIENT_GONE = 1, JOB_STOPPED = 2, JOB_DEADLINE = 3 };   /* why a job was cancelled */
 
-/* Starts the workers; each first runs WARM_UP(ARG) (WARM_UP may be NULL),
- * and this returns when all have. A job's work may take TIMEOUT seconds
- * (0: no limit) from when it starts. */
-int queue_start(int workers, int threads_per_worker, int max_queue, double timeout, void (*warm_up)(void *arg),
-                void *arg);
+/* Starts WORKERS workers for any job and QUICK_WORKERS for quick jobs
+ * only; each first runs WARM_UP(ARG) (WARM_UP may be NULL), and this
+ * returns when all have. A job's work may take TIMEOUT seconds (0: no
+ * limit) from when it starts. */
+int queue_start(int workers, int quick_workers, int threads_per_worker, int max_queue, double timeout,
+                void (*warm_up)(void *arg), void *arg);
 /* Why J's work must stop (a JOB_ reason), or 0 to go on: the endpoints'
  * progress callbacks ask this between steps. Past its deadline it is
  * cancelled with JOB_DEADLINE. */
