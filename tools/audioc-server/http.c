@@ -378,8 +378,8 @@ int http_start(const server_config *cfg, int *bound_port)
         if (inet_pton(AF_INET, host, &a->sin_addr) != 1) return -1;
     }
     daemon_ = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, handle, (void *)cfg,
+                               MHD_OPTION_EXTERNAL_LOGGER, daemon_log, NULL,   /* first: it takes every message */
                                MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-                               MHD_OPTION_EXTERNAL_LOGGER, daemon_log, NULL,
                                MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
                                MHD_OPTION_NOTIFY_CONNECTION, guard_notify, (void *)cfg,
                                /* the guard keeps max_connections by dropping; this hard limit only has to
