@@ -489,6 +489,8 @@ def test_field_policy(srv):
     assert r.status == 200, f"tabs and line breaks are text: {r!r}"
     check_error(srv, convert(p, [("voice", "bob"), ("route", "editing"), ("text", "a\x00b"), ("source_text", "x")],
                              [src]), 400, "a NUL in a conversion's text", "text")
+    r = speak(p, input="hello", voice="alice", seed=1.5)
+    assert "[0, 2147483647]" in r.text, f"integer ranges in full: {r!r}"
     # param names the field to change, for each route x missing input
     check_error(srv, speak(p, input="hello", voice="alice", route="style_preserved_vc"), 400,
                 "a conversion route on /speech", "route")
@@ -630,6 +632,9 @@ def test_cli_rough_edges(voices):
         assert p.returncode == 2 and needle in err and "timings: load" not in err, (
                 f"audioc tts with {what}: exit 2 before the model loads, saying {needle!r} "
                 f"(exit {p.returncode}, {err[-300:]!r})")
+    p = tts("--voice", path("voice.wav"), "--whisper", path("voice.wav"), "hi", "-o", path("x.wav"))
+    assert p.returncode == 1 and "not a safetensors file" in p.stderr.decode(), (
+            f"--whisper given an audio file: told so ({p.stderr[-300:]!r})")
     p = tts("--voice", path("voice.wav"), "\U0001F600 \U0001F680", "-o", path("x.wav"))
     assert p.returncode == 1 and "no letter or digit" in p.stderr.decode(), f"emoji-only text: {p.stderr[-300:]!r}"
     text = "Good morning to you."
