@@ -26,7 +26,8 @@ static struct {
     int stop;
     pthread_t *tid;
     job **running;            /* each worker's job, or NULL */
-    int n_workers, n_quick, threads_each, warm;   /* the last n_quick workers take quick jobs only */
+    int n_workers, threads_each, warm;
+    int n_general;            /* workers 0..n_general-1 take any job, the rest quick jobs only (set before they start) */
     double timeout;           /* seconds a job's work may take (0: no limit) */
     double job_seconds;       /* a running mean of the jobs' work */
     void (*warm_up)(void *arg);
@@ -56,7 +57,7 @@ static job *pop(int l)
 static int lane_for(int me)
 {
     if (q.lanes[0].count) return 0;
-    return me < q.n_workers - q.n_quick && q.lanes[1].count ? 1 : -1;
+    return me < q.n_general && q.lanes[1].count ? 1 : -1;
 }
 
 static void *worker(void *arg)
@@ -95,7 +96,7 @@ int queue_start(int workers, int quick_workers, int threads_per_worker, int max_
                 void (*warm_up)(void *arg), void *arg)
 {
     q.timeout = timeout;
-    q.n_quick = quick_workers;
+    q.n_general = workers;
     workers += quick_workers;
     q.warm_up = warm_up;
     q.warm_up_arg = arg;
