@@ -704,4 +704,5 @@ def test_fair_scheduling(voices, start_server):
     (idle, p50, p99, n), (idle0, p50_0, p99_0, n0) = figures["1"], figures["0"]
     print(f"  quick requests: idle p99 {idle * 1e3:.0f} ms; under speech p50 {p50 * 1e3:.0f} ms, p99 {p99 * 1e3:.0f} ms "
           f"({n} speech requests); with --quick-workers 0: p50 {p50_0 * 1e3:.0f} ms, p99 {p99_0 * 1e3:.0f} ms")
-    assert p99 <= 2 * idle + 0.1, f"quick requests under speech: p99 {p99:.3f} s, idle {idle:.3f} s"
+    if not ts.SANITIZED:   # the bound is the Release build's: a sanitizer slows the quick work tenfold
+        assert p99 <= 2 * idle + 0.1, f"quick requests under speech: p99 {p99:.3f} s, idle {idle:.3f} s"
