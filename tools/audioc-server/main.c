@@ -411,10 +411,11 @@ int main(int argc, char **argv)
     }
     if (http_in_flight() > 0)
         fprintf(stderr, "audioc-server: stopping %d request(s) still in progress\n", http_in_flight());
-    queue_cancel_running();   /* nothing runs past the deadline */
-    queue_stop();             /* what still waits is dropped (503) */
-    /* the answers of what was stopped (a 503, a stream's last event saying why) go out first, briefly */
-    for (double grace = ac_now() + 2; http_in_flight() > 0 && ac_now() < grace && sigtimedwait(&stop, NULL, &tick) < 0;) {
+    int stopped = queue_cancel_running();   /* nothing runs past the deadline */
+    queue_stop();                           /* what still waits is dropped (503) */
+    /* the answers of the jobs stopped (a 503, a stream's last event saying why) go out first, briefly */
+    for (double grace = ac_now() + 2; stopped && http_in_flight() > 0 && ac_now() < grace &&
+                                      sigtimedwait(&stop, NULL, &tick) < 0;) {
     }
     http_stop();              /* closes every connection, slow uploads too */
     rc = 0;

@@ -216,12 +216,14 @@ void queue_finish(job *j)
     pthread_mutex_unlock(&q.mu);
 }
 
-void queue_cancel_running(void)
+int queue_cancel_running(void)
 {
+    int n = 0;
     pthread_mutex_lock(&q.mu);
     for (int i = 0; i < q.n_workers; i++)
-        if (q.running[i]) atomic_store(&q.running[i]->cancelled, JOB_STOPPED);
+        if (q.running[i]) atomic_store(&q.running[i]->cancelled, JOB_STOPPED), n++;
     pthread_mutex_unlock(&q.mu);
+    return n;
 }
 
 void queue_stop(void)

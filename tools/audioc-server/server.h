@@ -206,8 +206,8 @@ void push_stop_event(job *j);
 long queue_read_events(job *j, size_t pos, char *out, size_t max, double timeout);
 /* Marks J finished (called by the worker, and for jobs that never ran). */
 void queue_finish(job *j);
-/* Asks the jobs running now to stop at their next chance. */
-void queue_cancel_running(void);
+/* Asks the jobs running now to stop at their next chance: how many there were. */
+int queue_cancel_running(void);
 void queue_stop(void);
 
 /* ---- the connection guard (guard.c) -------------------------------------- */
