@@ -2,18 +2,21 @@
 """Soak test of a running audioc-server: N clients for T minutes, each
 sending transcriptions of the sample clips (one keep-alive connection per
 client), with a share of malformed uploads (truncated WAV, Ogg and MP3
-headers, text) and health checks between them. Prints the requests, the
-errors (a transcription not 200, a malformed upload not 400, a failed
-connection), p50/p99 latency per kind, and the server's RSS at the start,
-after a tenth of the run (every worker's scratch grown) and at the end
-(with --pid). Python stdlib only.
+headers, text) and health checks between them; with --voice ID also VAD,
+speech (whole and as server-sent events) and conversions to that voice, in
+equal shares with the transcriptions. Prints the requests, the errors (an
+answer not 200, a malformed upload not 400, a stream without its done
+event, a failed connection), p50/p99 latency per kind, and the server's RSS
+at the start, after a tenth of the run (every worker's scratch grown) and
+at the end (with --pid). Python stdlib only.
 
-  audioc-server --port 8080 &
-  bench/server_soak.py --url http://127.0.0.1:8080 --pid $! --clients 8 --minutes 10
+  audioc-server --port 8080 --model asr=PKG --model silero=VAD --model v=VEVO2 --voice anna=anna.wav &
+  bench/server_soak.py --url http://127.0.0.1:8080 --pid $! --clients 8 --minutes 10 --voice anna
 """
 import argparse
 import glob
 import http.client
+import json
 import os
 import random
 import sys
@@ -67,30 +70,57 @@ class Stats:
                     self.examples.append(f"{kind}: {what}")
 
 
-def client(url, headers, clips, bad_share, deadline, seed, stats):
+SPEECH_TEXTS = ["Good morning to you.", "The quick brown fox jumps over the lazy dog near the quiet river bank.",
+                "Please call Stella and ask her to bring these things with her from the store."]
+
+
+def voice_request(kind, rng, headers, clips, a):
+    """The method, path, body and headers of a voice-side request of KIND."""
+    name, data = rng.choice(clips)
+    gen = {"seed": rng.randrange(1000), "steps": a.speech_steps, "max_tokens": a.speech_max_tokens}
+    if kind == "vad":
+        body, ctype = multipart([], name, data)
+        return "POST", "/v1/audio/vad", body, {**headers, "Content-Type": ctype}
+    if kind == "conversion":
+        body, ctype = multipart([("voice", a.voice), *[(k, str(v)) for k, v in gen.items()]], name, data)
+        return "POST", "/v1/audio/conversions", body, {**headers, "Content-Type": ctype}
+    req = {"voice": a.voice, "input": rng.choice(SPEECH_TEXTS), "response_format": "wav", **gen}
+    if kind == "speech_sse":
+        req.update(response_format="pcm", stream_format="sse")
+    return "POST", "/v1/audio/speech", json.dumps(req).encode(), {**headers, "Content-Type": "application/json"}
+
+
+def client(url, headers, clips, a, deadline, seed, stats):
     rng = random.Random(seed)
     conn = None
+    kinds = ["transcribe"] + (["vad", "speech", "speech_sse", "conversion"] if a.voice else [])
     while time.time() < deadline:
         if conn is None:
             conn = http.client.HTTPConnection(url.hostname, url.port or 80, timeout=300)
         r = rng.random()
         if r < 0.1:
             kind, method, path, body, hdrs, want = "health", "GET", "/health", None, dict(headers), 200
-        else:
-            if r < 0.1 + bad_share:
-                name = rng.choice(sorted(MALFORMED))
-                kind, data, want = "malformed", MALFORMED[name], 400
-            else:
-                name, data = rng.choice(clips)
-                kind, want = "transcribe", 200
+        elif r < 0.1 + a.bad_share:
+            name = rng.choice(sorted(MALFORMED))
+            kind, data, want = "malformed", MALFORMED[name], 400
             body, ctype = multipart([("response_format", "json")], name, data)
             method, path, hdrs = "POST", "/v1/audio/transcriptions", {**headers, "Content-Type": ctype}
+        else:
+            kind, want = rng.choice(kinds), 200
+            if kind == "transcribe":
+                name, data = rng.choice(clips)
+                body, ctype = multipart([("response_format", "json")], name, data)
+                method, path, hdrs = "POST", "/v1/audio/transcriptions", {**headers, "Content-Type": ctype}
+            else:
+                method, path, body, hdrs = voice_request(kind, rng, headers, clips, a)
         t0 = time.time()
         try:
             conn.request(method, path, body=body, headers=hdrs)
             resp = conn.getresponse()
-            resp.read()
+            answer = resp.read()
             status = resp.status
+            if kind == "speech_sse" and status == 200 and b'"speech.audio.done"' not in answer:
+                status = "a stream without its done event"
             if resp.getheader("Connection", "").lower() == "close":
                 conn.close()
                 conn = None
@@ -112,6 +142,9 @@ def main():
     ap.add_argument("--bad-share", type=float, default=0.2, help="share of malformed uploads (default 0.2)")
     ap.add_argument("--api-key")
     ap.add_argument("--clips", nargs="*", help="audio files to send (default: samples/*.flac)")
+    ap.add_argument("--voice", help="a --voice id of the server: adds VAD, speech (whole and SSE) and conversions")
+    ap.add_argument("--speech-steps", type=int, default=8, help="flow-matching steps of the voice requests (8)")
+    ap.add_argument("--speech-max-tokens", type=int, default=100, help="their max_tokens (100)")
     a = ap.parse_args()
 
     url = urllib.parse.urlparse(a.url)
@@ -124,7 +157,7 @@ def main():
     rss0 = rss_kb(a.pid) if a.pid else 0
     t0 = time.time()
     deadline = t0 + a.minutes * 60
-    threads = [threading.Thread(target=client, args=(url, headers, clips, a.bad_share, deadline, i, stats))
+    threads = [threading.Thread(target=client, args=(url, headers, clips, a, deadline, i, stats))
                for i in range(a.clients)]
     for t in threads:
         t.start()

@@ -551,7 +551,19 @@ typedef struct ac_voice_options {
     /* The pace: the audio time-stretched to 1/speed of its length, pitch
      * kept (librosa's phase-vocoder time_stretch), in [0.25, 4] (1). */
     double speed;
+    /* Bounded work: a request whose audio could be longer than this many
+     * seconds (every text chunk at its token limit, at this speed) is
+     * refused before any work (0: no limit). Each text chunk's tokens are
+     * also held to what its text can need (about half a second a
+     * character), and min_new_tokens above that is refused. */
+    double max_seconds;
 } ac_voice_options;
+
+/* The limits the tools hold a voice request to unless told there are
+ * none: flow-matching steps beyond which more buy nothing (upstream uses
+ * 32), and the max_seconds of audio one request may make. */
+#define AC_VOICE_MAX_STEPS 100
+#define AC_VOICE_MAX_SECONDS 600
 
 /* Seconds per stage, every clip together where a stage sees several. */
 typedef struct ac_voice_timings {
@@ -596,6 +608,13 @@ AC_API ac_status ac_voice_speak(ac_model *model, const char *text, const ac_voic
 AC_API void ac_voice_result_free(ac_voice_result *res);
 /* The routes MODEL runs, NULL-terminated (NULL for a model of another task). */
 AC_API const char *const *ac_voice_routes(const ac_model *model);
+/* Whether CLIP would serve MODEL as a target voice, checked as a request
+ * would check it (its length, not silent), and recorded at no less than
+ * AC_VOICE_MIN_RATE Hz (below that the timbre is lost): AC_OK, or an
+ * error saying why. For a server to refuse a reference at start-up that
+ * every request would fail on. */
+#define AC_VOICE_MIN_RATE 16000
+AC_API ac_status ac_voice_check_reference(ac_model *model, const ac_audio_input *clip);
 
 /* ---- Text tokenizers ------------------------------------------------- */
 

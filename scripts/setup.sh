@@ -23,6 +23,8 @@ packages=(
   nodejs
   # tests: the web page in real browsers (driven by puppeteer-core, below)
   chromium firefox-esr
+  # tests: several audioc-server instances behind a real load balancer (tests/server/test_balancer.py)
+  nginx
   # fuzzing (libFuzzer) and sanitizer runtimes for clang
   libclang-rt-14-dev
 )

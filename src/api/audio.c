@@ -70,7 +70,7 @@ ac_status ac_audio_decode(const ac_audio_input *in, int rate, float **pcm, int64
 {
     ac_error_clear();
     if (!pcm || !frames || rate < 0) return ac_error(AC_ERR_ARG, "ac_audio_decode: bad arguments");
-    return ac_input_error(in, ac_input_read_all(in, rate, 0, pcm, frames, info));
+    return ac_input_error(in, ac_input_read_all(in, rate, 0, 0, pcm, frames, info));
 }
 
 ac_status ac_audio_encode(const char *format, const float *pcm, int64_t frames, int channels, int rate, int pcm16,

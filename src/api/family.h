@@ -76,6 +76,8 @@ typedef struct {
     ac_status (*run)(void *model, const ac_voice_clips *c, const ac_voice_options *o, ac_voice_result *out,
                      ac_voice_timings *timings);
     const char *const *(*routes)(void);
+    /* Whether the clip serves as a target voice (its length, not silent). */
+    ac_status (*check_voice)(const void *model, const ac_voice_clip *c);
 } ac_voice_ops;
 
 /* The files of a family's package in a Hub repository (relative to the

@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "base/progress.h"
+#include "base/timing.h"
 #include "models/vevo2/vevo2.h"
 
 /* A package folder, or the ggml runtime's single GGUF file of one. */
@@ -117,14 +118,28 @@ typedef struct {
     const ac_voice_options *o;
     ac_progress bar;
     const char *stage;   /* the one the bar shows */
+    char label[96];      /* long text: "chunk I of N (about S s left): " and the stage */
+    double t0;           /* when the first chunk began */
+    int chunk, n_chunks;
 } relay;
 
 static int on_progress(void *user, const char *stage, int done, int total)
 {
     relay *r = user;
+    if (strcmp(stage, "chunk") == 0) {   /* DONE chunks of TOTAL are spoken */
+        if (!done) r->t0 = ac_now();
+        r->chunk = done, r->n_chunks = total;
+    }
     const char *label = strcmp(stage, "fm") == 0 ? "flow matching" : strcmp(stage, "ar") == 0 ? "AR tokens" : NULL;
     if (label && done == 1) {
         ac_progress_end(&r->bar);
+        if (r->n_chunks > 1) {
+            double left = r->chunk ? (ac_now() - r->t0) / r->chunk * (r->n_chunks - r->chunk) : -1;
+            int k = snprintf(r->label, sizeof r->label, "chunk %d of %d", r->chunk + 1, r->n_chunks);
+            if (left >= 0) k += snprintf(r->label + k, sizeof r->label - (size_t)k, " (about %.0f s left)", left);
+            snprintf(r->label + k, sizeof r->label - (size_t)k, ": %s", label);
+            label = r->label;
+        }
         ac_progress_begin(&r->bar, label, total);
         r->stage = stage;
     }
@@ -147,7 +162,7 @@ static ac_status run(void *m, const ac_voice_clips *c, const ac_voice_options *o
 {
     const vevo2_route *route = vevo2_route_find(o->route ? o->route : "style_preserved_vc");
     if (!route) return AC_ERR_ARG;
-    relay r = {o, {0}, NULL};
+    relay r = {.o = o};
     vevo2_options vo = vevo2_defaults(route);
     vo.use_prosody_code = o->use_prosody_code;
     vo.use_pitch_shift = o->pitch_mode == AC_PITCH_NONE ? 0 : o->use_pitch_shift;
@@ -162,6 +177,7 @@ static ac_status run(void *m, const ac_voice_clips *c, const ac_voice_options *o
     if (o->repetition_penalty >= 0) vo.sampler.repetition_penalty = o->repetition_penalty;
     if (o->min_new_tokens >= 0) vo.sampler.min_new_tokens = o->min_new_tokens;
     if (o->max_new_tokens >= 0) vo.max_new_tokens = o->max_new_tokens;
+    vo.max_seconds = o->max_seconds;
     vo.steps = o->steps;
     vo.speed = o->speed;
     vo.seed = o->seed;
@@ -189,7 +205,12 @@ static ac_status run(void *m, const ac_voice_clips *c, const ac_voice_options *o
     return s;
 }
 
-static const ac_voice_ops voice = {.run = run, .routes = vevo2_route_names};
+static ac_status check_voice(const void *m, const ac_voice_clip *c)
+{
+    return vevo2_check_clip(c->x, c->n, rate(m), "target voice");
+}
+
+static const ac_voice_ops voice = {.run = run, .routes = vevo2_route_names, .check_voice = check_voice};
 /* A Hub repository of the package (RMSnow/Vevo2): the weights and configs
  * each route reads, not the vocoder's discriminators (vocoder/model_1,
  * model_2) or training state; and the Whisper-medium encoder from

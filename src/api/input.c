@@ -1,5 +1,6 @@
 #include "api/input.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "base/error.h"
@@ -67,7 +68,7 @@ ac_status ac_input_error(const ac_audio_input *in, ac_status s)
     return s;
 }
 
-ac_status ac_input_read_all(const ac_audio_input *in, int rate, double max_s, float **out, int64_t *n,
+ac_status ac_input_read_all(const ac_audio_input *in, int rate, double max_s, double keep_s, float **out, int64_t *n,
                             ac_audio_info *info)
 {
     *out = NULL;
@@ -77,12 +78,14 @@ ac_status ac_input_read_all(const ac_audio_input *in, int rate, double max_s, fl
     if (info) *info = *ac_audio_reader_info(r);
     ac_floatvec v = {0};
     const double max_n = max_s > 0 ? max_s * ac_audio_reader_rate(r) : 1e300;
+    const size_t keep_n = keep_s > 0 ? (size_t)(keep_s * ac_audio_reader_rate(r)) : SIZE_MAX;
     enum { BLOCK = 16384 };
     float buf[BLOCK];
     ac_status s;
     for (;;) {
         size_t got;
         if ((s = ac_audio_read(r, buf, BLOCK, &got)) || got == 0) break;
+        if (got > keep_n - v.n) got = keep_n - v.n;
         if ((double)(v.n + got) > max_n) {
             s = ac_error(AC_ERR_ARG, "longer than %.0f s, the most this model converts at once", max_s);
             break;
@@ -91,6 +94,7 @@ ac_status ac_input_read_all(const ac_audio_input *in, int rate, double max_s, fl
             s = AC_ERR_NOMEM;
             break;
         }
+        if (v.n == keep_n) break;
     }
     ac_audio_close(r);
     if (s) {

@@ -14,8 +14,10 @@ ac_status ac_struct_take(void *dst, size_t full, const void *src, const char *wh
 /* Opens IN as a mono stream at RATE. */
 ac_status ac_input_open(const ac_audio_input *in, int rate, ac_audio_reader **r);
 /* The whole of IN as mono at RATE (0: its own) in *OUT (*N samples, free()
- * it); more than MAX_S seconds (0: no limit) is an error. INFO may be NULL. */
-ac_status ac_input_read_all(const ac_audio_input *in, int rate, double max_s, float **out, int64_t *n,
+ * it), or its first KEEP_S seconds when KEEP_S > 0 (the rest is not
+ * read); more than MAX_S seconds kept (0: no limit) is an error. INFO may
+ * be NULL. */
+ac_status ac_input_read_all(const ac_audio_input *in, int rate, double max_s, double keep_s, float **out, int64_t *n,
                             ac_audio_info *info);
 /* S, with a file input's path in front of the message (once). */
 ac_status ac_input_error(const ac_audio_input *in, ac_status s);

@@ -64,6 +64,8 @@ static ac_status check_options(const ac_voice_options *o)
         return ac_error(AC_ERR_ARG, "use_prosody_code and use_pitch_shift are -1, 0 or 1");
     if (!(o->target_duration >= 0 && o->target_duration <= MAX_SOURCE_S))
         return ac_error(AC_ERR_ARG, "target duration %g s: must be in [0, %.0f]", o->target_duration, MAX_SOURCE_S);
+    if (!(o->max_seconds >= 0 && o->max_seconds <= 1e9))
+        return ac_error(AC_ERR_ARG, "max seconds %g: must be 0 (no limit) or positive", o->max_seconds);
     if (!(o->reference_duration >= 0 && o->reference_duration <= 1e6))
         return ac_error(AC_ERR_ARG, "reference duration %g s: must be 0 (all) or positive", o->reference_duration);
     if (o->temperature > 100 || o->temperature != o->temperature)
@@ -82,11 +84,11 @@ static ac_status check_options(const ac_voice_options *o)
     return AC_OK;
 }
 
-/* The whole of IN as mono at RATE, at most MAX_S seconds; WHAT names it. */
-static ac_status read_all(const ac_audio_input *in, int rate, double max_s, const char *what, float **out,
-                          int64_t *n)
+/* IN as mono at RATE, its first KEEP_S seconds (0: all), at most MAX_S seconds; WHAT names it. */
+static ac_status read_all(const ac_audio_input *in, int rate, double max_s, double keep_s, const char *what,
+                          float **out, int64_t *n)
 {
-    ac_status s = ac_input_read_all(in, rate, max_s, out, n, NULL);
+    ac_status s = ac_input_read_all(in, rate, max_s, keep_s, out, n, NULL);
     if (!s && *n == 0) {
         free(*out);
         *out = NULL;
@@ -96,11 +98,12 @@ static ac_status read_all(const ac_audio_input *in, int rate, double max_s, cons
 }
 
 /* IN (may be NULL) decoded into C; WHAT names it in messages. */
-static ac_status read_clip(const ac_audio_input *in, int rate, double max_s, const char *what, ac_voice_clip *c)
+static ac_status read_clip(const ac_audio_input *in, int rate, double max_s, double keep_s, const char *what,
+                           ac_voice_clip *c)
 {
     if (!in) return AC_OK;
     float *x;
-    AC_TRY(read_all(in, rate, max_s, what, &x, &c->n));
+    AC_TRY(read_all(in, rate, max_s, keep_s, what, &x, &c->n));
     c->x = x;
     return AC_OK;
 }
@@ -120,10 +123,11 @@ static ac_status run(ac_model *m, const ac_audio_input *source, const char *text
     const int rate = m->family->rate(m->impl);
     double t0 = ac_now();
     ac_voice_clips c = {0};
-    ac_status s = read_clip(source, rate, MAX_SOURCE_S, "source", &c.source);
-    if (!s) s = read_clip(o.target_voice, rate, MAX_TARGET_S, "target voice", &c.voice);
-    if (!s) s = read_clip(o.style_ref, rate, MAX_TARGET_S, "style reference", &c.style);
-    if (!s) s = read_clip(o.prosody_ref, rate, MAX_SOURCE_S, "prosody reference", &c.prosody);
+    ac_status s = read_clip(source, rate, MAX_SOURCE_S, 0, "source", &c.source);
+    /* reference_duration cuts the target voice as it is read: a longer clip is not refused for its length */
+    if (!s) s = read_clip(o.target_voice, rate, MAX_TARGET_S, o.reference_duration, "target voice", &c.voice);
+    if (!s) s = read_clip(o.style_ref, rate, MAX_TARGET_S, 0, "style reference", &c.style);
+    if (!s) s = read_clip(o.prosody_ref, rate, MAX_SOURCE_S, 0, "prosody reference", &c.prosody);
     result_block *b = s ? NULL : ac_calloc(1, sizeof *b);
     ac_voice_result *res = b ? &b->r : NULL;
     if (!s && !res) s = AC_ERR_NOMEM;
@@ -167,4 +171,22 @@ ac_status ac_voice_speak(ac_model *m, const char *text, const ac_voice_options *
 const char *const *ac_voice_routes(const ac_model *m)
 {
     return m && m->family->voice ? m->family->voice->routes() : NULL;
+}
+
+ac_status ac_voice_check_reference(ac_model *m, const ac_audio_input *clip)
+{
+    ac_error_clear();
+    AC_TRY(ac_model_check_task(m, AC_TASK_VOICE, "ac_voice_check_reference"));
+    float *x;
+    int64_t n;
+    ac_audio_info info;
+    ac_status s = ac_input_read_all(clip, m->family->rate(m->impl), MAX_TARGET_S, 0, &x, &n, &info);
+    if (s) return ac_error_prefix(ac_input_error(clip, s), "target voice");
+    ac_voice_clip c = {x, n};
+    s = m->family->voice->check_voice(m->impl, &c);
+    free(x);
+    if (!s && info.sample_rate < AC_VOICE_MIN_RATE)
+        s = ac_error(AC_ERR_ARG, "target voice: recorded at %d Hz, below the %d Hz a voice needs", info.sample_rate,
+                     AC_VOICE_MIN_RATE);
+    return s;
 }

@@ -101,6 +101,9 @@ static ac_status parse_image(ac_tensor_file *st, const unsigned char *buf, size_
     if (size < 8) return ac_error(AC_ERR_FORMAT, "file is %zu bytes, too short for a safetensors header", size);
     uint64_t hlen = 0;
     for (int i = 7; i >= 0; i--) hlen = hlen << 8 | buf[i];
+    if (hlen > MAX_HEADER && size > 8 && buf[8] != '{')   /* an audio file, say, given for weights */
+        return ac_error(AC_ERR_FORMAT, "not a safetensors file: it does not begin with a header length and a JSON "
+                        "header (as a length, its first 8 bytes would be %" PRIu64 ", over the 100 MB limit)", hlen);
     if (hlen > MAX_HEADER)
         return ac_error(AC_ERR_FORMAT, "header length %" PRIu64 " exceeds the 100 MB limit", hlen);
     if (hlen > size - 8)

@@ -104,7 +104,7 @@ ac_status ac_text_chunk(const char *text, int max_units, ac_text_chunks *out)
     AC_TRY(units_of(text, strlen(text), &u, &n, &spoken));
     if (!spoken) {
         free(u);
-        return ac_error(AC_ERR_ARG, "the text has no word to say (only spaces and punctuation)");
+        return ac_error(AC_ERR_ARG, "the text has no letter or digit to say (only spaces, punctuation or symbols such as emoji)");
     }
     out->text = ac_calloc((size_t)n, sizeof *out->text);
     if (!out->text) {

@@ -304,9 +304,9 @@ def short_wav():
 
 
 BAD = [  # what, the message names, the arguments (of the voice files), stdin
-    ("empty text", "no word", lambda w: ["tts", "--voice", w["voice"], ""], None),
-    ("empty text on stdin", "no word", lambda w: ["tts", "--voice", w["voice"]], ""),
-    ("only punctuation", "no word", lambda w: ["tts", "--voice", w["voice"], "... !? --"], None),
+    ("empty text", "text is empty", lambda w: ["tts", "--voice", w["voice"], ""], None),
+    ("empty text on stdin", "text is empty", lambda w: ["tts", "--voice", w["voice"]], ""),
+    ("only punctuation", "no letter or digit", lambda w: ["tts", "--voice", w["voice"], "... !? --"], None),
     ("no text for a route that needs it", "no text",
      lambda w: ["vc", "--route", "editing", "--voice", w["voice"], w["source"]], None),
     ("a route without the reference it needs", "prosody reference",

@@ -135,7 +135,7 @@ def test_auth_and_limits(assets, start_server):
     srv = start_server("sdk_auth", ["--model", f"tiny={a.tiny}", "--api-key", "sekret", "--max-upload-mb", "1",
                               "--threads", "2"])
     if srv.ok:
-        res = sdk(srv.port, [transcribe_call(a, "clip.wav", apiKey="sekret"),
+        res = sdk(srv.port, [{**transcribe_call(a, "clip.wav"), "apiKey": "sekret"},
                              {**transcribe_call(a, "clip.wav"), "apiKey": "wrong"},
                              {"kind": "models.list", "apiKey": "wrong"},
                              {**transcribe_call(a, "long.wav"), "apiKey": "sekret"},

@@ -312,7 +312,7 @@ static void test_chunks(void)
     static const char *const number[] = {"Pi is 3.14 or so"};
     CHECK(chunks_are("Pi is 3.14 or so", 5, number, 1), "a decimal point inside a word is no break");
     ac_text_chunks c;
-    CHECK(ac_text_chunk("... !? --", 10, &c) == AC_ERR_ARG && strstr(ac_last_error(), "no word"),
+    CHECK(ac_text_chunk("... !? --", 10, &c) == AC_ERR_ARG && strstr(ac_last_error(), "no letter or digit"),
           "only punctuation: nothing to say");
     CHECK(ac_text_chunk("", 10, &c) == AC_ERR_ARG, "empty text");
     CHECK(ac_text_chunk("ok \xff", 10, &c) == AC_ERR_ARG && strstr(ac_last_error(), "UTF-8"), "invalid UTF-8");

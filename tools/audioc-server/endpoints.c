@@ -202,7 +202,7 @@ static int on_segment(const ac_asr_segment *g, void *user)
 {
     job *j = user;
     task *t = j->ctx;
-    if (atomic_load(&j->cancelled)) return 1;
+    if (job_stopped(j)) return 1;
     if (t->stream && g->text[0]) {
         int nospace = !strcmp(t->language, "ja") || !strcmp(t->language, "zh");
         size_t n = strlen(g->text) + 2;
@@ -225,7 +225,10 @@ void endpoint_transcription_run(job *j)
     ac_asr_result *res;
     ac_audio_input in = ac_input_memory(t->file->value.data, t->file->value.len, NULL);
     ac_status s = ac_asr_transcribe(t->model->model, &in, &o, &res);
-    if (s == AC_ERR_CANCELLED) return;
+    if (s == AC_ERR_CANCELLED) {
+        if (t->stream && t->emitted) push_stop_event(j);
+        return;
+    }
     if (s) {
         library_error(&j->result, s, t->file->filename);
         /* once events have gone out the status is sent: the error goes in the stream */
@@ -279,6 +282,21 @@ static int granularities(const form *f, int *words, reply *r)
         }
     }
     return 0;
+}
+
+int transcription_field_known(const char *name)
+{
+    static const char *const names[] = {"file", "model", "language", "prompt", "response_format", "temperature",
+                                        "timestamp_granularities[]", "timestamp_granularities", "stream", "include[]",
+                                        "chunking_strategy", "beam_size", "vad"};
+    return field_choice(name, names, sizeof names / sizeof *names) >= 0;
+}
+
+int vad_field_known(const char *name)
+{
+    static const char *const names[] = {"file", "model", "threshold", "min_speech_ms", "min_silence_ms",
+                                        "speech_pad_ms", "probs"};
+    return field_choice(name, names, sizeof names / sizeof *names) >= 0;
 }
 
 int endpoint_transcription_prepare(job *j, reply *r)

@@ -29,3 +29,12 @@ int field_choice(const char *v, const char *const *names, int n)
         if (strcmp(v, names[k]) == 0) return k;
     return -1;
 }
+
+int field_control(const char *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)v[i];
+        if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) return (int)i;
+    }
+    return -1;
+}

@@ -130,6 +130,8 @@ const form_field *form_get(const form *f, const char *name)
 
 int form_count(const form *f) { return f->n; }
 
+size_t form_bytes(const form *f) { return f->total; }
+
 const form_field *form_at(const form *f, int i) { return i >= 0 && i < f->n ? &f->fields[i] : NULL; }
 
 void form_free(form *f)

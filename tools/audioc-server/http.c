@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <strings.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,12 @@ static enum MHD_Result send_reply(request *q, reply *r)
     for (const char *const *h = r->headers; h && *h; h += 2) MHD_add_response_header(resp, h[0], h[1]);
     /* an answer before the body was read: the rest of the body is not read, so the connection cannot go on */
     if (q->has_body && r == &q->early) MHD_add_response_header(resp, "Connection", "close");
+    /* a busy or stopping server: when to try again (or, behind a balancer, elsewhere) */
+    char retry[16];
+    if (r->status == 503) {
+        snprintf(retry, sizeof retry, "%d", queue_retry_after());
+        MHD_add_response_header(resp, "Retry-After", retry);
+    }
     if (r->status == 405 && q->route) {
         char allow[32];
         snprintf(allow, sizeof allow, "%s, OPTIONS", q->route->method);
@@ -210,6 +217,19 @@ static int form_checked(request *q, reply *r)
         reply_error(r, 400, NULL, "the multipart/form-data body is malformed or incomplete");
         return -1;
     }
+    /* the one field policy: names the endpoint takes, text without control characters */
+    for (int i = 0; i < form_count(q->form); i++) {
+        const form_field *fl = form_at(q->form, i);
+        int at = fl->is_file ? -1 : field_control(fl->value.data ? fl->value.data : "", fl->value.len);
+        if (q->route->field_known && !q->route->field_known(fl->name)) {
+            field_unknown(r, fl->name);
+            return -1;
+        }
+        if (at >= 0) {
+            field_has_control(r, fl->name, fl->value.data, at);
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -230,6 +250,8 @@ static enum MHD_Result run_job(request *q)
     if (q->route->body == BODY_FORM && form_checked(q, &r)) return send_reply(q, &r);
     if (q->route->prepare && q->route->prepare(&q->job, &r)) return send_reply(q, &r);
     q->job.run = q->route->respond;
+    size_t body = q->form ? form_bytes(q->form) : q->json.len;
+    q->job.quick = q->route->quick_body && body <= q->route->quick_body;
     if (queue_submit(&q->job)) {
         reply_error(&r, 503, NULL, "the server is busy: %d requests are waiting; try again later", cfg->max_queue);
         return send_reply(q, &r);
@@ -245,8 +267,11 @@ static enum MHD_Result run_job(request *q)
         log_request(q, 499);
         return MHD_NO;   /* nobody to answer; the job is waited for when the request is freed */
     }
-    if (atomic_load(&q->job.cancelled) == JOB_STOPPED && !has_events) {
-        reply_error(&r, 503, NULL, "the server is shutting down: the request was stopped at its deadline");
+    int why = atomic_load(&q->job.cancelled);
+    if ((why == JOB_STOPPED || why == JOB_DEADLINE) && !has_events) {
+        char msg[200];
+        job_stop_message(why, msg, sizeof msg);
+        reply_error(&r, 503, NULL, "%s", msg);
         return send_reply(q, &r);
     }
     if (has_events) return start_stream(q);
@@ -318,6 +343,21 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
 
 static struct MHD_Daemon *daemon_;
 
+/* libmicrohttpd's own messages. A client that hangs up is logged once by
+ * log_request (as 499); the daemon's lines for the same event (the answer
+ * refused because nobody waits for it, a body that cannot be sent) would
+ * read as faults, and are left out. */
+static void daemon_log(void *cls, const char *fmt, va_list ap)
+{
+    static const char *const hang_ups[] = {"Application reported internal error", "Failed to send",
+                                           "application reported error generating data"};
+    (void)cls;
+    for (size_t k = 0; k < sizeof hang_ups / sizeof *hang_ups; k++)
+        if (strstr(fmt, hang_ups[k])) return;
+    fputs("audioc-server: ", stderr);
+    vfprintf(stderr, fmt, ap);
+}
+
 int http_start(const server_config *cfg, int *bound_port)
 {
     const char *host = cfg->host;
@@ -338,6 +378,7 @@ int http_start(const server_config *cfg, int *bound_port)
         if (inet_pton(AF_INET, host, &a->sin_addr) != 1) return -1;
     }
     daemon_ = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, handle, (void *)cfg,
+                               MHD_OPTION_EXTERNAL_LOGGER, daemon_log, NULL,   /* first: it takes every message */
                                MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
                                MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
                                MHD_OPTION_NOTIFY_CONNECTION, guard_notify, (void *)cfg,

@@ -46,7 +46,12 @@ static void usage(FILE *f)
         "  --voice ID=REF[:TEXT] a reference voice for /v1/audio/speech and conversions:\n"
         "                       a few seconds of the speaker in any audio format; TEXT,\n"
         "                       what it says, makes it also the style reference of\n"
-        "                       speech from text. Repeat for several\n"
+        "                       speech from text. Repeat for several. Each is checked\n"
+        "                       at start-up as a request would use it (0.5 to 60 s,\n"
+        "                       not silent, recorded at 16 kHz or more) and refused\n"
+        "                       with the reason\n"
+        "  --lenient-voices     a --voice that fails those checks is left out with a\n"
+        "                       warning instead\n"
         "  --no-vad             transcriptions recognize the whole audio unless a request\n"
         "                       says vad=true (default: the first VAD model served finds\n"
         "                       the speech; a request's vad=false turns it off)\n"
@@ -54,6 +59,10 @@ static void usage(FILE *f)
         "  --threads N          threads in all (physical cores) [AUDIOC_THREADS]\n"
         "  --workers N          requests run at once, sharing the threads\n"
         "                       (threads / 2, at least 1) [AUDIOC_WORKERS]\n"
+        "  --quick-workers N    more workers for quick requests only (VAD, and\n"
+        "                       transcriptions of uploads up to 1 MB), which every\n"
+        "                       worker also takes first: they never wait behind long\n"
+        "                       speech or transcriptions (1) [AUDIOC_QUICK_WORKERS]\n"
         "  --max-queue N        requests that may wait for a worker (at least 1); more\n"
         "                       get 503 (16)\n"
         "                       [AUDIOC_MAX_QUEUE]\n"
@@ -77,10 +86,24 @@ static void usage(FILE *f)
         "                       together; more get 503 before their body is read\n"
         "                       (256, or 4 x --max-upload-mb when larger)\n"
         "                       [AUDIOC_MAX_BUFFER_MB]\n"
+        "  --max-speech-seconds S\n"
+        "                       the most audio one speech or conversion request may\n"
+        "                       make: a request that could make more (every text chunk\n"
+        "                       at its token limit) is refused with 400 before any\n"
+        "                       work; 0: no limit (600) [AUDIOC_MAX_SPEECH_SECONDS]\n"
+        "  --request-timeout S  seconds of work one request may take once it runs; it\n"
+        "                       is then stopped and answered 503 (or its stream ends\n"
+        "                       with an error event); 0: no limit (900)\n"
+        "                       [AUDIOC_REQUEST_TIMEOUT]\n"
         "  --api-key KEY        require 'Authorization: Bearer KEY' on /v1/ [AUDIOC_API_KEY]\n"
         "  --cors ORIGIN        allow browser calls from ORIGIN (or *) [AUDIOC_CORS]\n"
         "  -q, --quiet          no request log on stderr\n"
         "  -h, --help           this help\n"
+        "\n"
+        "Limits of one voice request: the text at most 64 KB, steps 1 to 100, min_tokens\n"
+        "and max_tokens at most 4096 per text chunk (min_tokens no more than the chunk's\n"
+        "text can need, about half a second a character), references at most 60 s.\n"
+        "A 503 carries Retry-After: the seconds the queue ahead needs.\n"
         "\n"
         "When it is ready it prints 'audioc-server: listening on http://HOST:PORT'.\n"
         "SIGINT or SIGTERM closes the listening socket (new clients are refused),\n"
@@ -191,6 +214,7 @@ static int set_option(server_config *cfg, const char *opt, const char *v, int *t
     else if (!strcmp(opt, "--port")) return arg_int(opt, v, 0, 65535, &cfg->port);
     else if (!strcmp(opt, "--threads")) return arg_int(opt, v, 1, 256, threads);
     else if (!strcmp(opt, "--workers")) return arg_int(opt, v, 1, 256, &cfg->workers);
+    else if (!strcmp(opt, "--quick-workers")) return arg_int(opt, v, 0, 256, &cfg->quick_workers);
     else if (!strcmp(opt, "--max-queue")) return arg_int(opt, v, 1, 100000, &cfg->max_queue);
     else if (!strcmp(opt, "--max-upload-mb")) {
         int mb;
@@ -221,6 +245,10 @@ static int set_option(server_config *cfg, const char *opt, const char *v, int *t
         int s;
         if (arg_int(opt, v, 0, 86400, &s)) return -1;
         cfg->shutdown_timeout = s;
+    } else if (!strcmp(opt, "--max-speech-seconds") || !strcmp(opt, "--request-timeout")) {
+        int sec;
+        if (arg_int(opt, v, 0, 86400, &sec)) return -1;
+        *(opt[2] == 'm' ? &cfg->max_speech_seconds : &cfg->request_timeout) = sec;
     } else if (!strcmp(opt, "--min-upload-rate")) {
         int kb;
         if (arg_int(opt, v, 0, 1 << 20, &kb)) return -1;
@@ -234,6 +262,7 @@ static const struct {
     const char *env, *opt;
 } env_options[] = {{"AUDIOC_HOST", "--host"},         {"AUDIOC_PORT", "--port"},
                    {"AUDIOC_THREADS", "--threads"},   {"AUDIOC_WORKERS", "--workers"},
+                   {"AUDIOC_QUICK_WORKERS", "--quick-workers"},
                    {"AUDIOC_MAX_QUEUE", "--max-queue"}, {"AUDIOC_MAX_UPLOAD_MB", "--max-upload-mb"},
                    {"AUDIOC_API_KEY", "--api-key"},   {"AUDIOC_CORS", "--cors"},
                    {"AUDIOC_MAX_CONNECTIONS", "--max-connections"},
@@ -242,6 +271,8 @@ static const struct {
                    {"AUDIOC_MIN_UPLOAD_RATE", "--min-upload-rate"},
                    {"AUDIOC_SHUTDOWN_TIMEOUT", "--shutdown-timeout"},
                    {"AUDIOC_MAX_BUFFER_MB", "--max-buffer-mb"},
+                   {"AUDIOC_MAX_SPEECH_SECONDS", "--max-speech-seconds"},
+                   {"AUDIOC_REQUEST_TIMEOUT", "--request-timeout"},
                    {"AUDIOC_WEIGHTS", "--weights"}};
 
 static int parse(server_config *cfg, int argc, char **argv, int *threads)
@@ -277,6 +308,10 @@ static int parse(server_config *cfg, int argc, char **argv, int *threads)
         }
         if (!strcmp(o, "--no-webui")) {
             cfg->no_webui = 1;
+            continue;
+        }
+        if (!strcmp(o, "--lenient-voices")) {
+            cfg->lenient_voices = 1;
             continue;
         }
         char name[64];
@@ -315,7 +350,8 @@ int main(int argc, char **argv)
     /* the defaults; the options change them, and every part is handed this one */
     server_config config = {.host = "127.0.0.1", .port = 8080, .max_queue = 16, .max_upload_mb = 25,
                             .max_connections = 256, .max_per_client = 32, .header_timeout = 10,
-                            .min_upload_rate = 16 * 1024.0, .shutdown_timeout = 30};
+                            .min_upload_rate = 16 * 1024.0, .shutdown_timeout = 30,
+                            .max_speech_seconds = AC_VOICE_MAX_SECONDS, .quick_workers = 1, .request_timeout = 900};
     server_config *cfg = &config;
     int threads = ac_get_threads();
     if (parse(cfg, argc, argv, &threads)) {
@@ -344,7 +380,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < cfg->n_models; i++)
         if (load_model(&cfg->models[i], cfg->weights)) goto out;
     if (voices_load(cfg)) goto out;
-    if (queue_start(cfg->workers, each, cfg->max_queue, warm_up, cfg)) {
+    if (queue_start(cfg->workers, cfg->quick_workers, each, cfg->max_queue, cfg->request_timeout, warm_up, cfg)) {
         fprintf(stderr, "audioc-server: cannot start %d workers\n", cfg->workers);
         goto out;
     }
@@ -356,8 +392,8 @@ int main(int argc, char **argv)
         queue_stop();
         goto out;
     }
-    fprintf(stderr, "audioc-server: %d worker(s) x %d thread(s), queue %d, uploads up to %ld MB (%ld MB at once)%s%s\n",
-            cfg->workers, each, cfg->max_queue, cfg->max_upload_mb, cfg->max_buffer_mb, cfg->api_key ? ", API key required" : "",
+    fprintf(stderr, "audioc-server: %d worker(s) and %d quick worker(s) x %d thread(s), queue %d, uploads up to %ld MB (%ld MB at once)%s%s\n",
+            cfg->workers, cfg->quick_workers, each, cfg->max_queue, cfg->max_upload_mb, cfg->max_buffer_mb, cfg->api_key ? ", API key required" : "",
             cfg->cors ? ", CORS on" : "");
     printf("audioc-server: listening on http://%s%s%s:%d\n", strchr(cfg->host, ':') ? "[" : "", cfg->host,
            strchr(cfg->host, ':') ? "]" : "", port);
@@ -375,8 +411,12 @@ int main(int argc, char **argv)
     }
     if (http_in_flight() > 0)
         fprintf(stderr, "audioc-server: stopping %d request(s) still in progress\n", http_in_flight());
-    queue_cancel_running();   /* nothing runs past the deadline */
-    queue_stop();             /* what still waits is dropped (503) */
+    int stopped = queue_cancel_running();   /* nothing runs past the deadline */
+    queue_stop();                           /* what still waits is dropped (503) */
+    /* the answers of the jobs stopped (a 503, a stream's last event saying why) go out first, briefly */
+    for (double grace = ac_now() + 2; stopped && http_in_flight() > 0 && ac_now() < grace &&
+                                      sigtimedwait(&stop, NULL, &tick) < 0;) {
+    }
     http_stop();              /* closes every connection, slow uploads too */
     rc = 0;
 out:

@@ -74,3 +74,22 @@ void push_text_event(job *j, const char *type, const char *key, const char *text
     if (fclose(f) == 0) queue_push_event(j, mem, len);
     free(mem);
 }
+
+void push_stop_event(job *j)
+{
+    int why = atomic_load(&j->cancelled);
+    if (!why || why == JOB_CLIENT_GONE) return;   /* nobody reads it */
+    char msg[200];
+    job_stop_message(why, msg, sizeof msg);
+    push_text_event(j, "error", "message", msg);
+}
+
+void field_unknown(reply *r, const char *name)
+{
+    reply_error(r, 400, name, FIELD_UNKNOWN, name);
+}
+
+void field_has_control(reply *r, const char *name, const char *v, int at)
+{
+    reply_error(r, 400, name, FIELD_CONTROL " (byte 0x%02x at offset %d)", name, (unsigned char)v[at], at);
+}

@@ -22,6 +22,12 @@ typedef struct {
     size_t body_max;           /* bytes of JSON, or of form fields; BODY_MAX_UPLOAD */
     int needs_key;             /* refused with 401 without the API key, when one is set */
     lane lane;
+    /* LANE_QUEUE: a request whose body is at most this many bytes is quick
+     * work (a quick worker may take it: it never waits behind long jobs); 0: never */
+    size_t quick_body;
+    /* Whether a form field called NAME is one the endpoint takes (NULL: no form);
+     * the core refuses any other with 400 naming it. */
+    int (*field_known)(const char *name);
     /* Checks the request (J->req) and readies J: 0, or -1 with the refusal in R. NULL: nothing to check. */
     int (*prepare)(job *j, reply *r);
     /* Answers into J->result (and J's events when J->stream). */

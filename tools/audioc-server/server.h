@@ -29,7 +29,7 @@ typedef struct {
 typedef struct {
     const char *host;
     int port;
-    int threads, workers, max_queue;
+    int threads, workers, quick_workers, max_queue;
     long max_upload_mb;
     const char *api_key, *cors;
     int quiet;
@@ -40,6 +40,9 @@ typedef struct {
     double min_upload_rate;                /* bytes per second a body must average after that */
     double shutdown_timeout;               /* seconds a graceful stop waits for requests in progress */
     long max_buffer_mb;                    /* upload bytes held in memory at once, all requests together */
+    double max_speech_seconds;             /* the most audio one voice request may make (0: no limit) */
+    double request_timeout;                /* seconds of work one request may take (0: no limit) */
+    int lenient_voices;                    /* a --voice that cannot work is left out with a warning */
     served_model *models;
     int n_models;
     ac_weight_type weights;                /* --weights: the type of every model's matrices */
@@ -89,6 +92,8 @@ int form_too_large(const form *f, const char **field);
 const form_field *form_get(const form *f, const char *name);
 /* Fields in body order (repeated names, as `timestamp_granularities[]`, each once). */
 int form_count(const form *f);
+/* The bytes of field values read in all. */
+size_t form_bytes(const form *f);
 const form_field *form_at(const form *f, int i);
 void form_free(form *f);
 
@@ -100,10 +105,21 @@ int field_bool(const char *v, int *out);
 int field_number(const char *v, double lo, double hi, int integer, double *out);
 /* The index of V among the N NAMES, or -1. */
 int field_choice(const char *v, const char *const *names, int n);
+/* The offset of the first control character among the N bytes of V (NUL,
+ * DEL and C0 but tab, line feed and carriage return), or -1: no text field
+ * of any endpoint takes one (a NUL would cut the value short). */
+int field_control(const char *v, size_t n);
+/* The one answer of every endpoint to a field it does not take, and to a
+ * text field holding a control character (at offset AT of V). */
+#define FIELD_UNKNOWN "unknown field '%.64s': this endpoint does not take it (see the API reference)"
+#define FIELD_CONTROL "the field '%.64s' holds a control character: text fields take printable text, tabs and line breaks only"
+struct reply;
+void field_unknown(struct reply *r, const char *name);
+void field_has_control(struct reply *r, const char *name, const char *v, int at);
 
 /* ---- responses (reply.c) ---------------------------------------------- */
 
-typedef struct {
+typedef struct reply {
     int status;
     const char *content_type;
     buffer body;
@@ -144,18 +160,32 @@ struct job {
     const request_ctx *req;    /* the request it answers (lives as long as the job) */
     void *ctx;                 /* the endpoint's state, from malloc: freed with the request */
     int state;                 /* JOB_QUEUED, JOB_RUNNING, JOB_DONE (under the queue lock) */
-    atomic_int cancelled;      /* JOB_CLIENT_GONE or JOB_STOPPED: stop at the next chance */
+    atomic_int cancelled;      /* JOB_CLIENT_GONE, JOB_STOPPED or JOB_DEADLINE: stop at the next chance */
+    double deadline;           /* when its work must stop (ac_now seconds; 0: never), set as it starts */
     reply result;
     /* server-sent events, appended by the worker while it runs */
     buffer events;
     int stream;                /* answer with the events (set when prepared) */
+    int quick;                 /* short work: a quick worker may take it (set before it is queued) */
 };
 enum { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
-enum { JOB_CLIENT_GONE = 1, JOB_STOPPED = 2 };   /* why a job was cancelled */
+enum { JOB_CLIENT_GONE = 1, JOB_STOPPED = 2, JOB_DEADLINE = 3 };   /* why a job was cancelled */
 
-/* Starts the workers; each first runs WARM_UP(ARG) (WARM_UP may be NULL),
- * and this returns when all have. */
-int queue_start(int workers, int threads_per_worker, int max_queue, void (*warm_up)(void *arg), void *arg);
+/* Starts WORKERS workers for any job and QUICK_WORKERS for quick jobs
+ * only; each first runs WARM_UP(ARG) (WARM_UP may be NULL), and this
+ * returns when all have. A job's work may take TIMEOUT seconds (0: no
+ * limit) from when it starts. */
+int queue_start(int workers, int quick_workers, int threads_per_worker, int max_queue, double timeout,
+                void (*warm_up)(void *arg), void *arg);
+/* Why J's work must stop (a JOB_ reason), or 0 to go on: the endpoints'
+ * progress callbacks ask this between steps. Past its deadline it is
+ * cancelled with JOB_DEADLINE. */
+int job_stopped(job *j);
+/* What a stopped job's client is told (into OUT, N bytes): why it was stopped (REASON a JOB_ reason). */
+void job_stop_message(int reason, char *out, size_t n);
+/* Seconds a client refused with 503 should wait before it tries again:
+ * about the time the queue ahead needs, from the work done so far. */
+int queue_retry_after(void);
 /* 0, or -1 when the queue is full. */
 int queue_submit(job *j);
 /* Whether a job submitted now would be refused (a hint: others may come first). */
@@ -168,13 +198,16 @@ int queue_wait(job *j, int want, int *events, double timeout);
 void queue_push_event(job *j, const char *data, size_t n);
 /* The event data: {"type": TYPE, KEY: TEXT} (TEXT as a JSON string; reply.c). */
 void push_text_event(job *j, const char *type, const char *key, const char *text);
+/* A stream's last event when its job was stopped (shutdown, deadline): an
+ * error saying why, so that the client sees it did not end. */
+void push_stop_event(job *j);
 /* Copies up to MAX bytes of events from offset POS, waiting up to TIMEOUT
  * seconds for some; returns the count, 0 on timeout, -1 at the end. */
 long queue_read_events(job *j, size_t pos, char *out, size_t max, double timeout);
 /* Marks J finished (called by the worker, and for jobs that never ran). */
 void queue_finish(job *j);
-/* Asks the jobs running now to stop at their next chance. */
-void queue_cancel_running(void);
+/* Asks the jobs running now to stop at their next chance: how many there were. */
+int queue_cancel_running(void);
 void queue_stop(void);
 
 /* ---- the connection guard (guard.c) -------------------------------------- */

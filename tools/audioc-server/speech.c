@@ -77,18 +77,26 @@ static char *base64(const unsigned char *d, size_t n, size_t *len)
 static void voice_error(reply *r, ac_status s, const voice_task *t)
 {
     const char *msg = ac_last_error();
-    /* what the message is about, and the fields that name it: the conversion form's, the speech body's */
-    static const char *const needles[] = {"prosody", "style", "target voice", "source", "word", "text", "route"};
-    static const char *const form_names[] = {"prosody_ref", "style_ref", "voice", "file", "text", "text", "route"};
-    static const char *const speech_names[] = {"prosody_voice", "style_voice", "voice", NULL, "input", "input",
-                                               "route"};
+    /* what the message is about (after "route NAME: ", whose name may hold any word), and the fields
+     * that name it: the conversion form's, the speech body's (where a source can only come with
+     * another route, on /v1/audio/conversions) */
+    static const char *const needles[] = {"min tokens", "prosody", "style", "target voice", "source", "word", "text",
+                                          "route"};
+    static const char *const form_names[] = {"min_tokens", "prosody_ref", "style_ref", "voice", "file", "text", "text",
+                                             "route"};
+    static const char *const speech_names[] = {"min_tokens", "prosody_voice", "style_voice", "voice", "route", "input",
+                                               "input", "route"};
+    const char *about = strncmp(msg, "route ", 6) == 0 && strchr(msg, ':') ? strchr(msg, ':') : msg;
     const char *param = NULL;
-    for (size_t k = 0; k < sizeof needles / sizeof *needles && !param; k++)
-        if (strstr(msg, needles[k])) param = (t->upload ? form_names : speech_names)[k];
+    size_t k = 0;
+    for (; k < sizeof needles / sizeof *needles && !param; k++)
+        if (strstr(about, needles[k])) param = (t->upload ? form_names : speech_names)[k];
     int about_upload = t->upload && param && strcmp(param, "file") == 0;
+    int needs_source = !t->upload && param && strcmp(needles[k - 1], "source") == 0;
     if (s == AC_ERR_ARG || s == AC_ERR_FORMAT || s == AC_ERR_UNSUPPORTED)
-        reply_error(r, 400, param, "%s%s%s%s", msg, about_upload ? " (the uploaded file '" : "",
-                    about_upload ? t->upload : "", about_upload ? "')" : "");
+        reply_error(r, 400, param, "%s%s%s%s%s", msg, about_upload ? " (the uploaded file '" : "",
+                    about_upload ? t->upload : "", about_upload ? "')" : "",
+                    needs_source ? ": this route converts a recording (POST /v1/audio/conversions)" : "");
     else reply_error(r, 500, NULL, "%s", msg);
 }
 
@@ -97,7 +105,7 @@ static void voice_error(reply *r, ac_status s, const voice_task *t)
 static int on_progress(const char *stage, int done, int total, void *user)
 {
     (void)stage, (void)done, (void)total;
-    return atomic_load(&((job *)user)->cancelled) != 0;
+    return job_stopped(user) != 0;
 }
 
 /* Each text chunk as soon as it is vocoded: one delta event, the chunk encoded in the response format. */
@@ -106,7 +114,7 @@ static int on_audio(const float *x, int64_t n, int chunk, int n_chunks, void *us
     job *j = user;
     voice_task *t = j->ctx;
     (void)chunk, (void)n_chunks;
-    if (atomic_load(&j->cancelled)) return 1;
+    if (job_stopped(j)) return 1;
     if (!t->sse) return 0;
     void *data;
     size_t size, len;
@@ -129,7 +137,10 @@ void endpoint_voice_run(job *j)
     ac_voice_result *res;
     ac_status s = t->upload ? ac_voice_convert(t->model->model, &t->source, &t->opt, &res)
                             : ac_voice_speak(t->model->model, t->opt.text, &t->opt, &res);
-    if (s == AC_ERR_CANCELLED) return;
+    if (s == AC_ERR_CANCELLED) {
+        if (t->emitted) push_stop_event(j);
+        return;
+    }
     if (s) {
         voice_error(&j->result, s, t);
         /* once events have gone out the status is sent: the error goes in the stream */
@@ -169,6 +180,7 @@ static voice_task *new_task(job *j, size_t text_len, reply *r)
     j->ctx = t;
     t->cfg = j->req->cfg;
     ac_voice_options_default(&t->opt);
+    t->opt.max_seconds = t->cfg->max_speech_seconds;
     return t;
 }
 
@@ -272,6 +284,7 @@ int endpoint_speech_prepare(job *j, reply *r)
     memcpy(t->text, q.input, strlen(q.input) + 1);
     t->opt = q.opt;
     t->opt.text = t->text;
+    t->opt.max_seconds = t->cfg->max_speech_seconds;
     if (pick_model(t, q.model, r) || pick_route(t, q.route ? q.route : "zero_shot_tts", r) ||
         pick_format(t, q.response_format, "mp3", r) || pick_stream(t, j, q.stream_format, r) ||
         use_voice(t, 0, q.voice, "voice", r) || (q.style_voice && use_voice(t, 1, q.style_voice, "style_voice", r)) ||
@@ -308,8 +321,14 @@ static int form_reference(voice_task *t, const form *f, const char *name, int k,
 
 static int form_numbers(voice_task *t, const form *f, reply *r)
 {
-    const char *v = text_field(f, "pitch_shift");
+    const char *v = text_field(f, "speed");
     double d;
+    if (v && field_number(v, 0.25, 4, 0, &d)) {
+        reply_error(r, 400, "speed", "'speed' must be in [0.25, 4.0], not '%.32s'", v);
+        return -1;
+    }
+    if (v) t->opt.speed = d;
+    v = text_field(f, "pitch_shift");
     if (v && strcmp(v, "auto") == 0) {
         t->opt.use_pitch_shift = 1;
     } else if (v && strcmp(v, "none") == 0) {
@@ -337,7 +356,20 @@ static int form_numbers(voice_task *t, const form *f, reply *r)
             return -1;
         }
     }
+    char msg[200];
+    if (voice_numbers_check(&t->opt, msg, sizeof msg)) {
+        reply_error(r, 400, "min_tokens", "%s", msg);
+        return -1;
+    }
     return 0;
+}
+
+int conversion_field_known(const char *name)
+{
+    static const char *const names[] = {"file", "model", "voice", "target_voice", "style_ref", "prosody_ref", "route",
+                                        "text", "source_text", "style_text", "target_voice_text", "response_format",
+                                        "stream_format", "pitch_shift", "speed"};
+    return field_choice(name, names, sizeof names / sizeof *names) >= 0 || voice_number_find(name) >= 0;
 }
 
 int endpoint_conversion_prepare(job *j, reply *r)

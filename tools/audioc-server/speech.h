@@ -39,6 +39,9 @@ int voice_number_find(const char *name);
 const char *voice_number_name(int i);
 /* Checks V against option I's range: 0, or -1 with the reason in MSG. */
 int voice_number_set(ac_voice_options *o, int i, double v, char *msg, size_t n);
+/* Checks the options together once all are set (min_tokens no more than
+ * max_tokens): 0, or -1 with the reason in MSG (the field: min_tokens). */
+int voice_numbers_check(const ac_voice_options *o, char *msg, size_t n);
 
 /* ---- the body of POST /v1/audio/speech ----------------------------------- */
 
@@ -48,6 +51,7 @@ typedef struct {
     char *model, *input, *voice, *response_format, *stream_format, *route, *style_voice, *prosody_voice;
     ac_voice_options opt;   /* the numeric options given */
     const char *param;      /* on failure: the field at fault (or NULL) */
+    char field[64];         /* a field named by the body itself, as param points to */
     char message[320];
 } speech_request;
 
@@ -65,6 +69,9 @@ void endpoint_voices(job *j);
  * (the error in R when it cannot run); endpoint_voice_run answers both on a worker. */
 int endpoint_speech_prepare(job *j, reply *r);
 int endpoint_conversion_prepare(job *j, reply *r);
+/* The conversion form's fields: the recording, the references, the texts,
+ * the formats and the numeric options (speed among them). */
+int conversion_field_known(const char *name);
 void endpoint_voice_run(job *j);
 
 #endif

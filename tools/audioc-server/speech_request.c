@@ -20,7 +20,7 @@ static const struct {
 } numbers[] = {
     {"seed", 0, 2147483647, 1},        {"temperature", 0, 100, 0},     {"top_k", 0, 1 << 24, 1},
     {"top_p", 1e-6, 1, 0},             {"repetition_penalty", 1e-3, 100, 0},
-    {"min_tokens", 0, 4096, 1},        {"max_tokens", 1, 4096, 1},     {"steps", 1, 1000, 1},
+    {"min_tokens", 0, 4096, 1},        {"max_tokens", 1, 4096, 1},     {"steps", 1, AC_VOICE_MAX_STEPS, 1},
     {"target_duration", 0.1, 120, 0},  {"reference_duration", 0.5, 60, 0},
 };
 enum { N_NUMBERS = sizeof numbers / sizeof *numbers };
@@ -37,8 +37,11 @@ const char *voice_number_name(int i) { return i >= 0 && i < N_NUMBERS ? numbers[
 int voice_number_set(ac_voice_options *o, int i, double v, char *msg, size_t n)
 {
     if (!(v >= numbers[i].lo && v <= numbers[i].hi) || (numbers[i].integer && v != (double)(long long)v)) {
-        snprintf(msg, n, "%s must be %s in [%g, %g], not %g", numbers[i].name,
-                 numbers[i].integer ? "an integer" : "a number", numbers[i].lo, numbers[i].hi, v);
+        if (numbers[i].integer)   /* whole bounds in full, not as 2.14748e+09 */
+            snprintf(msg, n, "%s must be an integer in [%.0f, %.0f], not %.17g", numbers[i].name, numbers[i].lo,
+                     numbers[i].hi, v);
+        else snprintf(msg, n, "%s must be a number in [%g, %g], not %g", numbers[i].name, numbers[i].lo,
+                      numbers[i].hi, v);
         return -1;
     }
     switch (i) {
@@ -52,6 +55,15 @@ int voice_number_set(ac_voice_options *o, int i, double v, char *msg, size_t n)
     case 7: o->steps = (int)v; break;
     case 8: o->target_duration = v; break;
     default: o->reference_duration = v; break;
+    }
+    return 0;
+}
+
+int voice_numbers_check(const ac_voice_options *o, char *msg, size_t n)
+{
+    if (o->min_new_tokens > 0 && o->max_new_tokens > 0 && o->min_new_tokens > o->max_new_tokens) {
+        snprintf(msg, n, "min_tokens %d is more than max_tokens %d", o->min_new_tokens, o->max_new_tokens);
+        return -1;
     }
     return 0;
 }
@@ -104,11 +116,66 @@ static int field(speech_request *r, const cJSON *v)
         return 0;
     }
     int i = voice_number_find(name);
-    if (i < 0) return fail(r, NULL, "unknown field '%.64s'", name);
+    if (i < 0) {
+        snprintf(r->field, sizeof r->field, "%s", name);
+        return fail(r, r->field, FIELD_UNKNOWN, name);
+    }
     if (cJSON_IsNull(v)) return 0;
     if (!cJSON_IsNumber(v)) return fail(r, numbers[i].name, "'%s' must be a number", numbers[i].name);
     return voice_number_set(&r->opt, i, v->valuedouble, r->message, sizeof r->message) ? (r->param = numbers[i].name, -1)
                                                                                       : 0;
+}
+
+static int hex4(const char *h, size_t left)
+{
+    int v = 0;
+    for (int k = 0; k < 4; k++) {
+        if ((size_t)k >= left) return -1;
+        char c = h[k];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (d < 0) return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+/* Whether a string of the N bytes of JSON holds a control character, raw
+ * or escaped (as field_control sees them: a \u0000 would cut the value
+ * short once decoded): 1 with the top-level field it is in copied to KEY. */
+static int control_field(const char *b, size_t n, char *key, size_t kn)
+{
+    int depth = 0, in_str = 0, is_key = 0, expect_key = 0;
+    size_t start = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)b[i];
+        if (!in_str) {
+            if (c == '{' || c == '[') expect_key = ++depth == 1 && c == '{';
+            else if (c == '}' || c == ']') depth--;
+            else if (c == ',' && depth == 1) expect_key = 1;
+            else if (c == '"') {
+                in_str = 1;
+                start = i + 1;
+                is_key = depth == 1 && expect_key;
+                expect_key = 0;
+            }
+            continue;
+        }
+        int code = c;
+        if (c == '\\' && i + 1 < n) {
+            code = b[++i] == 'u' ? hex4(b + i + 1, n - i - 1) : 'x';
+            if (b[i] == 'u') i += 4;
+        } else if (c == '"') {
+            in_str = 0;
+            if (is_key) snprintf(key, kn, "%.*s", (int)(i - start < kn - 1 ? i - start : kn - 1), b + start);
+            continue;
+        }
+        char one = (char)code;
+        if (code >= 0 && code < 0x80 && field_control(&one, 1) == 0) {
+            if (is_key) snprintf(key, kn, "%.*s", (int)(i - start < kn - 1 ? i - start : kn - 1), b + start);
+            return 1;
+        }
+    }
+    return 0;
 }
 
 int speech_request_parse(const char *body, size_t n, speech_request *r)
@@ -116,6 +183,8 @@ int speech_request_parse(const char *body, size_t n, speech_request *r)
     memset(r, 0, sizeof *r);
     ac_voice_options_default(&r->opt);
     if (n > SPEECH_BODY_MAX) return fail(r, NULL, "the JSON body is larger than %u KB", SPEECH_BODY_MAX >> 10);
+    if (control_field(body, n, r->field, sizeof r->field))
+        return fail(r, r->field, FIELD_CONTROL, r->field);
     cJSON *root = cJSON_ParseWithLength(body, n);
     if (!root) return fail(r, NULL, "the body is not valid JSON: send a JSON object (Content-Type: application/json)");
     int bad = 0, count = 0;
@@ -130,6 +199,7 @@ int speech_request_parse(const char *body, size_t n, speech_request *r)
     if (bad) return -1;
     if (!r->input) return fail(r, "input", "no 'input': give the text to say");
     if (!r->voice || !r->voice[0]) return fail(r, "voice", "no 'voice': give the id of a reference voice (see GET /v1/audio/voices)");
+    if (voice_numbers_check(&r->opt, r->message, sizeof r->message)) return r->param = "min_tokens", -1;
     if (!(r->opt.speed >= 0.25 && r->opt.speed <= 4.0))
         return fail(r, "speed", "'speed' must be in [0.25, 4.0], not %g", r->opt.speed);
     return 0;

@@ -44,9 +44,21 @@ int voices_load(server_config *cfg)
         fprintf(stderr, "audioc-server: --voice needs a voice model: give --model ID=VEVO2_PACKAGE\n");
         return -1;
     }
+    ac_model *model = cfg->n_voices ? find_model(cfg, NULL, AC_TASK_VOICE)->model : NULL;
     for (int i = 0; i < cfg->n_voices; i++) {
         served_voice *v = &cfg->voices[i];
         ac_audio_input in = ac_input_file(v->path);
+        /* a voice every request would fail on is the operator's mistake, told now */
+        if (ac_voice_check_reference(model, &in) != AC_OK) {
+            fprintf(stderr, "audioc-server: voice '%s': %s%s\n", v->id, ac_last_error(),
+                    cfg->lenient_voices ? " (left out: --lenient-voices)" : " (--lenient-voices leaves it out)");
+            if (!cfg->lenient_voices) return -1;
+            free((char *)v->path);
+            memmove(v, v + 1, (size_t)(cfg->n_voices - i - 1) * sizeof *v);
+            cfg->n_voices--;
+            i--;
+            continue;
+        }
         if (ac_audio_decode(&in, VOICE_RATE, &v->pcm, &v->n, NULL) != AC_OK) {
             fprintf(stderr, "audioc-server: voice '%s': %s\n", v->id, ac_last_error());
             return -1;

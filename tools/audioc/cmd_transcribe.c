@@ -4,9 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "args.h"
 #include "audioc.h"
+#include "batch.h"
 #include "commands.h"
 #include "default_model.h"
 #include "input.h"
@@ -70,6 +72,18 @@ static void usage(FILE *f)
         "                          (the threads are shared among them); outputs keep the\n"
         "                          order of the inputs (1)\n"
         "\n"
+        "batch runs (on a cluster: a task per shard; each output is written to\n"
+        "NAME.EXT.partial and renamed when whole):\n"
+        "      --shard I/N         sort the inputs by name and take every N-th from the\n"
+        "                          I-th (0 <= I < N): N tasks cover each input once.\n"
+        "                          auto[/N]: I from SLURM_ARRAY_TASK_ID (less\n"
+        "                          SLURM_ARRAY_TASK_MIN) or JOB_COMPLETION_INDEX, N from\n"
+        "                          SLURM_ARRAY_TASK_COUNT when not given\n"
+        "      --skip-existing     leave out inputs whose outputs are all there (a killed\n"
+        "                          run is resumed by running it again)\n"
+        "      --manifest FILE     append a JSON line per input: input, status (ok,\n"
+        "                          failed, skipped), seconds, error\n"
+        "\n"
         COMMON_OPTIONS_HELP
         "\n"
         "Exit status: 0 ok, 1 a file failed, 2 bad usage.\n",
@@ -89,7 +103,10 @@ static const struct {
 };
 
 typedef struct {
-    const char *model, *vad, *out_dir;
+    const char *model, *vad, *out_dir, *manifest_path;
+    int shard, shards;   /* --shard I/N (shards 0: none) */
+    int skip_existing;
+    FILE *manifest;
     ac_weight_type weights;
     int format;          /* on stdout */
     unsigned files_out;  /* bit per format written to files; 0: stdout */
@@ -132,7 +149,8 @@ static int parse(int argc, char **argv, asr_args *a)
     enum { O_MODEL, O_LANGUAGE, O_NO_PUNCTUATION, O_VAD, O_BEAM, O_LENGTH_PENALTY, O_TEMPERATURE, O_TOP_K,
            O_TOP_P, O_SEED, O_MAX_NEW, O_MIN_NEW, O_NO_PROMPT_PREFIX, O_FORMAT, O_TOKENS, O_TIMINGS, O_OUTPUT_DIR,
            O_NO_VAD, O_WORD_TIMESTAMPS, O_MAX_SEGMENT_LENGTH, O_MAX_LINE_WIDTH,
-           O_OUTPUT_FORMAT, O_OTXT, O_OJ, O_OSRT, O_OVTT, O_PARALLEL, O_WEIGHTS };
+           O_OUTPUT_FORMAT, O_OTXT, O_OJ, O_OSRT, O_OVTT, O_PARALLEL, O_WEIGHTS, O_SHARD, O_SKIP_EXISTING,
+           O_MANIFEST };
     static const opt_def defs[] = {
         [O_MODEL] = {"-m|--model", 1}, [O_LANGUAGE] = {"-l|--language", 1},
         [O_NO_PUNCTUATION] = {"--no-punctuation", 0}, [O_VAD] = {"--vad", 1}, [O_NO_VAD] = {"--no-vad", 0},
@@ -145,7 +163,8 @@ static int parse(int argc, char **argv, asr_args *a)
         [O_TOKENS] = {"--tokens", 0}, [O_TIMINGS] = {"--timings", 0}, [O_OUTPUT_DIR] = {"--output-dir", 1},
         [O_OUTPUT_FORMAT] = {"--output-format", 1}, [O_OTXT] = {"-otxt", 0}, [O_OJ] = {"-oj", 0},
         [O_OSRT] = {"-osrt", 0}, [O_OVTT] = {"-ovtt", 0}, [O_PARALLEL] = {"-p|--parallel", 1},
-        [O_WEIGHTS] = {"--weights", 1}, {0},
+        [O_WEIGHTS] = {"--weights", 1}, [O_SHARD] = {"--shard", 1}, [O_SKIP_EXISTING] = {"--skip-existing", 0},
+        [O_MANIFEST] = {"--manifest", 1}, {0},
     };
     a->parallel = 1;
     ac_asr_options_default(&a->opt);
@@ -186,6 +205,9 @@ static int parse(int argc, char **argv, asr_args *a)
         case O_PARALLEL: bad = arg_int(p.opt, v, 1, 256, &a->parallel); break;
         case O_TOKENS: a->tokens = 1; break;
         case O_TIMINGS: a->timings = 1; break;
+        case O_SHARD: bad = batch_shard_parse(v, &a->shard, &a->shards); break;
+        case O_SKIP_EXISTING: a->skip_existing = 1; break;
+        case O_MANIFEST: a->manifest_path = v; break;
         case OPT_OPERAND: a->files[a->n_files++] = (char *)v; break;
         case OPT_HELP: usage(stdout); exit(0);
         default: bad = 1;
@@ -207,6 +229,12 @@ static int parse(int argc, char **argv, asr_args *a)
         return -1;
     }
     if (a->out_dir && !a->files_out) a->files_out = 1u << a->format;
+    if ((a->shards || a->skip_existing) && !a->files_out) {
+        fprintf(stderr, "audioc transcribe: --shard and --skip-existing write a file per input: give --output-dir DIR "
+                        "or --output-format\n");
+        return -1;
+    }
+    if (a->shards) a->n_files = batch_shard(a->files, a->n_files, a->shard, a->shards);
     if (!a->files_out && a->n_files > 1 && (a->format == FMT_SRT || a->format == FMT_VTT)) {
         fprintf(stderr, "audioc transcribe: %s of %d files on stdout would be one file of cues with the times of "
                         "different inputs: give --output-dir DIR or --output-format %s (a file per input)\n",
@@ -273,21 +301,47 @@ static int make_out_dir(const char *dir)
     return -1;
 }
 
+/* Each output is written to PATH.partial and renamed when whole: a run
+ * killed midway leaves no output that looks finished. */
 static int write_files(const asr_args *a, const char *file, const ac_asr_result *r, const transcript_meta *m)
 {
     int failed = 0;
     for (int f = 0; f < N_FORMATS; f++) {
         if (!(a->files_out >> f & 1)) continue;
-        char path[4096];
+        char path[4096], part[4200];
         out_path(a, file, formats[f].ext, path, sizeof path);
-        FILE *out = fopen(path, "w");
+        snprintf(part, sizeof part, "%s.partial", path);
+        FILE *out = fopen(part, "w");
         if (out) transcript_write(out, formats[f].as, r, m);
-        if (!out || ferror(out) | fclose(out)) {
+        if (!out || ferror(out) | fclose(out) || rename(part, path) != 0) {
             fprintf(stderr, "audioc: %s: cannot write it (%s)\n", path, strerror(errno));
+            remove(part);
             failed = 1;
         }
     }
     return failed;
+}
+
+/* Whether every output of FILE is there (--skip-existing). */
+static int outputs_exist(const asr_args *a, const char *file)
+{
+    for (int f = 0; f < N_FORMATS; f++) {
+        char path[4096];
+        out_path(a, file, formats[f].ext, path, sizeof path);
+        if ((a->files_out >> f & 1) && access(path, F_OK) != 0) return 0;
+    }
+    return 1;
+}
+
+/* --skip-existing: the inputs whose outputs are all there are left out (a manifest line each). */
+static void skip_existing(asr_args *a)
+{
+    int k = 0;
+    for (int i = 0; i < a->n_files; i++) {
+        if (!outputs_exist(a, a->files[i])) a->files[k++] = a->files[i];
+        else if (a->manifest) batch_manifest_line(a->manifest, a->files[i], "skipped", 0, NULL);
+    }
+    a->n_files = k;
 }
 
 /* ---- the inputs, one at a time or several at once ------------------------------ */
@@ -362,13 +416,17 @@ static void done(int i, void *user)
     asr_job *j = &run->jobs[i];
     const char *name = cli_input_name(a->files[i]);
     if (run->count_files) fputs("\r\033[K", stderr); /* the count line gives way to what follows */
+    int failed_before = run->failed;
     if (j->failed) {
         if (j->error) fprintf(stderr, "audioc: %s\n", j->error);
-        free(j->error);
         run->failed = 1;
     } else {
         write_result(run, i, name);
     }
+    if (a->manifest)
+        batch_manifest_line(a->manifest, a->files[i], j->failed || run->failed > failed_before ? "failed" : "ok",
+                            j->seconds, j->error ? j->error : j->failed ? "cannot read it" : NULL);
+    free(j->error);
     if (run->count_files) {
         fprintf(stderr, "\rtranscribed %d of %d files", ++run->files_done, a->n_files);
         if (run->files_done == a->n_files) fputc('\n', stderr);
@@ -399,6 +457,15 @@ int cmd_transcribe(int argc, char **argv)
     }
     int rc = 1;
     if (a.out_dir && make_out_dir(a.out_dir)) goto out;
+    if (a.manifest_path && !(a.manifest = fopen(a.manifest_path, "a"))) {
+        fprintf(stderr, "audioc: --manifest %s: cannot open it (%s)\n", a.manifest_path, strerror(errno));
+        goto out;
+    }
+    if (a.skip_existing) skip_existing(&a);
+    if (!a.n_files) {   /* an empty shard, or everything done already */
+        rc = 0;
+        goto out;
+    }
     double t0 = ac_now();
     ac_model *asr = load_model(a.model, NULL, a.weights, AC_TASK_ASR, "");
     if (!asr || (a.vad && !(a.opt.vad = load_model(a.vad, NULL, a.weights, AC_TASK_VAD, "--vad: not a VAD model: ")))) {
@@ -420,6 +487,7 @@ int cmd_transcribe(int argc, char **argv)
     ac_model_free(a.opt.vad);
     ac_model_free(asr);
 out:
+    if (a.manifest) fclose(a.manifest);
     free(a.files);
     return rc;
 }

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "args.h"
@@ -88,11 +89,19 @@ static void usage(FILE *f, const char *cmd)
             "                          [frame][mel] (for comparisons with other implementations)\n"
             "\n"
             "output:\n"
-            "  -o, --output OUT        .wav (16-bit PCM unless --float), .flac, .ogg, .opus or .mp3\n"
+            "  -o, --output OUT        .wav (16-bit PCM unless --float), .flac, .ogg, .opus, .mp3\n"
+            "                          or .pcm (raw 16-bit little-endian); - writes to standard\n"
+            "                          output in the --format given (wav). The folder and the\n"
+            "                          format are checked before the model loads\n"
+            "      --format F          wav, flac, ogg, opus, mp3 or pcm, for -o -\n"
             "      --float             32-bit float WAV\n"
             "      --speed S           the pace: the audio stretched to 1/S of its length, pitch\n"
             "                          kept (phase vocoder), 0.25..4 (1)\n"
             "      --timings           print the time of every stage and the real-time factor\n"
+            "      --no-limits         no bound on the work: without it, steps are at most 100\n"
+            "                          and a request that could make more than 600 s of audio\n"
+            "                          (every text chunk at its token limit) is refused, as\n"
+            "                          audioc-server does\n"
             "\n"
             "%s\n" COMMON_OPTIONS_HELP "\n"
             "Exit status: 0 ok, 1 the request failed, 2 bad usage.\n",
@@ -101,6 +110,8 @@ static void usage(FILE *f, const char *cmd)
 
 typedef struct {
     const char *cmd, *model, *whisper, *target, *style, *prosody, *noise_file, *source, *out, *text_file;
+    const char *format;  /* of the output: --format, else OUT's extension */
+    int no_limits;
     char *text;          /* malloc'd */
     ac_weight_type weights;
     int pcm16, timings;
@@ -136,12 +147,48 @@ static int read_text(voice_args *a, const char *file)
     return 0;
 }
 
+/* The output's format and place, before any work: OUT "-" (standard
+ * output, in --format or wav) or a file whose extension names a format
+ * this build writes, in a folder that exists and is writable. */
+static int check_output(const char *cmd, voice_args *a)
+{
+    static const char *const known[] = {"wav", "flac", "ogg", "opus", "mp3", "pcm"};
+    const char *dot = strrchr(a->out, '.'), *slash = strrchr(a->out, '/');
+    int to_stdout = strcmp(a->out, "-") == 0;
+    if (a->format && !to_stdout) {
+        fprintf(stderr, "%s: --format is for -o - (the extension of '%s' names its format)\n", cmd, a->out);
+        return -1;
+    }
+    const char *fmt = to_stdout ? (a->format ? a->format : "wav") : dot && (!slash || dot > slash) ? dot + 1 : "";
+    size_t k = 0;
+    while (k < sizeof known / sizeof *known && strcasecmp(fmt, known[k]) != 0) k++;
+    static const float blip[480];
+    void *data;
+    size_t size;
+    if (k == sizeof known / sizeof *known || ac_audio_encode(known[k], blip, 480, 1, 24000, 1, &data, &size)) {
+        fprintf(stderr, "%s: %s '%s': not a format this build writes (wav, flac, ogg, opus, mp3, pcm)\n", cmd,
+                to_stdout ? "--format" : "-o: the extension", fmt);
+        return -1;
+    }
+    ac_free(data);
+    a->format = known[k];
+    if (to_stdout) return 0;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - a->out) + (slash == a->out) : 1, slash ? a->out : ".");
+    if (access(dir, W_OK) != 0 || (access(a->out, F_OK) == 0 && access(a->out, W_OK) != 0)) {
+        fprintf(stderr, "%s: -o %s: %s\n", cmd, a->out,
+                access(dir, F_OK) != 0 ? "its folder does not exist" : "not writable here");
+        return -1;
+    }
+    return 0;
+}
+
 static int parse(int argc, char **argv, voice_args *a)
 {
     enum { O_MODEL, O_WHISPER, O_TARGET, O_VOICE_TEXT, O_STYLE, O_STYLE_TEXT, O_PROSODY, O_SOURCE_TEXT, O_TEXT,
            O_TEXT_FILE, O_ROUTE, O_PROSODY_CODE, O_NO_PROSODY_CODE, O_TARGET_DURATION, O_REFERENCE_DURATION,
            O_PITCH_SHIFT, O_STYLE_PITCH_SHIFT, O_NO_PITCH_SHIFT, O_TEMPERATURE, O_TOP_K, O_TOP_P, O_PENALTY,
-           O_MIN_TOKENS, O_MAX_TOKENS, O_STEPS, O_SEED, O_FM_NOISE, O_OUTPUT, O_FLOAT, O_TIMINGS, O_SPEED, O_WEIGHTS };
+           O_MIN_TOKENS, O_MAX_TOKENS, O_STEPS, O_SEED, O_FM_NOISE, O_OUTPUT, O_FLOAT, O_TIMINGS, O_SPEED, O_WEIGHTS, O_FORMAT, O_NO_LIMITS };
     static const opt_def defs[] = {
         [O_MODEL] = {"-m|--model", 1}, [O_WHISPER] = {"--whisper", 1},
         [O_TARGET] = {"-r|--voice|--target-voice", 1}, [O_VOICE_TEXT] = {"--voice-text", 1},
@@ -155,7 +202,8 @@ static int parse(int argc, char **argv, voice_args *a)
         [O_PENALTY] = {"--repetition-penalty", 1}, [O_MIN_TOKENS] = {"--min-tokens", 1},
         [O_MAX_TOKENS] = {"--max-tokens", 1}, [O_STEPS] = {"--steps", 1}, [O_SEED] = {"--seed", 1},
         [O_FM_NOISE] = {"--fm-noise", 1}, [O_OUTPUT] = {"-o|--output", 1}, [O_FLOAT] = {"--float", 0},
-        [O_TIMINGS] = {"--timings", 0}, [O_SPEED] = {"--speed", 1}, [O_WEIGHTS] = {"--weights", 1}, {0},
+        [O_TIMINGS] = {"--timings", 0}, [O_SPEED] = {"--speed", 1}, [O_WEIGHTS] = {"--weights", 1},
+        [O_FORMAT] = {"--format", 1}, [O_NO_LIMITS] = {"--no-limits", 0}, {0},
     };
     ac_voice_options *o = &a->opt;
     ac_voice_options_default(o);
@@ -209,6 +257,8 @@ static int parse(int argc, char **argv, voice_args *a)
         case O_FLOAT: a->pcm16 = 0; break;
         case O_TIMINGS: a->timings = 1; break;
         case O_SPEED: bad = arg_float(p.opt, v, 0.25, 4, &o->speed); break;
+        case O_FORMAT: a->format = v; break;
+        case O_NO_LIMITS: a->no_limits = 1; break;
         case OPT_OPERAND:
             if (tts) {
                 bad = add_text(a, v);
@@ -247,10 +297,27 @@ static int parse(int argc, char **argv, voice_args *a)
         fprintf(stderr, "%s: no %s given (see %s --help)\n", cmd, missing, cmd);
         return -1;
     }
+    /* the command's own route takes its timbre from the target voice alone */
+    const char *own = tts ? "zero_shot_tts" : strcmp(a->cmd, "svc") == 0 ? "style_preserved_svc" : "style_preserved_vc";
+    if (!a->target && strcmp(o->route, own) == 0) {
+        fprintf(stderr, "%s: no target voice given: give it with --voice REF (or -r, --target-voice)\n", cmd);
+        return -1;
+    }
+    if (!a->no_limits && o->steps > AC_VOICE_MAX_STEPS) {
+        fprintf(stderr, "%s: --steps %d: more than %d buy nothing (--no-limits allows it)\n", cmd, o->steps,
+                AC_VOICE_MAX_STEPS);
+        return -1;
+    }
+    if (!a->no_limits) o->max_seconds = AC_VOICE_MAX_SECONDS;
+    if (check_output(cmd, a)) return -1;
     char *inputs[] = {(char *)a->source, (char *)a->target, (char *)a->style, (char *)a->prosody,
                       (char *)text_src};
     if (cli_stdin_once(cmd, inputs, 5)) return -1;
     if (text_src && read_text(a, text_src)) return -1;
+    if (tts && a->text && !a->text[strspn(a->text, " \t\r\n")]) {
+        fprintf(stderr, "%s: the text is empty: give the words to say\n", cmd);
+        return -1;
+    }
     o->text = a->text;
     return 0;
 }
@@ -318,6 +385,25 @@ static int open_clips(voice_args *a, clips *c)
     return 0;
 }
 
+/* The result to -o (a file, or standard output in a->format): 0, or -1 with the message on stderr. */
+static int save(const voice_args *a, const ac_voice_result *r)
+{
+    void *data;
+    size_t size;
+    int ok = strcmp(a->out, "-") != 0
+                 ? ac_audio_save(a->out, r->samples, r->n_samples, 1, r->sample_rate, a->pcm16) == AC_OK
+                 : ac_audio_encode(a->format, r->samples, r->n_samples, 1, r->sample_rate, a->pcm16, &data, &size) ==
+                       AC_OK;
+    if (ok && strcmp(a->out, "-") == 0) {
+        ok = fwrite(data, 1, size, stdout) == size && fflush(stdout) == 0;
+        ac_free(data);
+        if (!ok) fprintf(stderr, "audioc %s: cannot write to standard output\n", a->cmd);
+        return ok ? 0 : -1;
+    }
+    if (!ok) fprintf(stderr, "audioc: %s\n", ac_last_error());
+    return ok ? 0 : -1;
+}
+
 int cmd_voice(const char *cmd, int argc, char **argv)
 {
     voice_args a = {.cmd = cmd};
@@ -354,9 +440,7 @@ int cmd_voice(const char *cmd, int argc, char **argv)
             if (!a.target && strstr(e, "no target voice"))
                 fprintf(stderr, "audioc %s: give the voice with --target-voice REF (or -r, --voice)\n", cmd);
         } else {
-            if (ac_audio_save(a.out, r->samples, r->n_samples, 1, r->sample_rate, a.pcm16) != AC_OK)
-                fprintf(stderr, "audioc: %s\n", ac_last_error());
-            else rc = 0;
+            rc = save(&a, r) ? 1 : 0;
             if (a.timings) print_timings(&a, r, t1 - t0, ac_now() - t1);
             ac_voice_result_free(r);
         }

@@ -56,6 +56,7 @@ ac_status vevo2_route_refs(const vevo2_route *r, const vevo2_inputs *in, int use
         return AC_OK;
     }
     /* the prosody: the given reference, else the source (the melody or the speech whose delivery is kept) */
+    if (r->source_style && !in->source.n) return ac_error(AC_ERR_ARG, "route %s: no source audio to edit", r->name);
     const vevo2_clip *prosody = first(&in->prosody, &in->source);
     if (use_prosody && !prosody->n)
         return ac_error(AC_ERR_ARG, "route %s: the prosody code needs a prosody reference (or a source)", r->name);

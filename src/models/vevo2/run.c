@@ -36,6 +36,10 @@ ac_status vevo2_run(vevo2_model *m, const vevo2_inputs *in, const vevo2_options 
         return ac_error(AC_ERR_ARG, "a duration cannot be negative");
     if (o->target_duration > 0 && !use_prosody)
         return ac_error(AC_ERR_ARG, "route %s: a target duration stretches the prosody code, which is off", r->name);
+    const double source_s = (double)in->source.n / m->mel.sample_rate / o->speed;
+    if (!r->ar && o->max_seconds > 0 && source_s > o->max_seconds)
+        return ac_error(AC_ERR_ARG, "the source would make %.0f s of audio, more than the limit of %.0f s", source_s,
+                        o->max_seconds);
     vevo2_refs refs;
     AC_TRY(vevo2_route_refs(r, in, use_prosody, &refs));
     /* upstream trims the timbre clip before anything reads it */

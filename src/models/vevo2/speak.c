@@ -4,6 +4,7 @@
  * and the vocoder turn into audio in the timbre's voice. Long text is
  * spoken chunk by chunk with the same references, their tokens computed
  * once. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,11 +88,55 @@ static ac_status reference_tokens(vevo2_model *m, const vevo2_refs *r, const vev
     return AC_OK;
 }
 
+/* The content-style tokens' rate (contentstyle_fvq16384_12.5hz): 500 tokens are 40 s. */
+#define TOKENS_PER_S 12.5
+
+/* The most AR tokens a chunk of TEXT can need: slow speech, half a second
+ * a character after a two-second lead, or (when the route follows a
+ * prosody reference) that reference's PROSODY_S seconds and the lead. A
+ * random or confused model that never ends a chunk stops here, not at the
+ * request's max_new_tokens. */
+static int chunk_budget(const char *text, double prosody_s)
+{
+    double chars = 0;
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++) chars += (*p & 0xc0) != 0x80;
+    double s = 2.0 + fmax(0.5 * chars, prosody_s);
+    return (int)ceil(s * TOKENS_PER_S);
+}
+
+/* The AR tokens chunk I may make. */
+static int chunk_tokens(const ac_text_chunks *c, int i, double prosody_s, const vevo2_options *o)
+{
+    int b = chunk_budget(c->text[i], prosody_s);
+    return o->max_new_tokens < b ? o->max_new_tokens : b;
+}
+
+/* The work of the whole text, decided before any of it is done: no chunk
+ * asked for more tokens than its text can need, and no more audio than
+ * o->max_seconds in all. */
+static ac_status check_work(const ac_text_chunks *c, double prosody_s, const vevo2_options *o)
+{
+    double seconds = 0;
+    for (int i = 0; i < c->n; i++) {
+        int b = chunk_budget(c->text[i], prosody_s);
+        if (o->sampler.min_new_tokens > b)
+            return ac_error(AC_ERR_ARG, "min tokens %d: more than the text \"%.40s\" can need (at most %d tokens, "
+                            "%.1f s)", o->sampler.min_new_tokens, c->text[i], b, b / TOKENS_PER_S);
+        seconds += chunk_tokens(c, i, prosody_s, o) / TOKENS_PER_S;
+    }
+    seconds /= o->speed;
+    if (o->max_seconds > 0 && seconds > o->max_seconds)
+        return ac_error(AC_ERR_ARG, "the text could make up to %.0f s of audio in %d chunks, more than the limit of "
+                        "%.0f s", seconds, c->n, o->max_seconds);
+    return AC_OK;
+}
+
 static int on_token(void *user, int done, int max) { return vevo2_report(user, "ar", done, max); }
 
 /* The content-style ids the AR model makes for one chunk of text. */
 static ac_status generate(vevo2_model *m, const tokens *k, const char *style_text, const char *text,
-                          const vevo2_options *o, int use_prosody, uint64_t seed, ac_arena *a, int32_t **ids,
+                          const vevo2_options *o, int use_prosody, int max_tokens, uint64_t seed, ac_arena *a,
+                          int32_t **ids,
                           int *n_ids, vevo2_timings *t)
 {
     char *prompt = NULL, *cont = NULL;
@@ -104,7 +149,7 @@ static ac_status generate(vevo2_model *m, const tokens *k, const char *style_tex
     if (!s) s = ac_bpe_encode(m->text, prompt, strlen(prompt), &prompt_ids, &n_prompt);
     if (!s) {
         trace(o, "prompt_ids", prompt_ids, n_prompt * sizeof *prompt_ids);
-        qwen2_gen_options go = {.sampler = o->sampler, .n_stop = 1, .max_new_tokens = o->max_new_tokens,
+        qwen2_gen_options go = {.sampler = o->sampler, .n_stop = 1, .max_new_tokens = max_tokens,
                                 .seed = seed, .uniform = o->uniform, .uniform_ctx = o->uniform_ctx,
                                 .progress = on_token, .progress_user = (void *)o};
         go.stop[0] = m->im_end;
@@ -146,6 +191,11 @@ static ac_status speak(vevo2_model *m, const vevo2_refs *r, const ac_text_chunks
                        const vevo2_options *o, int use_prosody, int use_pitch, ac_arena *a, ac_arena *sc,
                        vevo2_output *out)
 {
+    /* the speech follows the prosody reference (stretched to the target duration) where the route uses it */
+    const double prosody_s = !use_prosody || !r->prosody.n ? 0
+                             : o->target_duration > 0 ? o->target_duration
+                                                      : (double)r->prosody.n / m->mel.sample_rate;
+    AC_TRY(check_work(chunks, prosody_s, o));
     const int rate = m->mel.sample_rate;
     AC_TRY(vevo2_check_clip(r->timbre.x, r->timbre.n, rate, "target voice"));
     if (r->style.n) AC_TRY(vevo2_check_clip(r->style.x, r->style.n, rate, "style reference"));
@@ -170,7 +220,9 @@ static ac_status speak(vevo2_model *m, const vevo2_refs *r, const ac_text_chunks
         float *wav = NULL;
         int64_t n_wav = 0;
         const uint64_t seed = o->seed + (uint64_t)i;
-        s = generate(m, &k, style_text, chunks->text[i], o, use_prosody, seed, sc, &ids, &n_ids, &out->t);
+        if (vevo2_report(o, "chunk", i, chunks->n)) s = AC_ERR_CANCELLED;
+        if (!s) s = generate(m, &k, style_text, chunks->text[i], o, use_prosody, chunk_tokens(chunks, i, prosody_s, o), seed, sc,
+                     &ids, &n_ids, &out->t);
         if (!s) s = vevo2_synthesize(m, &k.timbre, ids, n_ids, o, seed, &chunk, sc, &wav, &n_wav, &out->t);
         if (!s) s = vevo2_pace(o, &wav, &n_wav);
         if (!s && o->on_audio && o->on_audio(o->audio_user, wav, n_wav, i, chunks->n)) s = AC_ERR_CANCELLED;

@@ -86,7 +86,8 @@ typedef struct vevo2_options {
     double target_duration;        /* seconds the prosody is stretched to (0: its own) */
     double reference_duration;     /* seconds of the timbre clip used (0: all) */
     ac_sampler_options sampler;    /* the AR's processors; its eos is <|im_end|> */
-    int max_new_tokens;
+    int max_new_tokens;            /* per text chunk, within what its text can need (speak.c) */
+    double max_seconds;            /* a request whose audio could be longer is refused before any work (0: no limit) */
     int chunk_units;               /* text longer than this many words is spoken in pieces */
     int steps;                     /* flow matching */
     double speed;                  /* the audio time-stretched to 1/speed of its length (1: as made) */
