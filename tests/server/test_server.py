@@ -134,9 +134,15 @@ def test_json(srv, assets):
     assert r.header("content-type").startswith("application/json"), f"json Content-Type {r.header('content-type')!r}"
     assert set((r.json() or {}).keys()) == {"text"}, f"json: only the text key ({r!r})"
     check_text(srv, transcribe(port, clip), want.get("text"), "no model field: the first ASR model (tiny)")
-    check_text(srv, transcribe(port, clip, response_format="json", language="da", prompt="Hej, et stykke dansk.",
-                               temperature="0", timestamp_granularities__=["segment", "word"]),
-               want.get("text"), "prompt, temperature 0 and timestamp_granularities[] accepted")
+    assert not r.header("warning"), f"no Warning header when no ignored field is sent ({r.header('warning')!r})"
+    r = transcribe(port, clip, response_format="json", language="da", prompt="Hej, et stykke dansk.",
+                   temperature="0", timestamp_granularities__=["segment", "word"])
+    check_text(srv, r, want.get("text"), "prompt, temperature 0 and timestamp_granularities[] accepted")
+    for field in ("prompt", "include[]", "chunking_strategy"):
+        r = transcribe(port, clip, **{field.replace("[]", "__"): "auto" if field != "include[]" else ["logprobs"]})
+        check_text(srv, r, want.get("text"), f"{field} accepted")
+        assert field in (r.header("warning") or "") and "not used" in r.header("warning"), (
+                f"{field}: accepted, and the answer's Warning header says it is not used ({r.header('warning')!r})")
 
 
 def test_text(srv, assets):
@@ -223,8 +229,9 @@ def test_stream(srv, assets):
     gw = assets.asr("gap.wav")
     r = transcribe(srv.port, assets.bytes("gap.wav"), stream="true")
     check_stream(srv, r, gw.get("text"), len(gw.get("segments", [])), "stream=true (gap.wav)")
-    r = transcribe(srv.port, assets.bytes("clip.wav"), stream="true", response_format="json")
+    r = transcribe(srv.port, assets.bytes("clip.wav"), stream="true", response_format="json", prompt="Hej.")
     check_stream(srv, r, assets.asr_text("clip.wav"), 1, "stream=true (clip.wav)")
+    assert "not used" in r.header("warning"), f"a stream says prompt is not used too ({r.header('warning')!r})"
     check_text(srv, transcribe(srv.port, assets.bytes("clip.wav"), stream="false"), assets.asr_text("clip.wav"),
                "stream=false: a plain JSON answer")
     # nothing to say: only the done event, with an empty text

@@ -299,11 +299,28 @@ int vad_field_known(const char *name)
     return field_choice(name, names, sizeof names / sizeof *names) >= 0;
 }
 
+/* OpenAI's fields a transcription takes and does not act on: the answer
+ * says so in a Warning header (the JSON answer has no room for it). */
+static const char *const IGNORED[] = {"prompt", "include[]", "chunking_strategy"};
+static const char *const IGNORED_WARNING[] = {
+    "Warning", "299 audioc \"prompt, include[] and chunking_strategy are accepted for OpenAI compatibility and not "
+    "used\"", NULL};
+
+static int any_ignored(const form *f)
+{
+    for (size_t i = 0; i < sizeof IGNORED / sizeof *IGNORED; i++) {
+        const char *v = text_field(f, IGNORED[i]);
+        if (v && *v) return 1;
+    }
+    return 0;
+}
+
 int endpoint_transcription_prepare(job *j, reply *r)
 {
     const form *f = j->req->form;
     task *t = new_task(j, AC_TASK_ASR, r);
     if (!t) return -1;
+    if (any_ignored(f)) j->result.headers = IGNORED_WARNING;
     const char *v = text_field(f, "response_format");
     static const char *const names[] = {"json", "text", "srt", "vtt", "verbose_json"};
     t->fmt = FMT_JSON;

@@ -188,6 +188,7 @@ static enum MHD_Result start_stream(request *q)
     if (!resp) return MHD_NO;
     add_common_headers(q, resp, "text/event-stream");
     MHD_add_response_header(resp, "Cache-Control", "no-cache");
+    for (const char *const *h = q->job.result.headers; h && *h; h += 2) MHD_add_response_header(resp, h[0], h[1]);
     enum MHD_Result ok = MHD_queue_response(q->conn, 200, resp);
     MHD_destroy_response(resp);
     log_request(q, 200);
