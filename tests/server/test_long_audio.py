@@ -56,7 +56,8 @@ def test_long_uploads_in_bounded_memory(start_server):
     clips = make_clips()
     peaks = {}
     for tag, args in (("no_vad", ["--no-vad"]), ("vad", [])):
-        srv = start_server("long_" + tag, ["--workers", "1", "--threads", "2", *args])
+        # one worker for both uploads (no quick lane): the bound is on one worker's memory
+        srv = start_server("long_" + tag, ["--workers", "1", "--quick-workers", "0", "--threads", "2", *args])
         peaks[tag] = {}
         for minutes, path in clips.items():
             t0 = time.time()
