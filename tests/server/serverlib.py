@@ -189,6 +189,15 @@ def post_audio(port, endpoint, data, filename="audio.wav", key=None, conn=None, 
     return request(port, "POST", endpoint, body, headers, conn=conn)
 
 
+def free_port():
+    """A TCP port free on 127.0.0.1 (for a server or proxy the test starts)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
 def transcribe(port, data, **kw):
     return post_audio(port, "/v1/audio/transcriptions", data, **kw)
 

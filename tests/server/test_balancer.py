@@ -21,7 +21,7 @@ import pytest
 import sdklib
 import serverlib as ts
 import testenv
-from serverlib import request
+from serverlib import free_port
 from testenv import SILERO
 
 NGINX = shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx",) if os.path.exists(p)), None)
@@ -32,14 +32,6 @@ def readme_nginx():
         blocks = [b for b in re.findall(r"```nginx\n(.*?)```", f.read(), re.S) if "upstream audioc" in b]
     assert len(blocks) == 1, "the README has one nginx configuration of several instances"
     return blocks[0]
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def start_nginx(folder, upstreams, port):

@@ -10,11 +10,10 @@ Environment: AUDIOC, AUDIOC_SERVER, TEST_WORK."""
 import os
 import re
 import shlex
-import socket
 import subprocess
-import time
 
 import testenv
+from serverlib import free_port
 from testenv import AUDIOC, ROOT
 
 WORK = testenv.work("test_readme")
@@ -62,14 +61,6 @@ def runnable(words):
             if not ("-o" in words and words[words.index("-o") + 1] == w):   # an output is made
                 return False
     return True
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def test_readme_examples():
