@@ -658,8 +658,10 @@ def test_cli_rough_edges(voices):
 
 def test_fair_scheduling(voices, start_server):
     """Quick requests (VAD, a short transcription) do not wait behind speech: with speech requests running
-    all along on the one worker, their p99 stays within twice their idle p99 (plus 0.1 s: the speech shares
-    the CPU), and the speech still finishes. With --quick-workers 0 (every job in one line) they wait."""
+    all along on the one worker, their latency is measured with the quick lane and, in the same run, on the
+    same server without it (--quick-workers 0: every job in one line, so they wait behind the speech). The
+    lane's median is within a quarter of the one line's median and its p90 within half of it: ratios of one
+    run, which other tests sharing the CPU scale alike. The speech still finishes."""
     import threading
     clip = read_bytes("voice.wav")
     speech = dict(input=" ".join([LONG] * 2), voice="bob", response_format="pcm", seed=1, steps=8, max_tokens=60)
@@ -698,11 +700,13 @@ def test_fair_scheduling(voices, start_server):
         latencies(srv.port, 4)   # warm
         idle = latencies(srv.port, 10)
         busy, done = loaded(srv.port, 20 if quick == "1" else 6)
-        figures[quick] = (idle[-1], busy[len(busy) // 2], busy[-1], len(done))
+        figures[quick] = (idle[-1], busy[len(busy) // 2], busy[len(busy) * 9 // 10], busy[-1], len(done))
         assert done and all(s == 200 for s in done), f"the speech requests finish: {done}"
         srv.stop()
-    (idle, p50, p99, n), (idle0, p50_0, p99_0, n0) = figures["1"], figures["0"]
-    print(f"  quick requests: idle p99 {idle * 1e3:.0f} ms; under speech p50 {p50 * 1e3:.0f} ms, p99 {p99 * 1e3:.0f} ms "
-          f"({n} speech requests); with --quick-workers 0: p50 {p50_0 * 1e3:.0f} ms, p99 {p99_0 * 1e3:.0f} ms")
+    (idle, p50, p90, p99, n), (_, p50_0, _, p99_0, _) = figures["1"], figures["0"]
+    print(f"  quick requests: idle p99 {idle * 1e3:.0f} ms; under speech p50 {p50 * 1e3:.0f} ms, p90 {p90 * 1e3:.0f} ms, "
+          f"p99 {p99 * 1e3:.0f} ms ({n} speech requests); with --quick-workers 0: p50 {p50_0 * 1e3:.0f} ms, "
+          f"p99 {p99_0 * 1e3:.0f} ms")
     if not ts.SANITIZED:   # the bound is the Release build's: a sanitizer slows the quick work tenfold
-        assert p99 <= 2 * idle + 0.1, f"quick requests under speech: p99 {p99:.3f} s, idle {idle:.3f} s"
+        assert p50 <= 0.25 * p50_0 and p90 <= 0.5 * p50_0, \
+            f"quick requests under speech: lane p50 {p50:.3f} s, p90 {p90:.3f} s; one line p50 {p50_0:.3f} s"
