@@ -81,15 +81,17 @@ typedef struct {
 } ac_voice_ops;
 
 /* The files of a family's package in a Hub repository (relative to the
- * repository or its subfolder): MARKS tell the family (as its probe does),
- * NEEDS are the files its loader reads (each must be there), WANTS are
+ * repository or its subfolder): MARKS tell the family (as its probe does)
+ * unless one of UNLESS is there too (another family's mark: a v5.3 Hviske
+ * repository may hold a tokenizer.json beside its tokenizer.model), NEEDS
+ * are the files its loader reads (each must be there), WANTS are
  * patterns of files fetched when present (fnmatch, '*' within one folder).
  * Nothing else is fetched: not the training files or discriminators a
  * repository may also hold, nor pytorch_model.bin beside model.safetensors.
  * COMPANION is a repository the family runs with (Vevo2's Whisper-medium),
  * fetched with COMPANION_FILES and given as ac_load_options.whisper. */
 typedef struct ac_hub_files {
-    const char *const *marks, *const *needs, *const *wants;
+    const char *const *marks, *const *unless, *const *needs, *const *wants;
     const char *companion;
     const struct ac_hub_files *companion_files;
 } ac_hub_files;

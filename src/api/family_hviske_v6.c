@@ -126,9 +126,17 @@ static ac_status pack(void *model, ac_pack *p)
                         "{\"weights\": {\"source\": \"weights:\", \"prefix\": \"weights\"}}}]}");
 }
 
+/* A Hub repository of a package (syvai/hviske-v6): its folder's files. */
+static const char *const hub_marks[] = {"config.json", "tokenizer.json", NULL};
+static const char *const hub_unless[] = {"tokenizer.model", NULL}; /* v5.3's */
+static const char *const hub_needs[] = {"config.json", "tokenizer.json", "model.safetensors", NULL};
+static const char *const hub_wants[] = {"tokenizer_config.json", "generation_config.json", NULL};
+static const ac_hub_files hub = {.marks = hub_marks, .unless = hub_unless, .needs = hub_needs, .wants = hub_wants};
+
 const ac_family ac_family_hviske_v6 = {
     .name = "hviske_v6", .task = AC_TASK_ASR,
     .probe = probe, .load = load, .free = free_model, .rate = rate,
     .asr = &asr,
     .pack = pack,
+    .hub = &hub,
 };

@@ -43,12 +43,20 @@ static int all_listed(const hub_listing *l, const char *sub, const char *const *
     return 1;
 }
 
-/* The family whose marks the listing holds, or NULL. */
+static int any_listed(const hub_listing *l, const char *sub, const char *const *names)
+{
+    for (; names && *names; names++)
+        if (listed(l, sub, *names)) return 1;
+    return 0;
+}
+
+/* The family whose marks the listing holds (and none of its unless), or NULL. */
 static const ac_family *family_of(const hub_listing *l, const char *sub)
 {
     for (int i = 0; ac_family_at(i); i++) {
         const ac_family *f = ac_family_at(i);
-        if (f->hub && f->hub->marks && all_listed(l, sub, f->hub->marks)) return f;
+        if (f->hub && f->hub->marks && all_listed(l, sub, f->hub->marks) && !any_listed(l, sub, f->hub->unless))
+            return f;
     }
     return NULL;
 }

@@ -18,6 +18,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fakehub  # noqa: E402
 import hfcache  # noqa: E402
+import packages  # noqa: E402
 import testenv  # noqa: E402
 
 MODELS = os.path.join(testenv.ROOT, "models")
@@ -128,6 +129,27 @@ def test_hf_model_in_the_cli(audioc, hub, env):
     rc, out, err = run(env, "vad", "--model", "hf:snakers4/silero-vad/silero_vad_16k.safetensors", SAMPLE)
     assert rc == 0 and out == want, err
     assert list(hfcache.check(cache(env), "snakers4/silero-vad").values()) == [["silero_vad_16k.safetensors"]]
+
+
+def test_hviske_v6_repository(audioc, hub, env):
+    """A v6 repository (tokenizer.json, no tokenizer.model) pulls as v6, its files and no others, and
+    transcribes as the local package; a v5.3 repository that also holds a tokenizer.json still pulls as v5.3."""
+    local = packages.hviske_v6()
+    v6 = folder_files(local)
+    hub.add("syvai/hviske-v6-tiny", {**v6, **JUNK})
+    hub.add("syvai/hviske-tiny-json", {**HVISKE, "tokenizer.json": b"{}"})
+    rc, _, err = run(env, "pull", "syvai/hviske-v6-tiny")
+    assert rc == 0, err
+    commit = hub.repos["syvai/hviske-v6-tiny"].commit
+    assert hfcache.check(cache(env), "syvai/hviske-v6-tiny") == {commit: sorted(v6)}
+    want = run(env, "transcribe", "--model", local, SAMPLE)
+    rc, out, err = run(env, "transcribe", "--model", "hf:syvai/hviske-v6-tiny", SAMPLE)
+    assert want[0] == 0 and rc == 0, err
+    assert out == want[1], "the model from the Hub transcribes as the local one"
+    rc, _, err = run(env, "pull", "syvai/hviske-tiny-json")
+    assert rc == 0, err
+    assert list(hfcache.check(cache(env), "syvai/hviske-tiny-json").values()) == [sorted(HVISKE)], \
+        "v5.3's files (its tokenizer.model), not v6's tokenizer.json"
 
 
 def test_hf_model_quantized(audioc, hub, env):
