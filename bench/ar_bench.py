@@ -7,7 +7,11 @@ steps, on 1 and 2 threads, the step against the memory bandwidth: a step
 reads every layer matrix and the tied head once. A shared machine's
 bandwidth changes from second to second, so bench_ar times the steps in
 blocks of 50 and reads 1 GB after each: the ratio is the median over the
-blocks of (block ms/step) / (bytes per step / that bandwidth).
+blocks of (block ms/step) / (bytes per step / that bandwidth). The BF16
+package also runs with --weights q8_0 (converted on load: 34 bytes per 32
+values read per step). The prefill's layer products are also a fraction of
+the roof of their arithmetic (f32 FMA for F16, bf16 dot, int8 dot),
+measured by bench_ar right after them.
 
 usage: bench/ar_bench.py [--build DIR] [--prompt N] [--steps N]
 """
@@ -27,12 +31,12 @@ def sh(*cmd):
     return subprocess.run(cmd, check=True, capture_output=True, text=True)
 
 
-def step_bytes(cfg):
-    """Weight bytes (2 per value) one step reads: q/k/v/o, gate/up/down, the head."""
+def step_bytes(cfg, per_value=2.0):
+    """Weight bytes (PER_VALUE per value) one step reads: q/k/v/o, gate/up/down, the head."""
     D, F, L, V = cfg["hidden_size"], cfg["intermediate_size"], cfg["num_hidden_layers"], cfg["vocab_size"]
     hd = cfg.get("head_dim", D // cfg["num_attention_heads"])
     q, kv = cfg["num_attention_heads"] * hd, cfg["num_key_value_heads"] * hd
-    return 2 * (L * (D * q + 2 * D * kv + q * D + 3 * D * F) + V * D)
+    return per_value * (L * (D * q + 2 * D * kv + q * D + 3 * D * F) + V * D)
 
 
 def prefill_sgemm_ms(build, cfg, prompt):
@@ -58,28 +62,32 @@ def main():
     ap.add_argument("--steps", type=int, default=500)
     a = ap.parse_args()
     work = os.path.join(a.build, "bench")
-    print("| dtype | threads | load (ms) | prefill (ms) | sgemm (ms) | prefill ratio | ms/step | GB/s | bound (ms) | "
-          "ratio | peak RSS (MB) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for dtype in ("bf16", "f16"):
+    print("| dtype | weights | threads | load (ms) | prefill (ms) | sgemm (ms) | prefill ratio | prefill of roof | "
+          "ms/step | GB/s | bound (ms) | ratio | peak RSS (MB) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for dtype, weights in (("bf16", "stored"), ("bf16", "q8_0"), ("f16", "stored")):
         model = os.path.join(work, f"qwen2_full_{dtype}")
         if not os.path.exists(os.path.join(model, "model.safetensors")):
             print(f"making the full-size {dtype} package (once) ...", file=sys.stderr)
             sh("/usr/bin/python3", os.path.join(HERE, "make_qwen2_full.py"), model, "--dtype", dtype)
         cfg = json.load(open(os.path.join(model, "config.json")))
         sgemm = prefill_sgemm_ms(a.build, cfg, a.prompt)
+        per_value = 34 / 32 if weights == "q8_0" else 2.0
         for threads in (1, 2):
-            out = sh(os.path.join(a.build, "bench_ar"), model, str(a.prompt), str(a.steps), str(threads)).stdout
+            out = sh(os.path.join(a.build, "bench_ar"), model, str(a.prompt), str(a.steps), str(threads), "50",
+                     weights).stdout
             num = lambda pat: float(re.search(pat, out).group(1))  # noqa: E731
             load, pre = num(r"load ([\d.]+) ms"), num(r"tokens ([\d.]+) ms")
             step, rss = num(r"([\d.]+) ms/step"), num(r"peak RSS ([\d.]+) MB")
             blocks = [(float(ms), float(g)) for ms, g in re.findall(r" ([\d.]+)@([\d.]+)", out.split("blocks", 1)[1])]
-            ratio = statistics.median(ms / (step_bytes(cfg) / g / 1e6) for ms, g in blocks)
+            of_roof = num(r": ([\d.]+) of roof")
+            ratio = statistics.median(ms / (step_bytes(cfg, per_value) / g / 1e6) for ms, g in blocks)
             gbs = statistics.median(g for _, g in blocks)
-            print(f"| {dtype} | {threads} | {load:.0f} | {pre:.0f} | {sgemm[threads]:.0f} | {sgemm[threads] / pre:.2f} | "
-                  f"{step:.2f} | {gbs:.1f} | {step_bytes(cfg) / gbs / 1e6:.1f} | {ratio:.2f} | {rss:.0f} |")
-    print(f"\nweights read per step: {step_bytes(cfg) / 1e6:.0f} MB; GB/s and bound: the blocks' median bandwidth; "
-          "ratio: the blocks' median")
+            print(f"| {dtype} | {weights} | {threads} | {load:.0f} | {pre:.0f} | {sgemm[threads]:.0f} | "
+                  f"{sgemm[threads] / pre:.2f} | {of_roof:.2f} | {step:.2f} | {gbs:.1f} | "
+                  f"{step_bytes(cfg, per_value) / gbs / 1e6:.1f} | {ratio:.2f} | {rss:.0f} |", flush=True)
+    print(f"\nweights read per step: {step_bytes(cfg) / 1e6:.0f} MB at 16 bits, {step_bytes(cfg, 34 / 32) / 1e6:.0f} MB "
+          "at Q8_0; GB/s and bound: the blocks' median bandwidth; ratio: the blocks' median")
 
 
 if __name__ == "__main__":

@@ -5,14 +5,21 @@
  * The steps run in blocks of BLOCK, each followed by a read of 1 GB: a
  * shared machine's memory bandwidth changes from second to second, so each
  * block's time is printed with the bandwidth measured right after it.
- * usage: bench_ar MODEL_DIR [PROMPT_LEN 200] [STEPS 500] [THREADS 1] [BLOCK 50] */
+ * WEIGHTS (stored, f32, f16, bf16, q8_0: --weights) converts the matrices
+ * as a load would; the prefill's layer products are then also given as a
+ * fraction of the roof of that type's arithmetic (bench/peak.c), measured
+ * right after it.
+ * usage: bench_ar MODEL_DIR [PROMPT_LEN 200] [STEPS 500] [THREADS 1] [BLOCK 50] [WEIGHTS stored] */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "audioc.h"
 #include "base/arena.h"
 #include "models/qwen2/qwen2.h"
+#include "peak.h"
 #include "read_bandwidth.h"
+#include "tensor/dtype.h"
+#include "tensor/kernels.h"
 
 #define READ_MB 1024
 
@@ -27,7 +34,7 @@ static int argmax(const float *x, int n)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: bench_ar MODEL_DIR [PROMPT_LEN] [STEPS] [THREADS]\n");
+        fprintf(stderr, "usage: bench_ar MODEL_DIR [PROMPT_LEN] [STEPS] [THREADS] [BLOCK] [WEIGHTS]\n");
         return 2;
     }
     int P = argc > 2 ? atoi(argv[2]) : 200, steps = argc > 3 ? atoi(argv[3]) : 500;
@@ -36,10 +43,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_ar: PROMPT_LEN, STEPS and BLOCK must be positive\n");
         return 2;
     }
-    ac_set_threads(argc > 4 ? atoi(argv[4]) : 1);
+    int threads = argc > 4 ? atoi(argv[4]) : 1;
+    ac_weight_type type = AC_WEIGHTS_STORED;
+    if (argc > 6 && ac_weight_type_parse(argv[6], &type) != AC_OK) {
+        fprintf(stderr, "%s\n", ac_last_error());
+        return 2;
+    }
+    ac_set_threads(threads);
     double t0 = ac_now();
     qwen2_model *m;
-    if (qwen2_load(argv[1], AC_WEIGHTS_STORED, &m)) {
+    if (qwen2_load(argv[1], type, &m)) {
         fprintf(stderr, "%s\n", ac_last_error());
         return 1;
     }
@@ -63,6 +76,14 @@ int main(int argc, char **argv)
     if (!st) st = qwen2_forward(s, prompt, P, 0, 1, logits);
     double t_prefill = ac_now() - t0;
     double peak_rss = ac_peak_rss_mb(); /* before the bandwidth buffer */
+    /* the layer products' arithmetic: that of the matrices as held (q_proj's type stands for all) */
+    ac_dtype held = m->layer[0].wq.dtype;
+    peak_kind kind = held == AC_DTYPE_Q8_0 ? PEAK_INT8 : held == AC_DTYPE_BF16 ? PEAK_BF16 : PEAK_F32;
+    if (kind == PEAK_BF16 && ac_kernels_simd() < AC_SIMD_AVX512_BF16) kind = PEAK_F32; /* widened to f32 */
+    const qwen2_config *c = &m->cfg;
+    double q = (double)c->heads * c->head_dim, kv = (double)c->kv_heads * c->head_dim, D = c->hidden;
+    double flops = 2.0 * P * c->layers * (D * (q + 2 * kv) + q * D + 3.0 * D * c->intermediate);
+    double roof = peak_gops(kind, threads);
     float *buf = read_buffer(READ_MB);
     if (!buf) return 1;
     double t_steps = 0;
@@ -84,8 +105,10 @@ int main(int argc, char **argv)
     free(buf);
     if (st) fprintf(stderr, "%s\n", ac_last_error());
     printf("load %.0f ms, prefill %d tokens %.1f ms (first %.1f ms), %d steps %.2f ms/step, peak RSS %.0f MB\n"
-           "blocks (ms/step@GB/s):%s\n",
-           t_load * 1e3, P, t_prefill * 1e3, t_first * 1e3, steps, t_steps * 1e3 / steps, peak_rss, blocks);
+           "blocks (ms/step@GB/s):%s\n"
+           "prefill layer products %.1f GFLOP/s, roof %.1f G/s (%s): %.2f of roof\n",
+           t_load * 1e3, P, t_prefill * 1e3, t_first * 1e3, steps, t_steps * 1e3 / steps, peak_rss, blocks,
+           flops / t_prefill / 1e9, roof, peak_name(kind), flops / t_prefill / 1e9 / roof);
     ac_arena_free(&a);
     free(prompt), free(logits);
     qwen2_free(m);

@@ -2,8 +2,12 @@
  * the package tests/ref/vevo2/make_package.py --full writes; see
  * bench/vevo2_bench.py): seconds per Euler step (two estimator passes, over Tt+F and over F frames) at 1 and 2 threads, the
  * GFLOP/s that makes, and OpenBLAS sgemm's rate on the step's linear
- * products (f32 weights, its own threads) for comparison.
- * usage: bench_vevo2_fm FM_DIR [Tt 500] [F 500] [STEPS 3] */
+ * products (f32 weights, its own threads) for comparison. WEIGHTS (stored,
+ * f32, f16, bf16, q8_0: --weights) converts the matrices as a load would;
+ * the step is then also given as a fraction of the roof of the arithmetic
+ * that type takes (f32 FMA, bf16 dot, int8 dot: bench/peak.c), measured
+ * right after it. Attention's scores and values stay f32 at every type.
+ * usage: bench_vevo2_fm FM_DIR [Tt 500] [F 500] [STEPS 3] [WEIGHTS stored] */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +15,8 @@
 #include "audioc.h"
 #include "base/arena.h"
 #include "models/vevo2/fm.h"
+#include "peak.h"
+#include "tensor/kernels.h"
 
 typedef struct {
     double last, best;
@@ -78,11 +84,13 @@ static double blas_step(const vevo2_fm_config *c, int rows[2], int threads)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: bench_vevo2_fm FM_DIR [Tt] [F] [STEPS]\n");
+        fprintf(stderr, "usage: bench_vevo2_fm FM_DIR [Tt] [F] [STEPS] [WEIGHTS]\n");
         return 2;
     }
     int Tt = argc > 2 ? atoi(argv[2]) : 500, F = argc > 3 ? atoi(argv[3]) : 500;
     int steps = argc > 4 ? atoi(argv[4]) : 3;
+    ac_weight_type type = AC_WEIGHTS_STORED;
+    if (argc > 5 && ac_weight_type_parse(argv[5], &type) != AC_OK) goto fail;
     char p[4200];
     vevo2_fm_config cfg;
     vevo2_fm *m;
@@ -90,7 +98,7 @@ int main(int argc, char **argv)
     if (vevo2_fm_config_load(p, &cfg) != AC_OK) goto fail;
     snprintf(p, sizeof p, "%s/model.safetensors", argv[1]);
     ac_weights *w;
-    if (ac_weights_open_as(p, AC_WEIGHTS_STORED, &w) != AC_OK || vevo2_fm_load_from(w, &cfg, &m) != AC_OK) goto fail;
+    if (ac_weights_open_as(p, type, &w) != AC_OK || vevo2_fm_load_from(w, &cfg, &m) != AC_OK) goto fail;
     int L = Tt + F, N = (L + 3) / 4;
     L = 4 * N, F = L - Tt;
     int *ids = malloc((size_t)N * sizeof *ids);
@@ -102,8 +110,12 @@ int main(int argc, char **argv)
     if (vevo2_fm_cond(m, ids, N, cond, &a) != AC_OK) goto fail;
     double flops = pass_flops(&cfg, L) + pass_flops(&cfg, F);
     int rows[2] = {L, F};
-    printf("| Tt | F | threads | s/step | GFLOP/s | OpenBLAS sgemm GFLOP/s (linear products) | ratio |\n"
-           "|---|---|---|---|---|---|---|\n");
+    /* the arithmetic of the type's products at this kernel level (the package as stored is F16 or F32) */
+    peak_kind kind = type == AC_WEIGHTS_Q8_0 ? PEAK_INT8 : type == AC_WEIGHTS_BF16 ? PEAK_BF16 : PEAK_F32;
+    if (kind == PEAK_BF16 && ac_kernels_simd() < AC_SIMD_AVX512_BF16) kind = PEAK_F32; /* widened to f32 */
+    printf("| weights | Tt | F | threads | s/step | GFLOP/s | roof G/s (%s) | of roof "
+           "| OpenBLAS sgemm GFLOP/s (f32, linear products) | ratio |\n"
+           "|---|---|---|---|---|---|---|---|---|---|\n", peak_name(kind));
     for (int th = 1; th <= 2; th++) {
         ac_set_threads(th);
         step_clock c = {ac_now(), 1e30};
@@ -113,8 +125,10 @@ int main(int argc, char **argv)
         if (vevo2_fm_sample(m, cond, L, prompt, Tt, &o, mel, &a) != AC_OK) goto fail;
         double blas = blas_step(&cfg, rows, th);
         double lin = flops - cfg.layers * 4.0 * ((double)L * L + (double)F * F) * cfg.hidden;
-        printf("| %d | %d | %d | %.2f | %.1f | %.1f | %.2f |\n", Tt, F, th, c.best, flops / c.best / 1e9,
-               lin / blas / 1e9, (flops / c.best) / (lin / blas));
+        double roof = peak_gops(kind, th);
+        printf("| %s | %d | %d | %d | %.2f | %.1f | %.1f | %.2f | %.1f | %.2f |\n", ac_weight_type_name(type), Tt, F,
+               th, c.best, flops / c.best / 1e9, roof, flops / c.best / 1e9 / roof, lin / blas / 1e9,
+               (flops / c.best) / (lin / blas));
         fflush(stdout);
     }
     ac_arena_free(&a);

@@ -9,13 +9,18 @@ encoder keeps 16 bits by its rule). From `audioc --timings`: front end, encoder
 (with the projector), prefill, ms per decode step, the whole request, and
 the peak RSS against the weight file; the decode step against the bytes it
 reads (the decoder's matrices and the tied head, once per step for all
-beams). Each row carries the machine's 1-minute load average when it ran
-(the machine may be shared).
+beams), and as a fraction of the read bandwidth; the encoder (30 s: 1500
+positions, its 16-bit products: bf16 dot) and the prefill's layer products
+(the audio rows and bos: bf16 dot, or int8 dot for Q8_0) as fractions of
+their arithmetic's roof. Roofs and bandwidth: bench_roof, run right after
+each request. Each row carries the machine's 1-minute load average when it
+ran (the machine may be shared).
 
 usage: bench/hviske_v6_bench.py [--build DIR] [--seconds S] [--tokens N] [--threads 1,2] [--beams 1,2]
                                 [--weights stored,q8_0]
 """
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -28,6 +33,32 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 STEP_VALUES = 28 * (2 * 1024 * 2048 + 2 * 1024 * 1024 + 3 * 1024 * 3072) + 151936 * 1024
 BYTES_PER_VALUE = {"stored": 2.0, "bf16": 2.0, "q8_0": 34 / 32}
+
+
+def encoder_flops(cfg, frames):
+    """multiply-adds x 2 of the convolutions, the layers (products and attention) and the projector over
+    FRAMES mel frames"""
+    w, q = cfg["whisper"], cfg["qwen"]
+    E, Fe, M, T = w["d_model"], w["encoder_ffn_dim"], w["num_mel_bins"], frames // 2
+    convs = 2 * frames * M * 3 * E + 2 * T * E * 3 * E
+    layer = 8 * T * E * E + 4 * T * E * Fe + 4 * T * T * E
+    return convs + w["encoder_layers"] * layer + 2 * (T // cfg["stack"]) * cfg["stack"] * E * q["hidden_size"]
+
+
+def prefill_flops(cfg, rows):
+    """multiply-adds x 2 of the decoder's layer products over ROWS prompt rows"""
+    q = cfg["qwen"]
+    D, F, hd = q["hidden_size"], q["intermediate_size"], q["head_dim"]
+    qd, kv = q["num_attention_heads"] * hd, q["num_key_value_heads"] * hd
+    return 2 * rows * q["num_hidden_layers"] * (D * (qd + 2 * kv) + qd * D + 3 * D * F)
+
+
+def roofs(build, threads):
+    """{kind: G/s} and read GB/s of THREADS threads, from bench_roof"""
+    out = subprocess.run([os.path.join(build, "bench_roof"), "256"], capture_output=True, text=True,
+                         check=True).stdout
+    row = re.search(rf"^\| {threads} \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \|", out, re.M)
+    return {"f32": float(row.group(1)), "bf16": float(row.group(2)), "int8": float(row.group(3))}, float(row.group(4))
 
 
 def main():
@@ -50,9 +81,13 @@ def main():
         w.setnchannels(1), w.setsampwidth(2), w.setframerate(16000)
         w.writeframes((x * 32767).astype("<i2").tobytes())
     weights = os.path.getsize(os.path.join(model, "model.safetensors")) / 2**20
-    print(f"| weights | threads | beams | front end ms | encoder ms | prefill ms | ms/step | GB/s per step | total s | "
-          f"peak RSS MB (file {weights:.0f}) | load |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    cfg = json.load(open(os.path.join(model, "config.json")))
+    frames = max(200, -(-int(a.seconds * 100) // 100) * 100)
+    enc = encoder_flops(cfg, frames)
+    pre = prefill_flops(cfg, (frames // 2) // cfg["stack"] + 1)
+    print(f"| weights | threads | beams | front end ms | encoder ms | encoder of roof | prefill ms | prefill of roof | "
+          f"ms/step | GB/s per step | of read | total s | peak RSS MB (file {weights:.0f}) | load |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     runs = [(wt, t, b) for wt in a.weights.split(",") for t in a.threads.split(",") for b in a.beams.split(",")]
     for wt, t, b in runs:
         load = os.getloadavg()[0]
@@ -66,9 +101,13 @@ def main():
         step = float(re.search(r"\(([0-9.]+) ms/token\)", err).group(1))
         total = float(re.search(r"total ([0-9.]+) ms", err).group(1)) / 1000
         rss = float(re.search(r"peak RSS ([0-9.]+) MB", err).group(1))
+        roof, read = roofs(a.build, t)
         load = (load + os.getloadavg()[0]) / 2
-        print(f"| {wt} | {t} | {b} | {f('front end'):.0f} | {f('encoder'):.0f} | {f('prefill'):.0f} | {step:.1f} | "
-              f"{STEP_VALUES * BYTES_PER_VALUE[wt] / step / 1e6:.1f} | {total:.1f} | {rss:.0f} | {load:.1f} |",
+        gbs = STEP_VALUES * BYTES_PER_VALUE[wt] / step / 1e6
+        enc_roof = enc / (f("encoder") / 1e3) / 1e9 / roof["bf16"]
+        pre_roof = pre / (f("prefill") / 1e3) / 1e9 / roof["int8" if wt == "q8_0" else "bf16"]
+        print(f"| {wt} | {t} | {b} | {f('front end'):.0f} | {f('encoder'):.0f} | {enc_roof:.2f} | {f('prefill'):.0f} | "
+              f"{pre_roof:.2f} | {step:.1f} | {gbs:.1f} | {gbs / read:.2f} | {total:.1f} | {rss:.0f} | {load:.1f} |",
               flush=True)
 
 

@@ -158,11 +158,8 @@ class _Cursor:
         return a[0].item()
 
 
-def read(path):
-    """{"version", "kv": {key: value}, "files": {name: bytes}, "tensors": [dict(name, physical, type, shape,
-    data)]}: names and shapes from audiocpp.tensor_names/_shapes when present (checked against the ggml
-    dims), data the tensor's bytes."""
-    buf = open(path, "rb").read()
+def _header(buf, path):
+    """(version, kv, [(physical name, dims, type name, offset)], the data's base offset) of a GGUF in BUF"""
     c = _Cursor(buf)
     assert c.take("4s") == b"GGUF", f"{path}: not GGUF"
     version, n_t, n_kv = c.take("<IQQ")
@@ -178,7 +175,16 @@ def read(path):
         t, off = c.take("<IQ")
         infos.append((name, dims, TYPE_NAME[t], off))
     align = kv.get("general.alignment", ALIGN)
-    base = (c.pos + align - 1) // align * align
+    return version, kv, infos, (c.pos + align - 1) // align * align
+
+
+def read(path):
+    """{"version", "kv": {key: value}, "files": {name: bytes}, "tensors": [dict(name, physical, type, shape,
+    data)]}: names and shapes from audiocpp.tensor_names/_shapes when present (checked against the ggml
+    dims), data the tensor's bytes."""
+    buf = open(path, "rb").read()
+    version, kv, infos, base = _header(buf, path)
+    align = kv.get("general.alignment", ALIGN)
     names = kv.get("audiocpp.tensor_names")
     ranks = kv.get("audiocpp.tensor_ranks")
     flat = list(kv.get("audiocpp.tensor_shapes", []))
@@ -205,6 +211,20 @@ def read(path):
         for i, name in enumerate(kv["audiocpp.embedded_files.names"]):
             files[name] = blob[int(offs[i]):int(offs[i + 1])]
     return {"version": version, "kv": kv, "files": files, "tensors": tensors}
+
+
+def tensor_bytes(path):
+    """{logical name: bytes of its data} of the GGUF at PATH, from its header only (the file is mapped, not
+    read: a full-size package is gigabytes)"""
+    import mmap
+    with open(path, "rb") as f:   # the header's arrays point into the map: it closes when they are gone
+        _, kv, infos, _ = _header(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ), path)
+    names = kv.get("audiocpp.tensor_names")
+    out = {}
+    for i, (phys, dims, t, _) in enumerate(infos):
+        size, block = BYTES[t]
+        out[names[i] if names is not None else phys] = int(np.prod(dims, dtype=np.int64)) // block * size
+    return out
 
 
 def values(t):
