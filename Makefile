@@ -31,7 +31,8 @@ test-sanitize:
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -L '$(SANITIZE_LABELS)'
 
-# The threaded parts (the API shared by threads, the server) under ThreadSanitizer.
+# The threaded parts (the API shared by threads, the server) under ThreadSanitizer:
+# of the server files, the cases marked `threads` (tests/CMakeLists.txt, pytest.ini).
 test-tsan:
 	@test -f $(TSAN_BUILD)/CMakeCache.txt || cmake -S . -B $(TSAN_BUILD) $(GENERATOR) \
 	    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAUDIOC_TSAN=ON

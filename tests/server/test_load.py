@@ -9,7 +9,11 @@ import queue
 import threading
 import time
 
+import pytest
+
 import serverlib as ts
+
+pytestmark = pytest.mark.threads   # all of it is concurrent requests
 
 N_REQUESTS = 200
 N_CLIENTS = 8

@@ -83,6 +83,7 @@ def test_formats(srv, assets):
             f"compression_ratio is openai-whisper's zlib ratio ({segs[0].get('compression_ratio')})")
 
 
+@pytest.mark.threads
 def test_stream(srv, assets):
     a = assets
     gw = a.asr("gap.wav")
@@ -98,6 +99,7 @@ def test_stream(srv, assets):
                 f"SDK stream=true ({upload}): deltas, one per segment, join to the text ({deltas})")
 
 
+@pytest.mark.threads
 def test_models(srv, assets):
     res = sdk(srv.port, [{"kind": "models.list"}, {"kind": "models.retrieve", "id": "tiny"},
                          {"kind": "models.retrieve", "id": "silero"}, {"kind": "models.retrieve", "id": "nope"}])
@@ -130,6 +132,7 @@ def test_errors(srv, assets):
     srv.survived("the SDK's bad requests")
 
 
+@pytest.mark.threads
 def test_auth_and_limits(assets, start_server):
     a = assets
     srv = start_server("sdk_auth", ["--model", f"tiny={a.tiny}", "--api-key", "sekret", "--max-upload-mb", "1",

@@ -71,6 +71,7 @@ def test_cli(assets):
                 f"model that does not load ({what}): exit 1 naming {path} (got {rc}; {str(err).strip()[:300]!r})")
 
 
+@pytest.mark.threads
 def test_basics(srv):
     r = request(srv.port, "GET", "/health")
     assert r.status == 200 and r.json() == {"status": "ok"}, f"GET /health: {r!r}"
@@ -93,6 +94,14 @@ def test_basics(srv):
           request(srv.port, "GET", "/health", conn=c)]
     c.close()
     assert [x.status for x in rs] == [200, 200, 200], f"keep-alive: three requests on one connection {rs}"
+    # the other routes answered on the connection's thread (the ThreadSanitizer build's case of each;
+    # test_web.py holds the page's files in full)
+    r = request(srv.port, "GET", "/v1/models/tiny2")
+    assert r.status == 200 and (r.json() or {}).get("id") == "tiny2" and r.json().get("family") == "hviske_asr", (
+            f"GET /v1/models/tiny2: {r!r}")
+    for path, ctype in (("/", "text/html"), ("/web/app.js", "text/javascript")):
+        r = request(srv.port, "GET", path)
+        assert r.status == 200 and r.header("content-type").startswith(ctype) and r.body, f"GET {path}: {r!r}"
     # unknown paths and wrong methods
     for method, path in (("GET", "/nope"), ("GET", "/v1/audio/nope"), ("POST", "/v1/audio/translations"),
                          ("GET", "/v1/models/extra/path")):
@@ -225,6 +234,7 @@ def test_no_samples(srv, assets):
     assert r.status == 200 and (r.json() or {}).get("segments") == [], f"0-sample WAV verbose_json: no segments {r!r}"
 
 
+@pytest.mark.threads
 def test_stream(srv, assets):
     gw = assets.asr("gap.wav")
     r = transcribe(srv.port, assets.bytes("gap.wav"), stream="true")
@@ -370,6 +380,7 @@ def test_bad_requests(srv, assets):
     check_text(srv, transcribe(port, clip), assets.asr_text("clip.wav"), "a good request after the bad ones")
 
 
+@pytest.mark.threads
 def test_disconnects(srv, assets):
     """Clients that hang up mid-upload, mid-work and mid-stream."""
     port = srv.port
@@ -429,6 +440,7 @@ def test_disconnects(srv, assets):
                                f"{dt:.2f} s (a long job takes {t_long:.2f} s)")
 
 
+@pytest.mark.threads
 def test_concurrent_mixed(srv, assets):
     """Transcriptions and VAD at once on one server give the single-request answers."""
     results = []
@@ -544,6 +556,7 @@ def test_auth(assets, start_server):
     srv.stop()
 
 
+@pytest.mark.threads
 def test_upload_limit(assets, start_server):
     srv = start_server("upload", ["--model", f"tiny={assets.tiny}", "--model", f"silero={SILERO}", "--max-upload-mb", "1",
                             "--workers", "1", "--threads", "1"])
@@ -597,6 +610,7 @@ def test_upload_limit(assets, start_server):
     srv.stop()
 
 
+@pytest.mark.threads
 def test_queue(assets, start_server):
     """--workers 1 --max-queue 1: one runs, one waits, the rest get 503 at once."""
     srv = start_server("queue", ["--model", f"tiny={assets.tiny}", "--model", f"silero={SILERO}", "--workers", "1",

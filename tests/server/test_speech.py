@@ -74,6 +74,17 @@ def cli(out, *args):
         return f.read()
 
 
+SHORT = "Good morning to you."
+TTS_REF = {}   # format -> audioc tts's bytes of SHORT in alice's voice, made once per run
+
+
+def tts_ref(fmt):
+    """audioc tts -o tts.FMT of SHORT in alice's voice (test_formats makes them; a test run alone makes its own)."""
+    if fmt not in TTS_REF:
+        TTS_REF[fmt] = cli(f"tts.{fmt}", "tts", "--voice", path("voice.wav"), "--voice-text", VOICE_TEXT, SHORT)
+    return TTS_REF[fmt]
+
+
 def decoded(data, name):
     """Samples of an encoded file image, as audioc decodes it (float WAV)."""
     with open(path(name), "wb") as f:
@@ -117,6 +128,7 @@ def read_bytes(name):
 
 # ---------------------------------------------------------------- parts
 
+@pytest.mark.threads
 def test_lists(srv):
     r = request(srv.port, "GET", "/v1/audio/voices")
     j = r.json() or {}
@@ -134,11 +146,11 @@ def test_lists(srv):
 
 
 def test_formats(srv):
-    text = "Good morning to you."
+    text = SHORT
     want_wav = None
     for fmt in FORMATS:
         r = speak(srv.port, model="v", input=text, voice="alice", response_format=fmt, **GEN)
-        want = cli(f"tts.{fmt}", "tts", "--voice", path("voice.wav"), "--voice-text", VOICE_TEXT, text)
+        want = tts_ref(fmt)
         assert r.status == 200 and want is not None, f"speech {fmt}: {r!r}"
         assert r.header("content-type") == TYPES[fmt], f"speech {fmt}: Content-Type {r.header('content-type')!r}"
         if fmt == "opus":   # the Ogg stream's serial number is random: the same samples
@@ -181,6 +193,7 @@ def test_formats(srv):
     srv.survived("the speech requests")
 
 
+@pytest.mark.threads
 def test_stream(srv):
     whole = speak(srv.port, input=LONG, voice="alice", response_format="pcm", **GEN)
     assert whole.status == 200 and len(whole.body) > 0, f"long speech: {whole!r}"
@@ -206,6 +219,7 @@ def test_stream(srv):
     check_error(srv, r, 400, "sse with only punctuation", "input")
 
 
+@pytest.mark.threads
 def test_conversions(srv):
     src = ("file", "source.wav", read_bytes("source.wav"))
     voice = read_bytes("voice.wav")
@@ -290,9 +304,11 @@ def test_bad_inputs(srv):
                 "steps")
 
 
+@pytest.mark.threads
 def test_disconnects(srv):
     """Clients that hang up while their speech is made: the job stops, the next request is not held up."""
     port = srv.port
+    want = tts_ref("wav")   # made before the timings below
     # one chunk of the long request takes about this long here
     t0 = time.time()
     r = speak(port, input=LONG.split(".")[0] + ".", voice="alice", response_format="pcm", seed=1, steps=32,
@@ -319,7 +335,7 @@ def test_disconnects(srv):
         t0 = time.time()
         r = speak(port, input="Good morning to you.", voice="alice", response_format="wav", **GEN)
         dt = time.time() - t0
-        assert r.status == 200 and r.body == read_bytes("tts.wav"), f"the request after a client hung up {what}: {r!r}"
+        assert r.status == 200 and r.body == want, f"the request after a client hung up {what}: {r!r}"
         print(f"  a chunk takes {t_chunk:.2f} s; the request after a client hung up {what} took {dt:.2f} s")
         # one worker: without cancellation the abandoned job would hold it for about n_chunks chunks
         assert dt < 0.4 * n_chunks * t_chunk, (f"the job of a client that hung up {what} is cancelled: the next "
@@ -383,7 +399,7 @@ def test_openai_sdk(srv, node_sdk):
     res = sdklib.sdk(srv.port, calls)
     for fmt, rr in zip(("wav", "flac", "pcm"), res):
         v = sdklib.value(rr, f"audio.speech.create {fmt}") or {}
-        assert base64.b64decode(v.get("base64", "")) == read_bytes(f"tts.{fmt}") and v.get("type") == TYPES[fmt], (
+        assert base64.b64decode(v.get("base64", "")) == tts_ref(fmt) and v.get("type") == TYPES[fmt], (
                 f"SDK audio.speech.create response_format={fmt}: audioc tts's bytes ({str(v)[:200]})")
     v = sdklib.value(res[3], "audio.speech.create stream_format=sse") or {}
     ev = sse_events(v.get("text", ""))
@@ -560,6 +576,7 @@ def read_all(s):
         out += d
 
 
+@pytest.mark.threads
 def test_stopped_streams(srv, start_server):
     """Work past --request-timeout is stopped: a plain request gets 503 with the reason and Retry-After,
     a stream ends with an error event; a stream cut by shutdown ends with an error event too; clients
@@ -656,6 +673,7 @@ def test_cli_rough_edges(voices):
             f"progress by chunk, with the time left: {err[-500:]!r}")
 
 
+@pytest.mark.threads
 def test_fair_scheduling(voices, start_server):
     """Quick requests (VAD, a short transcription) do not wait behind speech: with speech requests running
     all along on the one worker, their latency is measured with the quick lane and, in the same run, on the
