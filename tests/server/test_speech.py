@@ -709,22 +709,25 @@ def test_fair_scheduling(voices, start_server):
             t.join()
         return lat, done
 
-    figures = {}
-    for quick in ("1", "0"):
+    # under a sanitizer the latencies are not compared (it slows the quick work tenfold): the lane alone runs,
+    # its threads beside the speech's, with fewer requests
+    figures, few = {}, ts.SANITIZED
+    for quick in ("1",) if few else ("1", "0"):
         srv = start_server(f"fair_{quick}", ["--model", f"v={PKG}", "--model", f"silero={testenv.SILERO}",
                                              "--model", f"tiny={packages.hviske(0)}", "--voice",
                                              f"bob={path('voice.wav')}", "--threads", "1", "--workers", "1",
                                              "--quick-workers", quick])
-        latencies(srv.port, 4)   # warm
-        idle = latencies(srv.port, 10)
-        busy, done = loaded(srv.port, 20 if quick == "1" else 6)
+        latencies(srv.port, 2 if few else 4)   # warm
+        idle = latencies(srv.port, 4 if few else 10)
+        busy, done = loaded(srv.port, 6 if few or quick == "0" else 20)
         figures[quick] = (idle[-1], busy[len(busy) // 2], busy[len(busy) * 9 // 10], busy[-1], len(done))
         assert done and all(s == 200 for s in done), f"the speech requests finish: {done}"
         srv.stop()
-    (idle, p50, p90, p99, n), (_, p50_0, _, p99_0, _) = figures["1"], figures["0"]
+    idle, p50, p90, p99, n = figures["1"]
     print(f"  quick requests: idle p99 {idle * 1e3:.0f} ms; under speech p50 {p50 * 1e3:.0f} ms, p90 {p90 * 1e3:.0f} ms, "
-          f"p99 {p99 * 1e3:.0f} ms ({n} speech requests); with --quick-workers 0: p50 {p50_0 * 1e3:.0f} ms, "
-          f"p99 {p99_0 * 1e3:.0f} ms")
-    if not ts.SANITIZED:   # the bound is the Release build's: a sanitizer slows the quick work tenfold
+          f"p99 {p99 * 1e3:.0f} ms ({n} speech requests)")
+    if not few:
+        _, p50_0, _, p99_0, _ = figures["0"]
+        print(f"  with --quick-workers 0: p50 {p50_0 * 1e3:.0f} ms, p99 {p99_0 * 1e3:.0f} ms")
         assert p50 <= 0.25 * p50_0 and p90 <= 0.5 * p50_0, \
             f"quick requests under speech: lane p50 {p50:.3f} s, p90 {p90:.3f} s; one line p50 {p50_0:.3f} s"
