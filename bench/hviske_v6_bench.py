@@ -7,8 +7,8 @@ threads, greedy and 2 beams, the matrices as stored (BF16) or held in
 Q8_0 (--weights q8_0: the decoder, its tied head and the projector; the
 encoder keeps 16 bits by its rule). From `audioc --timings`: front end, encoder
 (with the projector), prefill, ms per decode step, the whole request, and
-the peak RSS against the weight file; the decode step against the bytes it
-reads (the decoder's matrices and the tied head, once per step for all
+the peak RSS (MiB) against the weights as held (held_mib); the decode step
+against the bytes it reads (the decoder's matrices and the tied head, once per step for all
 beams). Each row carries the machine's 1-minute load average when it ran
 (the machine may be shared).
 
@@ -16,8 +16,10 @@ usage: bench/hviske_v6_bench.py [--build DIR] [--seconds S] [--tokens N] [--thre
                                 [--weights stored,q8_0]
 """
 import argparse
+import json
 import os
 import re
+import struct
 import subprocess
 import sys
 import wave
@@ -27,7 +29,28 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 STEP_VALUES = 28 * (2 * 1024 * 2048 + 2 * 1024 * 1024 + 3 * 1024 * 3072) + 151936 * 1024
-BYTES_PER_VALUE = {"stored": 2.0, "bf16": 2.0, "q8_0": 34 / 32}
+BYTES_PER_VALUE = {"stored": 2.0, "bf16": 2.0, "f16": 2.0, "f32": 4.0, "q8_0": 34 / 32}
+
+
+def held_mib(path, weights):
+    """The weights as the model holds them after loading (MiB): vectors in
+    f32; matrices as stored, or under q8_0 the encoder's in 16 bits (its
+    rule) and the rest in Q8_0. The encoder's are used in place from the
+    file's pages, the converted ones' pages released, so each counts once."""
+    with open(path, "rb") as f:
+        header = json.loads(f.read(struct.unpack("<Q", f.read(8))[0]))
+    total = 0
+    for name, t in header.items():
+        if name == "__metadata__":
+            continue
+        n = int(np.prod(t["shape"]))
+        if len(t["shape"]) < 2:
+            total += 4 * n
+        elif weights == "q8_0" and not name.startswith("encoder.") and n // t["shape"][0] % 32 == 0:
+            total += n * 34 // 32
+        else:
+            total += n * BYTES_PER_VALUE[t["dtype"].lower()]
+    return total / 2**20
 
 
 def main():
@@ -49,10 +72,13 @@ def main():
     with wave.open(wav, "wb") as w:
         w.setnchannels(1), w.setsampwidth(2), w.setframerate(16000)
         w.writeframes((x * 32767).astype("<i2").tobytes())
-    weights = os.path.getsize(os.path.join(model, "model.safetensors")) / 2**20
-    print(f"| weights | threads | beams | front end ms | encoder ms | prefill ms | ms/step | GB/s per step | total s | "
-          f"peak RSS MB (file {weights:.0f}) | load |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    st = os.path.join(model, "model.safetensors")
+    held = {wt: held_mib(st, wt) for wt in a.weights.split(",")}
+    print(f"weights held (MiB): {', '.join(f'{wt} {v:.1f}' for wt, v in held.items())}; "
+          f"file {os.path.getsize(st) / 2**20:.1f}")
+    print("| weights | threads | beams | front end ms | encoder ms | prefill ms | ms/step | GB/s per step | total s | "
+          "peak RSS MiB | over held | load |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     runs = [(wt, t, b) for wt in a.weights.split(",") for t in a.threads.split(",") for b in a.beams.split(",")]
     for wt, t, b in runs:
         load = os.getloadavg()[0]
@@ -68,7 +94,8 @@ def main():
         rss = float(re.search(r"peak RSS ([0-9.]+) MB", err).group(1))
         load = (load + os.getloadavg()[0]) / 2
         print(f"| {wt} | {t} | {b} | {f('front end'):.0f} | {f('encoder'):.0f} | {f('prefill'):.0f} | {step:.1f} | "
-              f"{STEP_VALUES * BYTES_PER_VALUE[wt] / step / 1e6:.1f} | {total:.1f} | {rss:.0f} | {load:.1f} |",
+              f"{STEP_VALUES * BYTES_PER_VALUE[wt] / step / 1e6:.1f} | {total:.1f} | {rss:.0f} | "
+              f"{100 * (rss / held[wt] - 1):+.1f} % | {load:.1f} |",
               flush=True)
 
 
