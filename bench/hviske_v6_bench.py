@@ -7,14 +7,14 @@ threads, greedy and 2 beams, the matrices as stored (BF16) or held in
 Q8_0 (--weights q8_0: the decoder, its tied head and the projector; the
 encoder keeps 16 bits by its rule). From `audioc --timings`: front end, encoder
 (with the projector), prefill, ms per decode step, the whole request, and
-the peak RSS against the weight file; the decode step against the bytes it
-reads (the decoder's matrices and the tied head, once per step for all
-beams), and as a fraction of the read bandwidth; the encoder (30 s: 1500
-positions, its 16-bit products: bf16 dot) and the prefill's layer products
-(the audio rows and bos: bf16 dot, or int8 dot for Q8_0) as fractions of
-their arithmetic's roof. Roofs and bandwidth: bench_roof, run right after
-each request. Each row carries the machine's 1-minute load average when it
-ran (the machine may be shared).
+the peak RSS (MiB) against the weights as held (held_mib); the decode step
+against the bytes it reads (the decoder's matrices and the tied head, once
+per step for all beams), and as a fraction of the read bandwidth; the
+encoder (30 s: 1500 positions, its 16-bit products: bf16 dot) and the
+prefill's layer products (the audio rows and bos: bf16 dot, or int8 dot for
+Q8_0) as fractions of their arithmetic's roof. Roofs and bandwidth:
+bench_roof, run right after each request. Each row carries the machine's
+1-minute load average when it ran (the machine may be shared).
 
 usage: bench/hviske_v6_bench.py [--build DIR] [--seconds S] [--tokens N] [--threads 1,2] [--beams 1,2]
                                 [--weights stored,q8_0]
@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import re
+import struct
 import subprocess
 import sys
 import wave
@@ -32,7 +33,28 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 STEP_VALUES = 28 * (2 * 1024 * 2048 + 2 * 1024 * 1024 + 3 * 1024 * 3072) + 151936 * 1024
-BYTES_PER_VALUE = {"stored": 2.0, "bf16": 2.0, "q8_0": 34 / 32}
+BYTES_PER_VALUE = {"stored": 2.0, "bf16": 2.0, "f16": 2.0, "f32": 4.0, "q8_0": 34 / 32}
+
+
+def held_mib(path, weights):
+    """The weights as the model holds them after loading (MiB): vectors in
+    f32; matrices as stored, or under q8_0 the encoder's in 16 bits (its
+    rule) and the rest in Q8_0. The encoder's are used in place from the
+    file's pages, the converted ones' pages released, so each counts once."""
+    with open(path, "rb") as f:
+        header = json.loads(f.read(struct.unpack("<Q", f.read(8))[0]))
+    total = 0
+    for name, t in header.items():
+        if name == "__metadata__":
+            continue
+        n = int(np.prod(t["shape"]))
+        if len(t["shape"]) < 2:
+            total += 4 * n
+        elif weights == "q8_0" and not name.startswith("encoder.") and n // t["shape"][0] % 32 == 0:
+            total += n * 34 // 32
+        else:
+            total += n * BYTES_PER_VALUE[t["dtype"].lower()]
+    return total / 2**20
 
 
 def encoder_flops(cfg, frames):
@@ -80,14 +102,17 @@ def main():
     with wave.open(wav, "wb") as w:
         w.setnchannels(1), w.setsampwidth(2), w.setframerate(16000)
         w.writeframes((x * 32767).astype("<i2").tobytes())
-    weights = os.path.getsize(os.path.join(model, "model.safetensors")) / 2**20
+    st = os.path.join(model, "model.safetensors")
+    held = {wt: held_mib(st, wt) for wt in a.weights.split(",")}
+    print(f"weights held (MiB): {', '.join(f'{wt} {v:.1f}' for wt, v in held.items())}; "
+          f"file {os.path.getsize(st) / 2**20:.1f}")
     cfg = json.load(open(os.path.join(model, "config.json")))
     frames = max(200, -(-int(a.seconds * 100) // 100) * 100)
     enc = encoder_flops(cfg, frames)
     pre = prefill_flops(cfg, (frames // 2) // cfg["stack"] + 1)
-    print(f"| weights | threads | beams | front end ms | encoder ms | encoder of roof | prefill ms | prefill of roof | "
-          f"ms/step | GB/s per step | of read | total s | peak RSS MB (file {weights:.0f}) | load |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| weights | threads | beams | front end ms | encoder ms | encoder of roof | prefill ms | prefill of roof | "
+          "ms/step | GB/s per step | of read | total s | peak RSS MiB | over held | load |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     runs = [(wt, t, b) for wt in a.weights.split(",") for t in a.threads.split(",") for b in a.beams.split(",")]
     for wt, t, b in runs:
         load = os.getloadavg()[0]
@@ -107,7 +132,8 @@ def main():
         enc_roof = enc / (f("encoder") / 1e3) / 1e9 / roof["bf16"]
         pre_roof = pre / (f("prefill") / 1e3) / 1e9 / roof["int8" if wt == "q8_0" else "bf16"]
         print(f"| {wt} | {t} | {b} | {f('front end'):.0f} | {f('encoder'):.0f} | {enc_roof:.2f} | {f('prefill'):.0f} | "
-              f"{pre_roof:.2f} | {step:.1f} | {gbs:.1f} | {gbs / read:.2f} | {total:.1f} | {rss:.0f} | {load:.1f} |",
+              f"{pre_roof:.2f} | {step:.1f} | {gbs:.1f} | {gbs / read:.2f} | {total:.1f} | {rss:.0f} | "
+              f"{100 * (rss / held[wt] - 1):+.1f} % | {load:.1f} |",
               flush=True)
 
 

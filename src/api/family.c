@@ -4,6 +4,9 @@
 
 #include <dirent.h>
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,6 +248,11 @@ static ac_status load_local(const char *path, const char *family, const ac_load_
         free(m);
         return s;
     }
+#ifdef __GLIBC__
+    /* what a load freed (the tokenizer's JSON, its parse) stays resident
+     * under what it keeps: 30 MiB of Hviske v6's, through every request */
+    malloc_trim(0);
+#endif
     *out = m;
     return AC_OK;
 }

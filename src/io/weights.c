@@ -41,6 +41,19 @@ void ac_weights_record(ac_weights_recorder *r) { recorder = r; }
 
 static void free_table(ac_weights *w);
 
+/* Buffers of this size and more are pages of their own (ac_pages_alloc):
+ * one that malloc served from the heap (it does, up to its mmap threshold,
+ * which a freed mapped block as large as the tokenizer's file raises) stays
+ * resident after free while anything lives above it, so a converted matrix
+ * that ac_weights_make_hot moves would be held twice. */
+#define PAGES_FROM ((size_t)1 << 20)
+
+static void free_owned(const struct ac_weights_owned *o)
+{
+    if (o->size >= PAGES_FROM) ac_pages_free(o->p, o->size);
+    else ac_free_aligned(o->p);
+}
+
 void ac_weights_recorder_free(ac_weights_recorder *r)
 {
     for (size_t i = 0; i < r->n; i++) free_table(r->tables[i]);
@@ -72,7 +85,7 @@ void ac_weights_free(ac_weights *w)
 static void free_table(ac_weights *w)
 {
     if (w->hot) munmap(w->hot, w->hot_size);
-    for (size_t i = 0; i < w->n_owned; i++) ac_free_aligned(w->owned[i]);
+    for (size_t i = 0; i < w->n_owned; i++) free_owned(&w->owned[i]);
     free(w->owned);
     for (size_t i = 0; i < w->n_held; i++) free(w->held[i].name);
     free(w->held);
@@ -171,7 +184,7 @@ static void *own(ac_weights *w, size_t bytes)
 {
     if (w->n_owned == w->cap_owned) {
         size_t cap = w->cap_owned ? 2 * w->cap_owned : 16;
-        void **v = realloc(w->owned, cap * sizeof *v);
+        struct ac_weights_owned *v = realloc(w->owned, cap * sizeof *v);
         if (!v) {
             ac_error(AC_ERR_NOMEM, "out of memory");
             return NULL;
@@ -179,8 +192,8 @@ static void *own(ac_weights *w, size_t bytes)
         w->owned = v;
         w->cap_owned = cap;
     }
-    void *p = ac_alloc_aligned(bytes);
-    if (p) w->owned[w->n_owned++] = p;
+    void *p = bytes >= PAGES_FROM ? ac_pages_alloc(bytes) : ac_alloc_aligned(bytes);
+    if (p) w->owned[w->n_owned++] = (struct ac_weights_owned){p, bytes};
     return p;
 }
 
@@ -188,8 +201,8 @@ static void *own(ac_weights *w, size_t bytes)
 static void disown(ac_weights *w, const void *p)
 {
     for (size_t i = 0; i < w->n_owned; i++)
-        if (w->owned[i] == p) {
-            ac_free_aligned(w->owned[i]);
+        if (w->owned[i].p == p) {
+            free_owned(&w->owned[i]);
             w->owned[i] = w->owned[--w->n_owned];
             return;
         }

@@ -31,7 +31,10 @@ typedef struct ac_weights {
     char ns[64];          /* namespace put before every name ("fm_weights.") */
     const ac_weight_name *names; /* name table, or NULL */
     size_t n_names;
-    void **owned;         /* converted copies */
+    struct ac_weights_owned {
+        void *p;
+        size_t size;
+    } *owned;             /* converted copies */
     size_t n_owned, cap_owned;
     void *hot;            /* see ac_weights_make_hot */
     size_t hot_size;

@@ -29,17 +29,17 @@ ac_status hv6_audio_rows(const hv6_model *m, const float *x, int64_t n, const ac
     size_t M = (size_t)c->enc.n_mels, E = (size_t)c->enc.d, T = (size_t)F / 2, K = (size_t)c->stack;
     size_t D = (size_t)c->dec.hidden, n_tok = T / K;
     float *mel = ac_arena_floats(a, (size_t)F * M), *X = ac_arena_floats(a, T * E);
-    float *S = ac_arena_floats(a, n_tok * K * E), *Y = ac_arena_floats(a, n_tok * D);
-    if (!mel || !X || !S || !Y) return AC_ERR_NOMEM;
+    float *Y = ac_arena_floats(a, n_tok * D);
+    if (!mel || !X || !Y) return AC_ERR_NOMEM;
     double t0 = ac_now();
     AC_TRY(whisper_logmel_frames(m->enc, x, (size_t)n, (size_t)F, mel));
     double t1 = ac_now();
     ac_trace_put(trace, "mel", -1, mel, (size_t)F * M * sizeof *mel);
     AC_TRY(whisper_encode_frames(m->enc, mel, (size_t)F, trace, a, X));
     ac_trace_put(trace, "encoder", -1, X, T * E * sizeof *X);
-    /* frames 4t .. 4t+3 side by side are rows of X back to back */
-    ac_rmsnorm(X, S, n_tok, K * E, m->norm, 0, PROJ_EPS);
-    ac_matmul(S, &m->proj, NULL, Y, n_tok);
+    /* frames 4t .. 4t+3 side by side are rows of X back to back; normed in place */
+    ac_rmsnorm(X, X, n_tok, K * E, m->norm, 0, PROJ_EPS);
+    ac_matmul(X, &m->proj, NULL, Y, n_tok);
     ac_trace_put(trace, "tokens", -1, Y, n_tok * D * sizeof *Y);
     if (times) times->frontend = t1 - t0, times->encoder = ac_now() - t1;
     int64_t enc_valid = (valid + 1) / 2, keep = (enc_valid + (int64_t)K - 1) / (int64_t)K;

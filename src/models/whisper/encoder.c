@@ -39,9 +39,11 @@ ac_status whisper_encode_frames(const whisper_encoder *m, const float *mel, size
     ac_ffn f = mlp(&m->block[0]);
     size_t scratch = max2(max2(ac_conv1d_scratch(&s1, 1, F), ac_conv1d_scratch(&s2, 1, F)),
                           max2(ac_attn_layer_scratch(&o, T, T), ac_ffn_scratch(&f, T)));
-    float *x1 = ac_arena_floats(a, F * D), *x = ac_arena_floats(a, T * D), *n = ac_arena_floats(a, T * D);
-    float *y = ac_arena_floats(a, T * D), *sc = ac_arena_floats(a, scratch);
-    if (!x1 || !x || !n || !y || !sc) return AC_ERR_NOMEM;
+    /* conv1's output [F][D] (F = 2T) is dead once conv2 has read it: it
+     * lies over the layers' n and y */
+    float *x = ac_arena_floats(a, T * D), *n = ac_arena_floats(a, F * D), *sc = ac_arena_floats(a, scratch);
+    if (!x || !n || !sc) return AC_ERR_NOMEM;
+    float *x1 = n, *y = n + T * D;
 
     ac_conv1d_mat(&s1, mel, 1, F, &m->conv1_w, m->conv1_b, x1, sc);
     ac_gelu(x1, F * D);
