@@ -76,8 +76,10 @@ typedef struct ac_kernel_table {
 /* the blocks of gemm16: output columns, then input columns */
 #define AC_GEMM16_NR 64
 #define AC_GEMM16_KC 256
-/* floats of a GEMM's packing buffer */
-#define AC_GEMM_PACK (AC_GEMM16_KC * AC_GEMM16_NR)
+/* input rows a GEMM packs at a time (a multiple of its tiles' rows) */
+#define AC_GEMM_MC 1008
+/* floats of a GEMM's packing buffer: a block of weight rows and one of X */
+#define AC_GEMM_PACK (AC_GEMM16_KC * AC_GEMM16_NR + AC_GEMM_MC * AC_GEMM16_KC / 2)
 
 /* The table in use. */
 const ac_kernel_table *ac_kernels(void);
