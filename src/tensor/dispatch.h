@@ -54,7 +54,10 @@ typedef struct ac_kernel_table {
      * per block, then scaled */
     void (*matmul_q8)(const ac_block_q8_act *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0,
                       size_t n1);
-    /* the same with Q4_K or Q6_K weights, as ac_matmul_qk_ref */
+    /* N values of X (N a multiple of 32) as activation blocks, to the bits
+     * of ac_quantize_q8_act */
+    void (*quantize_q8_act)(const float *x, ac_block_q8_act *out, size_t n);
+    /* output columns [n0,n1) of ac_matmul with Q4_K or Q6_K weights, as ac_matmul_qk_ref */
     void (*matmul_qk)(const ac_block_q8_act *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0,
                       size_t n1);
     /* Kernels only some levels have. Each does output columns from n0 on

@@ -91,7 +91,7 @@ static void acts_range(void *ctx, size_t m0, size_t m1)
     const acts_fill *f = ctx;
     const float *x = f->x + m0 * f->K;
     size_t n = (m1 - m0) * f->K;
-    if (f->xq) ac_quantize_q8_act(x, f->xq + m0 * (f->K / AC_QK8_0), n);
+    if (f->xq) ac_kernels()->quantize_q8_act(x, f->xq + m0 * (f->K / AC_QK8_0), n);
     else if (f->t != AC_DTYPE_BF16) ac_round_q8_act(x, f->xr + m0 * f->K, n);
     else ac_round_bf16_act(x, f->xr + m0 * f->K, n);
 }

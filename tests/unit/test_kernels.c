@@ -625,6 +625,28 @@ static void test_matmul_rounded_acts(void)
         }
 }
 
+/* The level's quantizer of activations against ac_quantize_q8_act, bit
+ * for bit: random blocks and ones of zeros, a NaN, infinities, huge and
+ * subnormal values, and values half way between two steps. */
+static void test_quantize_acts(void)
+{
+    const size_t n = 32 * 12;
+    float *x = rnd(n, -3, 3);
+    for (int i = 0; i < 32; i++) x[32 + i] = 0, x[64 + i] = i % 2 ? 1e-40f : -3e-41f, x[96 + i] = (float)(i - 16);
+    x[130] = NAN, x[170] = INFINITY, x[200] = -INFINITY, x[230] = 3e38f, x[260] = -3e38f;
+    for (int i = 0; i < 32; i++) x[288 + i] = (i - 15.5f) * 127 / 16; /* amax 127: steps of 1, .5 off them */
+    ac_block_q8_act *got = malloc(n / 32 * sizeof *got), *want = malloc(n / 32 * sizeof *want);
+    memset(got, 0x55, n / 32 * sizeof *got);
+    ac_kernels()->quantize_q8_act(x, got, n);
+    ac_quantize_q8_act(x, want, n);
+    for (size_t b = 0; b < n / 32; b++)
+        CHECK(memcmp(&got[b].d, &want[b].d, sizeof got[b].d) == 0 && got[b].sum == want[b].sum &&
+                  memcmp(got[b].qs, want[b].qs, sizeof got[b].qs) == 0,
+              "block %zu: d %g sum %d, the scalar's d %g sum %d", b, got[b].d, (int)got[b].sum, want[b].d,
+              (int)want[b].sum);
+    free(x), free(got), free(want);
+}
+
 static void test_lstm(void)
 {
     size_t H = 37;
@@ -707,6 +729,7 @@ int main(int argc, char **argv)
         RUN(test_matmul_stored_types);
         RUN(test_matmul_many_rows);
         RUN(test_matmul_rounded_acts);
+        RUN(test_quantize_acts);
         RUN(test_gelu_mul);
         RUN(test_rmsnorm);
         RUN(test_rope);
