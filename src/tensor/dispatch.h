@@ -68,7 +68,7 @@ typedef struct ac_kernel_table {
     size_t (*matmul_row16)(const float *x, const ac_mat *w, const float *bias, float *y, size_t n0, size_t n1);
     /* many input rows against 16-bit weights; PACK holds AC_GEMM_PACK
      * floats, 64-byte aligned, and ranges of columns are multiples of
-     * AC_GEMM16_NR */
+     * AC_GEMM16_NR; AVX512_BF16's takes X as given and rounds it itself */
     size_t (*gemm16)(const float *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0, size_t n1,
                      float *pack);
     /* many input rows against Q8_0 weights; PACK and ranges as gemm16's */

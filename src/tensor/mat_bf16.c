@@ -3,8 +3,9 @@
  * kernel table, after its CPU check): each instruction takes, per f32
  * lane, the two products of a pair of consecutive columns, exact in f32,
  * and adds them to the lane. A weight row in memory is already a run of
- * such pairs. X comes rounded to bf16 (ac_round_bf16_act), so converting
- * it to bf16 here is exact. */
+ * such pairs. The one-row kernel takes X rounded to bf16
+ * (ac_round_bf16_act), so converting it here is exact; the GEMM takes X as
+ * given, and its conversion (to nearest even) is the rounding. */
 #include <immintrin.h>
 #include <stdint.h>
 
