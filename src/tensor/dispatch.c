@@ -40,6 +40,7 @@ static const ac_kernel_table scalar = {
     .mat_rows = ac_mat_rows_ref,
     .matmul_few = ac_matmul_few_ref,
     .matmul_q8 = ac_matmul_q8_ref,
+    .quantize_q8_act = ac_quantize_q8_act,
     .matmul_qk = ac_matmul_qk_ref,
     .matmul_row16 = ac_matmul_row16_none,
     .gemm16 = ac_gemm16_none,
@@ -72,6 +73,7 @@ static const ac_kernel_table scalar = {
     .mat_rows = ac_mat_rows_avx2,                   \
     .matmul_few = ac_matmul_few_avx2,               \
     .matmul_q8 = ac_matmul_q8_avx2,                 \
+    .quantize_q8_act = ac_quantize_q8_act,          \
     .matmul_qk = ac_matmul_qk_avx2,                 \
     .matmul_row16 = ac_matmul_row16_none,           \
     .gemm16 = ac_gemm16_none,                       \
@@ -80,7 +82,8 @@ static const ac_kernel_table scalar = {
 #define AVX512_ENTRIES                              \
     AVX2_ENTRIES,                                   \
     .matmul_row16 = ac_matmul_row16_avx512,         \
-    .gemm16 = ac_gemm16_avx512
+    .gemm16 = ac_gemm16_avx512,                     \
+    .quantize_q8_act = ac_quantize_q8_act_avx512
 
 #define AVX512_VNNI_ENTRIES                         \
     AVX512_ENTRIES,                                 \

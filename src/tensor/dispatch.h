@@ -54,7 +54,10 @@ typedef struct ac_kernel_table {
      * per block, then scaled */
     void (*matmul_q8)(const ac_block_q8_act *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0,
                       size_t n1);
-    /* the same with Q4_K or Q6_K weights, as ac_matmul_qk_ref */
+    /* N values of X (N a multiple of 32) as activation blocks, to the bits
+     * of ac_quantize_q8_act */
+    void (*quantize_q8_act)(const float *x, ac_block_q8_act *out, size_t n);
+    /* output columns [n0,n1) of ac_matmul with Q4_K or Q6_K weights, as ac_matmul_qk_ref */
     void (*matmul_qk)(const ac_block_q8_act *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0,
                       size_t n1);
     /* Kernels only some levels have. Each does output columns from n0 on
@@ -65,7 +68,7 @@ typedef struct ac_kernel_table {
     size_t (*matmul_row16)(const float *x, const ac_mat *w, const float *bias, float *y, size_t n0, size_t n1);
     /* many input rows against 16-bit weights; PACK holds AC_GEMM_PACK
      * floats, 64-byte aligned, and ranges of columns are multiples of
-     * AC_GEMM16_NR */
+     * AC_GEMM16_NR; AVX512_BF16's takes X as given and rounds it itself */
     size_t (*gemm16)(const float *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0, size_t n1,
                      float *pack);
     /* many input rows against Q8_0 weights; PACK and ranges as gemm16's */
@@ -76,8 +79,10 @@ typedef struct ac_kernel_table {
 /* the blocks of gemm16: output columns, then input columns */
 #define AC_GEMM16_NR 64
 #define AC_GEMM16_KC 256
-/* floats of a GEMM's packing buffer */
-#define AC_GEMM_PACK (AC_GEMM16_KC * AC_GEMM16_NR)
+/* input rows a GEMM packs at a time (a multiple of its tiles' rows) */
+#define AC_GEMM_MC 1008
+/* floats of a GEMM's packing buffer: a block of weight rows and one of X */
+#define AC_GEMM_PACK (AC_GEMM16_KC * AC_GEMM16_NR + AC_GEMM_MC * AC_GEMM16_KC / 2)
 
 /* The table in use. */
 const ac_kernel_table *ac_kernels(void);

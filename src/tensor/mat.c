@@ -5,8 +5,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "audioc.h"
 #include "base/threadpool.h"
 #include "tensor/dispatch.h"
+#include "tensor/mat_bf16.h"
 
 #define PANEL_FLOATS (4u << 20) /* weights converted at a time for f32 products */
 #define MANY_ROWS 32            /* from this many input rows, pack or convert panels */
@@ -91,7 +93,7 @@ static void acts_range(void *ctx, size_t m0, size_t m1)
     const acts_fill *f = ctx;
     const float *x = f->x + m0 * f->K;
     size_t n = (m1 - m0) * f->K;
-    if (f->xq) ac_quantize_q8_act(x, f->xq + m0 * (f->K / AC_QK8_0), n);
+    if (f->xq) ac_kernels()->quantize_q8_act(x, f->xq + m0 * (f->K / AC_QK8_0), n);
     else if (f->t != AC_DTYPE_BF16) ac_round_q8_act(x, f->xr + m0 * f->K, n);
     else ac_round_bf16_act(x, f->xr + m0 * f->K, n);
 }
@@ -267,6 +269,10 @@ static void many_range(void *ctx, size_t n0, size_t n1)
     panel_job *j = ctx;
     const ac_kernel_table *k = ac_kernels();
     float *buf = is_k_quant(j->w) ? NULL : scratch_get(SCRATCH_PANEL, (AC_GEMM_PACK + 16) * sizeof(float));
+    if (!buf && !is_k_quant(j->w)) { /* the caller starts over without the GEMMs (whose X may be unrounded) */
+        j->failed = 1;
+        return;
+    }
     if (buf) {
         float *pack = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
         if (j->a.xq) n0 = k->gemm_q8(j->a.xq, j->w, j->bias, j->y, j->M, n0, n1, pack);
@@ -288,10 +294,19 @@ void ac_matmul(const float *x, const ac_mat *w, const float *bias, float *y, siz
      * to f32 on f32 panels (OpenBLAS), the same values as the int8 kernels
      * take: 1.5x the int8 one-row kernel's speed (M=1000 N=4096 K=1024) */
     int widen = (w->dtype == AC_DTYPE_Q8_0 && ac_kernels()->gemm_q8 == ac_gemm_q8_none) || is_k_quant(w);
-    acts_job a;
-    if (M >= MANY_ROWS && !acts_prepare(x, M, w->cols, w->dtype, widen, &a)) {
+    /* BF16's own GEMM rounds X as it packs it (vcvtne2ps2bf16: to nearest
+     * even, as ac_round_bf16_act, but for inputs a hair under the least
+     * normal, which it takes as 0 where the rounding would give 2^-126):
+     * rounding X first cost a twentieth of the product */
+    int rounds_x = w->dtype == AC_DTYPE_BF16 && ac_kernels()->gemm16 == ac_gemm16_bf16;
+    acts_job a = {x, NULL};
+    if (M >= MANY_ROWS && (rounds_x || !acts_prepare(x, M, w->cols, w->dtype, widen, &a))) {
         panel_job pj = {a, w, bias, y, M, 0};
-        ac_parallel_for(w->rows, AC_GEMM16_NR, many_range, &pj);
+        /* A GEMM packs all of X per range of columns: ranges of up to 4
+         * blocks of weight rows, at least two per thread (BF16 on 2 threads,
+         * 1000 x 1024 x 1024: ranges of 1 block spent a sixth in packing X) */
+        size_t blocks = (w->rows + AC_GEMM16_NR - 1) / AC_GEMM16_NR, per = blocks / (2 * (size_t)ac_get_threads());
+        ac_parallel_for(w->rows, AC_GEMM16_NR * (per < 1 ? 1 : per > 4 ? 4 : per), many_range, &pj);
         if (!pj.failed) return;
     }
     /* few rows, or many whose scratch failed */

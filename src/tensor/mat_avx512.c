@@ -172,3 +172,26 @@ size_t ac_gemm16_avx512(const float *x, const ac_mat *w, const float *bias, floa
     }
     return n1;
 }
+
+/* ac_quantize_q8_act, 16 lanes at a time, to the same bits: the largest
+ * |x| by max (which, as the scalar comparison, passes a NaN over), and
+ * x * id rounded to nearest even by the conversion (the scalar adds and
+ * takes away 1.5 * 2^23: the same integer for |v| <= 127, and 0 alike from
+ * a NaN through int32's 0x80000000 cut to int8) */
+void ac_quantize_q8_act_avx512(const float *x, ac_block_q8_act *out, size_t n)
+{
+    for (size_t b = 0; b < n / AC_QK8_0; b++, x += AC_QK8_0, out++) {
+        __m512 lo = _mm512_loadu_ps(x), hi = _mm512_loadu_ps(x + 16);
+        __m512 a = _mm512_max_ps(_mm512_abs_ps(hi), _mm512_max_ps(_mm512_abs_ps(lo), _mm512_setzero_ps()));
+        float amax = _mm512_reduce_max_ps(a);
+        float d = amax / 127.0f, id = d ? 1.0f / d : 0.0f;
+        __m512i ql = _mm512_cvtps_epi32(_mm512_mul_ps(lo, _mm512_set1_ps(id)));
+        __m512i qh = _mm512_cvtps_epi32(_mm512_mul_ps(hi, _mm512_set1_ps(id)));
+        _mm_storeu_si128((__m128i *)out->qs, _mm512_cvtepi32_epi8(ql));
+        _mm_storeu_si128((__m128i *)(out->qs + 16), _mm512_cvtepi32_epi8(qh));
+        /* the sum of the int8 values: a NaN's 0x80000000 counts as its 0 */
+        __m512i wl = _mm512_cvtepi8_epi32(_mm512_cvtepi32_epi8(ql)), wh = _mm512_cvtepi8_epi32(_mm512_cvtepi32_epi8(qh));
+        out->d = d;
+        out->sum = _mm512_reduce_add_epi32(_mm512_add_epi32(wl, wh));
+    }
+}

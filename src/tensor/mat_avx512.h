@@ -18,4 +18,7 @@ size_t ac_matmul_row16_avx512(const float *x, const ac_mat *w, const float *bias
 size_t ac_gemm16_avx512(const float *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0, size_t n1,
                         float *pack);
 
+/* N values of X as ac_quantize_q8_act, to the same bits */
+void ac_quantize_q8_act_avx512(const float *x, ac_block_q8_act *out, size_t n);
+
 #endif

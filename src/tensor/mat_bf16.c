@@ -3,8 +3,9 @@
  * kernel table, after its CPU check): each instruction takes, per f32
  * lane, the two products of a pair of consecutive columns, exact in f32,
  * and adds them to the lane. A weight row in memory is already a run of
- * such pairs. X comes rounded to bf16 (ac_round_bf16_act), so converting
- * it to bf16 here is exact. */
+ * such pairs. The one-row kernel takes X rounded to bf16
+ * (ac_round_bf16_act), so converting it here is exact; the GEMM takes X as
+ * given, and its conversion (to nearest even) is the rounding. */
 #include <immintrin.h>
 #include <stdint.h>
 
@@ -62,17 +63,20 @@ size_t ac_matmul_row16_bf16(const float *x, const ac_mat *w, const float *bias, 
 }
 
 /* ---- many rows: a packed GEMM -------------------------------------------
- * Y[M][n0..n1) in tiles of MR input rows by NR weight rows. Per block of KC
- * columns (KP pairs), NR weight rows are transposed into PACK [KP][NR]
- * pairs, and MR rows of X into [MR][KP] pairs; a tile keeps its MR x NR
- * sums in registers, broadcasting X's pairs. */
+ * Y[M][n0..n1) in tiles of MR input rows by NR weight rows. Per block of up
+ * to MC input rows and KC columns (KP pairs), the rows of X are packed once
+ * into [MC][KP] pairs and kept (in L2) for every block of NR weight rows,
+ * which are transposed into PACK [KP][NR] pairs (in L1); a tile keeps its
+ * MR x NR sums in registers, broadcasting X's pairs. Packing X per block of
+ * weight rows instead took a third of the time, its loads missing L2. */
 #define MR 6
 #define NR AC_GEMM16_NR
 #define NV (NR / 16)
 #define KC AC_GEMM16_KC
 #define KP (KC / 2)
+#define MC AC_GEMM_MC
 
-_Static_assert(KP * NR + MR * KP <= AC_GEMM_PACK, "the packs fit their buffer");
+_Static_assert(KP * NR + MC * KP <= AC_GEMM_PACK, "the packs fit their buffer");
 
 /* rows [n, n + nr) x columns [k0, k0 + kc) of W as PACK[(kc+1)/2][NR]
  * pairs (a last odd column paired with zero; rows past nr as zeros) */
@@ -112,13 +116,26 @@ static inline __mmask16 lanes(size_t nr, size_t v)
     return c >= nr ? 0 : nr - c >= 16 ? 0xffff : (__mmask16)((1u << (nr - c)) - 1);
 }
 
+/* Y's segments by plain loads and stores where whole: masked ones are
+ * slower on some CPUs, and all but a last block of weight rows are whole */
+static inline __m512 load_y(const float *y, __mmask16 m)
+{
+    return m == 0xffff ? _mm512_loadu_ps(y) : _mm512_maskz_loadu_ps(m, y);
+}
+
+static inline void store_y(float *y, __mmask16 m, __m512 v)
+{
+    if (m == 0xffff) _mm512_storeu_ps(y, v);
+    else _mm512_mask_storeu_ps(y, m, v);
+}
+
 static inline __attribute__((always_inline)) void tile(size_t mr_, const uint32_t *xp, const uint32_t *p, size_t kp,
                                                        float *y, size_t ldy, size_t nr, int first, const float *bias)
 {
     __m512 acc[MR][NV];
     for (size_t i = 0; i < mr_; i++)
         for (size_t v = 0; v < NV; v++)
-            acc[i][v] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(lanes(nr, v), y + i * ldy + 16 * v);
+            acc[i][v] = first ? _mm512_setzero_ps() : load_y(y + i * ldy + 16 * v, lanes(nr, v));
     for (size_t k = 0; k < kp; k++) {
         __m512bh b[NV];
         for (size_t v = 0; v < NV; v++) b[v] = (__m512bh)_mm512_load_si512(p + k * NR + 16 * v);
@@ -131,7 +148,7 @@ static inline __attribute__((always_inline)) void tile(size_t mr_, const uint32_
         __mmask16 m = lanes(nr, v);
         __m512 bv = bias ? _mm512_maskz_loadu_ps(m, bias + 16 * v) : _mm512_setzero_ps();
         for (size_t i = 0; i < mr_; i++)
-            _mm512_mask_storeu_ps(y + i * ldy + 16 * v, m, bias ? _mm512_add_ps(acc[i][v], bv) : acc[i][v]);
+            store_y(y + i * ldy + 16 * v, m, bias ? _mm512_add_ps(acc[i][v], bv) : acc[i][v]);
     }
 }
 
@@ -154,15 +171,17 @@ size_t ac_gemm16_bf16(const float *x, const ac_mat *w, const float *bias, float 
     if (w->dtype != AC_DTYPE_BF16) return ac_gemm16_avx512(x, w, bias, y, M, n0, n1, pack_buf);
     size_t K = w->cols, N = w->rows;
     uint32_t *wp = (uint32_t *)pack_buf, *xp = wp + KP * NR;
-    for (size_t n = n0; n < n1; n += NR) {
-        size_t nr = n1 - n < NR ? n1 - n : NR;
+    for (size_t m0 = 0; m0 < M; m0 += MC) {
+        size_t mc = M - m0 < MC ? M - m0 : MC;
         for (size_t k0 = 0; k0 < K; k0 += KC) {
             size_t kc = K - k0 < KC ? K - k0 : KC;
-            pack_w(w, n, nr, k0, kc, wp);
-            for (size_t m = 0; m < M; m += MR) {
-                size_t mr = M - m < MR ? M - m : MR;
-                pack_x(x + m * K + k0, K, mr, kc, xp);
-                tile_any(mr, xp, wp, (kc + 1) / 2, y + m * N + n, N, nr, k0 == 0, k0 + kc == K && bias ? bias + n : NULL);
+            pack_x(x + m0 * K + k0, K, mc, kc, xp);
+            for (size_t n = n0; n < n1; n += NR) {
+                size_t nr = n1 - n < NR ? n1 - n : NR;
+                pack_w(w, n, nr, k0, kc, wp);
+                for (size_t m = 0; m < mc; m += MR)
+                    tile_any(mc - m < MR ? mc - m : MR, xp + m * KP, wp, (kc + 1) / 2, y + (m0 + m) * N + n, N, nr,
+                             k0 == 0, k0 + kc == K && bias ? bias + n : NULL);
             }
         }
     }

@@ -72,6 +72,19 @@ static inline __mmask16 lanes(size_t nr, size_t v)
     return c >= nr ? 0 : nr - c >= 16 ? 0xffff : (__mmask16)((1u << (nr - c)) - 1);
 }
 
+/* Y's segments by plain loads and stores where whole: masked ones are
+ * slower on some CPUs, and all but a last block of weight rows are whole */
+static inline __m512 load_y(const float *y, __mmask16 m)
+{
+    return m == 0xffff ? _mm512_loadu_ps(y) : _mm512_maskz_loadu_ps(m, y);
+}
+
+static inline void store_y(float *y, __mmask16 m, __m512 v)
+{
+    if (m == 0xffff) _mm512_storeu_ps(y, v);
+    else _mm512_mask_storeu_ps(y, m, v);
+}
+
 static inline int32_t quad_at(const int8_t *q)
 {
     int32_t v;
@@ -90,7 +103,7 @@ static inline __attribute__((always_inline)) void tile(size_t mr_, const ac_bloc
     __m512 acc[MR][NV];
     for (size_t i = 0; i < mr_; i++)
         for (size_t v = 0; v < NV; v++)
-            acc[i][v] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(lanes(nr, v), y + i * ldy + 16 * v);
+            acc[i][v] = first ? _mm512_setzero_ps() : load_y(y + i * ldy + 16 * v, lanes(nr, v));
     for (size_t b = 0; b < nb; b++) {
         __m512i dot[MR][NV];
         for (size_t i = 0; i < mr_; i++) {
@@ -116,7 +129,7 @@ static inline __attribute__((always_inline)) void tile(size_t mr_, const ac_bloc
         __mmask16 m = lanes(nr, v);
         __m512 bv = bias ? _mm512_maskz_loadu_ps(m, bias + 16 * v) : _mm512_setzero_ps();
         for (size_t i = 0; i < mr_; i++)
-            _mm512_mask_storeu_ps(y + i * ldy + 16 * v, m, bias ? _mm512_add_ps(acc[i][v], bv) : acc[i][v]);
+            store_y(y + i * ldy + 16 * v, m, bias ? _mm512_add_ps(acc[i][v], bv) : acc[i][v]);
     }
 }
 

@@ -625,6 +625,72 @@ static void test_matmul_rounded_acts(void)
         }
 }
 
+/* More input rows than a GEMM packs at a time (AC_GEMM_MC), BF16 and Q8_0:
+ * against the twins as test_matmul_rounded_acts, the same bits on 1 and 2
+ * threads where that test asks it. */
+static void test_matmul_tall(void)
+{
+    const size_t M = AC_GEMM_MC + 13, N = 70;
+    const ac_dtype types[] = {AC_DTYPE_BF16, AC_DTYPE_Q8_0};
+    for (int t = 0; t < 2; t++) {
+        size_t K = t ? 96 : 101;
+        float *wf = rnd(N * K, -1, 1), *b = rnd(N, -1, 1), *x = rnd(M * K, -2, 2), *xr = malloc(M * K * sizeof *xr);
+        float *wd = malloc(N * K * sizeof *wd), *twin = malloc(M * N * sizeof *twin);
+        float *got = malloc(M * N * sizeof *got), *got1 = malloc(M * N * sizeof *got1);
+        ac_block_q8_act *xq = malloc(M * (K / 32 + 1) * sizeof *xq);
+        void *wq = encode(wf, N, K, types[t]);
+        ac_mat w = {wq, types[t], N, K};
+        ac_mat_rows_ref(&w, 0, N, wd);
+        if (t) {
+            ac_quantize_q8_act(x, xq, M * K);
+            ac_matmul_q8_ref(xq, &w, b, twin, M, 0, N);
+        } else {
+            ac_round_bf16_act(x, xr, M * K);
+            ac_matmul_few_ref(xr, &w, b, twin, M, 0, N);
+        }
+        for (int threads = 1; threads <= 2; threads++) {
+            ac_set_threads(threads);
+            ac_matmul(x, &w, b, got, M);
+            if (threads == 1) memcpy(got1, got, M * N * sizeof *got);
+            else if ((t == 0 && ac_kernels_simd() >= AC_SIMD_AVX512) || (t == 1 && ac_kernels()->gemm_q8 != ac_gemm_q8_none))
+                CHECK(memcmp(got1, got, M * N * sizeof *got) == 0, "%s %zux%zux%zu: 1 and 2 threads differ",
+                      ac_dtype_name(types[t]), M, N, K);
+            double worst = 0;
+            for (size_t m = 0; m < M; m++)
+                for (size_t n = 0; n < N; n++) {
+                    double mag = 0;
+                    for (size_t k = 0; k < K; k++) mag += fabs(x[m * K + k] * wd[n * K + k]);
+                    worst = fmax(worst, fabs(got[m * N + n] - twin[m * N + n]) / (TWIN_TOL * mag + 1e-6));
+                }
+            CHECK(worst <= 1, "%s %zux%zux%zu threads %d: %.3g of the tolerance from the twin", ac_dtype_name(types[t]),
+                  M, N, K, threads, worst);
+        }
+        free(wf), free(b), free(x), free(xr), free(wd), free(twin), free(got), free(got1), free(xq), free(wq);
+    }
+}
+
+/* The level's quantizer of activations against ac_quantize_q8_act, bit
+ * for bit: random blocks and ones of zeros, a NaN, infinities, huge and
+ * subnormal values, and values half way between two steps. */
+static void test_quantize_acts(void)
+{
+    const size_t n = 32 * 12;
+    float *x = rnd(n, -3, 3);
+    for (int i = 0; i < 32; i++) x[32 + i] = 0, x[64 + i] = i % 2 ? 1e-40f : -3e-41f, x[96 + i] = (float)(i - 16);
+    x[130] = NAN, x[170] = INFINITY, x[200] = -INFINITY, x[230] = 3e38f, x[260] = -3e38f;
+    for (int i = 0; i < 32; i++) x[288 + i] = (i - 15.5f) * 127 / 16; /* amax 127: steps of 1, .5 off them */
+    ac_block_q8_act *got = malloc(n / 32 * sizeof *got), *want = malloc(n / 32 * sizeof *want);
+    memset(got, 0x55, n / 32 * sizeof *got);
+    ac_kernels()->quantize_q8_act(x, got, n);
+    ac_quantize_q8_act(x, want, n);
+    for (size_t b = 0; b < n / 32; b++)
+        CHECK(memcmp(&got[b].d, &want[b].d, sizeof got[b].d) == 0 && got[b].sum == want[b].sum &&
+                  memcmp(got[b].qs, want[b].qs, sizeof got[b].qs) == 0,
+              "block %zu: d %g sum %d, the scalar's d %g sum %d", b, got[b].d, (int)got[b].sum, want[b].d,
+              (int)want[b].sum);
+    free(x), free(got), free(want);
+}
+
 static void test_lstm(void)
 {
     size_t H = 37;
@@ -707,6 +773,8 @@ int main(int argc, char **argv)
         RUN(test_matmul_stored_types);
         RUN(test_matmul_many_rows);
         RUN(test_matmul_rounded_acts);
+        RUN(test_quantize_acts);
+        RUN(test_matmul_tall);
         RUN(test_gelu_mul);
         RUN(test_rmsnorm);
         RUN(test_rope);
