@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "tensor/attn_avx512.h"
 #include "tensor/gemm_q8_avx2.h"
 #include "tensor/kernels_avx2.h"
 #include "tensor/mat_avx2.h"
@@ -80,7 +81,9 @@ static const ac_kernel_table scalar = {
 #define AVX512_ENTRIES                              \
     AVX2_ENTRIES,                                   \
     .matmul_row16 = ac_matmul_row16_avx512,         \
-    .gemm16 = ac_gemm16_avx512
+    .gemm16 = ac_gemm16_avx512,                     \
+    .attn_scores = ac_attn_scores_avx512,           \
+    .attn_values = ac_attn_values_avx512
 
 #define AVX512_VNNI_ENTRIES                         \
     AVX512_ENTRIES,                                 \
