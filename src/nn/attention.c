@@ -114,9 +114,9 @@ static void attend_unit(const attn_job *j, size_t u)
         return;
     }
     const float *K = kv->k + u * dk, *V = kv->v + u * dk;
-    const ac_kernel_table *kt = ac_kernels();
-    if (j->nq > FEW_ROWS && kt->attn_scores && j->o->kv_heads > 1) { /* one KV head: BLAS threads instead */
-        attend_tiled(j, u, kt);
+    /* the tiles run on one thread per KV head: a single one spreads BLAS's products over the pool instead */
+    if (j->nq > FEW_ROWS && ac_kernels_simd() >= AC_SIMD_AVX512 && j->o->kv_heads > 1) {
+        attend_tiled(j, u, ac_kernels());
         return;
     }
     if (j->nq <= FEW_ROWS) {

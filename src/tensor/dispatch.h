@@ -71,8 +71,9 @@ typedef struct ac_kernel_table {
     /* many input rows against Q8_0 weights; PACK and ranges as gemm16's */
     size_t (*gemm_q8)(const ac_block_q8_act *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0,
                       size_t n1, float *pack);
-    /* Attention over many query rows (NULL where a level has none: the
-     * caller then uses ac_matmul_nt). attn_scores: S[rows][nk] = Q . K^T,
+    /* Attention over many query rows, in tiles from AC_SIMD_AVX512 on
+     * (below, the scalar twins are slower than ac_matmul_nt's BLAS, which
+     * attention uses there instead). attn_scores: S[rows][nk] = Q . K^T,
      * Q's rows of DK channels at stride Q_LD, K packed as panels of
      * AC_ATTN_KP keys, [nk / AC_ATTN_KP rounded up][dk][AC_ATTN_KP], zero past
      * nk. attn_values: OUT[rows][dk] (stride OUT_LD) = P[rows][nk] . V,
@@ -84,6 +85,8 @@ typedef struct ac_kernel_table {
 
 #define AC_ATTN_KP 32
 #define AC_ATTN_VP(dk) (((dk) + 15) / 16 * 16)
+void ac_attn_scores_ref(const float *q, size_t q_ld, size_t rows, const float *kp, size_t nk, size_t dk, float *s);
+void ac_attn_values_ref(const float *p, size_t rows, const float *vp, size_t nk, size_t dk, float *out, size_t out_ld);
 
 /* the blocks of gemm16: output columns, then input columns */
 #define AC_GEMM16_NR 64
