@@ -6,8 +6,8 @@
  * before the attention tiles) and at the CPU's highest level (the tiles
  * where that level has them), as GFLOP/s of 4 rows keys head_dim heads and
  * as a fraction of the f32 FMA roof of that many threads at the highest
- * level, measured before each row, the best so far kept (a roof read while
- * the machine is busy comes out low). On a shared machine the rate per
+ * level, measured right before each row (on a busy machine a read can
+ * come out low, or absurd when the clock jumps: compare rows). On a shared machine the rate per
  * CPU-second of the process (its threads' time on a core, clock()) says
  * more than the wall's: the "cpu" columns (GFLOP per CPU-second; compare
  * them with the 1-thread roof bench_roof reads on the idle machine). The padded rows count the masked keys
@@ -58,7 +58,8 @@ int main(int argc, char **argv)
     }
     ac_attn_opts o = {.heads = HEADS, .kv_heads = HEADS, .head_dim = HEAD_DIM};
     int top = ac_kernels_simd();
-    double roof[3] = {0};
+    printf("after: kernel level %d; roof: f32 FMA at that level\n", top);
+    double roof[3];
     printf("%6s %8s %7s %12s %6s %12s %6s %7s %10s %9s\n", "rows", "mask", "threads", "before GF/s", "roof",
            "after GF/s", "roof", "speedup", "before cpu", "after cpu");
     for (int i = 0; i < nsizes; i++) {
@@ -78,8 +79,8 @@ int main(int argc, char **argv)
         for (int masked = 0; masked <= 1; masked++)
             for (int th = 1; th <= 2; th++) {
                 ac_set_threads(th);
-                double p = peak_gops(PEAK_F32, th), g[2], c[2];
-                roof[th] = p > roof[th] ? p : roof[th];
+                double g[2], c[2];
+                roof[th] = peak_gops(PEAK_F32, th);
                 for (int after = 0; after <= 1; after++) {
                     ac_kernels_set_simd(after ? top : AC_SIMD_AVX2);
                     g[after] = flops / time_attention(&o, q, k, v, n, masked ? &pad : NULL, out, scratch, &c[after]);
@@ -93,6 +94,5 @@ int main(int argc, char **argv)
             }
         free(q), free(k), free(v), free(out), free(scratch);
     }
-    printf("f32 roof (level %d), the best read: %.0f GFLOP/s on 1 thread, %.0f on 2\n", top, roof[1], roof[2]);
     return 0;
 }

@@ -76,10 +76,10 @@ static void attend_tiled(const attn_job *j, size_t u, const ac_kernel_table *kt)
     float *s = j->scratch + u * unit_floats(j->o, j->nq, kv->n), *kp = s + TILED_ROWS * kv->n;
     float *vp = kp + (nk + AC_ATTN_KP - 1) / AC_ATTN_KP * AC_ATTN_KP * dk;
     const float *K = kv->k + u * dk, *V = kv->v + u * dk;
+    /* K rows read whole, written down a panel's columns (the panel in L1) */
     for (size_t t0 = 0; t0 < nk; t0 += AC_ATTN_KP)
-        for (size_t d = 0; d < dk; d++)
-            for (size_t t = t0; t < t0 + AC_ATTN_KP; t++) *kp++ = t < nk ? K[t * kv->ld + d] : 0.0f;
-    kp = s + TILED_ROWS * kv->n;
+        for (size_t t = t0; t < t0 + AC_ATTN_KP; t++)
+            for (size_t d = 0; d < dk; d++) kp[t0 * dk + d * AC_ATTN_KP + t - t0] = t < nk ? K[t * kv->ld + d] : 0.0f;
     for (size_t t = 0; t < nk; t++)
         for (size_t d = 0; d < dkp; d++) vp[t * dkp + d] = d < dk ? V[t * kv->ld + d] : 0.0f;
     for (size_t h = h0; h < h0 + g; h++)

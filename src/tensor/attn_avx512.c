@@ -14,32 +14,33 @@ enum { SR = 6, VR = 6 }; /* query rows per tile of each product */
 
 #define INLINE static inline __attribute__((always_inline))
 
-/* S[MR][32] of rows Q[MR] (stride q_ld) against one panel KP[dk][32]; the
- * first KEYS columns are stored (row stride nk). */
+/* S[MR][AC_ATTN_KP] of rows Q[MR] (stride q_ld) against one panel
+ * KP[dk][AC_ATTN_KP]; the first KEYS columns are stored (row stride nk). */
 INLINE void score_tile(const int MR, const float *q, size_t q_ld, const float *kp, size_t dk, float *s, size_t nk,
                        size_t keys)
 {
-    __m512 acc[SR][2];
-    for (int i = 0; i < MR; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+    enum { NV = AC_ATTN_KP / 16 };
+    __m512 acc[SR][NV];
+    for (int i = 0; i < MR; i++)
+        for (int c = 0; c < NV; c++) acc[i][c] = _mm512_setzero_ps();
     for (size_t d = 0; d < dk; d++) {
-        __m512 k0 = _mm512_loadu_ps(kp + d * AC_ATTN_KP), k1 = _mm512_loadu_ps(kp + d * AC_ATTN_KP + 16);
+        __m512 k[NV];
+        for (int c = 0; c < NV; c++) k[c] = _mm512_loadu_ps(kp + d * AC_ATTN_KP + 16 * c);
         for (int i = 0; i < MR; i++) {
             __m512 b = _mm512_set1_ps(q[i * q_ld + d]);
-            acc[i][0] = _mm512_fmadd_ps(b, k0, acc[i][0]);
-            acc[i][1] = _mm512_fmadd_ps(b, k1, acc[i][1]);
+            for (int c = 0; c < NV; c++) acc[i][c] = _mm512_fmadd_ps(b, k[c], acc[i][c]);
         }
     }
-    __mmask16 m0 = keys >= 16 ? 0xffff : (__mmask16)((1u << keys) - 1);
-    __mmask16 m1 = keys >= 32 ? 0xffff : keys <= 16 ? 0 : (__mmask16)((1u << (keys - 16)) - 1);
-    for (int i = 0; i < MR; i++) {
-        _mm512_mask_storeu_ps(s + i * nk, m0, acc[i][0]);
-        _mm512_mask_storeu_ps(s + i * nk + 16, m1, acc[i][1]);
+    for (int c = 0; c < NV; c++) {
+        size_t left = keys > 16 * (size_t)c ? keys - 16 * (size_t)c : 0;
+        __mmask16 m = left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1);
+        for (int i = 0; i < MR; i++) _mm512_mask_storeu_ps(s + i * nk + 16 * c, m, acc[i][c]);
     }
 }
 
 void ac_attn_scores_avx512(const float *q, size_t q_ld, size_t rows, const float *kp, size_t nk, size_t dk, float *s)
 {
-    /* a panel (8 KB at dk = 64) stays in L1 for all the rows */
+    /* a panel (16 KB at dk = 64) stays in L1 for all the rows */
     for (size_t t = 0; t < nk; t += AC_ATTN_KP) {
         const float *panel = kp + t * dk;
         size_t keys = nk - t < AC_ATTN_KP ? nk - t : AC_ATTN_KP, r = 0;

@@ -83,7 +83,7 @@ typedef struct ac_kernel_table {
                         size_t out_ld);
 } ac_kernel_table;
 
-#define AC_ATTN_KP 32
+#define AC_ATTN_KP 64
 #define AC_ATTN_VP(dk) (((dk) + 15) / 16 * 16)
 void ac_attn_scores_ref(const float *q, size_t q_ld, size_t rows, const float *kp, size_t nk, size_t dk, float *s);
 void ac_attn_values_ref(const float *p, size_t rows, const float *vp, size_t nk, size_t dk, float *out, size_t out_ld);
