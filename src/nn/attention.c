@@ -1,6 +1,7 @@
 #include "nn/attention.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "base/error.h"
@@ -62,6 +63,10 @@ static void probabilities(const attn_job *j, float *s, size_t rows, size_t h, si
     ac_softmax_masked(s, rows, j->kv->n, j->scale, mask_at(j->mask, h, r, &m));
 }
 
+static _Atomic int tiles; /* ac_attention_set_tiles */
+
+void ac_attention_set_tiles(int on) { tiles = on; }
+
 /* Many rows through the kernel table's tiles: K and V of KV head U packed
  * once, then per query head and block of rows the scores, their
  * probabilities as probabilities() makes them, and the weighted sum of V.
@@ -93,7 +98,7 @@ static void attend_tiled(const attn_job *j, size_t u, const ac_kernel_table *kt)
             }
             kt->attn_scores(j->q + r * j->q_ld + h * dk, j->q_ld, n, kp, keys, dk, s);
             ac_mask buf;
-            ac_softmax_masked(s, n, keys, j->scale, mask_at(m, h, r, &buf));
+            kt->attn_softmax(s, n, keys, j->scale, mask_at(m, h, r, &buf));
             kt->attn_values(s, n, vp, keys, dk, out, j->out_ld);
         }
 }
@@ -115,7 +120,7 @@ static void attend_unit(const attn_job *j, size_t u)
     }
     const float *K = kv->k + u * dk, *V = kv->v + u * dk;
     /* the tiles run on one thread per KV head: a single one spreads BLAS's products over the pool instead */
-    if (j->nq > FEW_ROWS && ac_kernels_simd() >= AC_SIMD_AVX512 && j->o->kv_heads > 1) {
+    if (tiles && j->nq > FEW_ROWS && ac_kernels_simd() >= AC_SIMD_AVX512 && j->o->kv_heads > 1) {
         attend_tiled(j, u, ac_kernels());
         return;
     }

@@ -47,6 +47,7 @@ static const ac_kernel_table scalar = {
     .gemm_q8 = ac_gemm_q8_none,
     .attn_scores = ac_attn_scores_ref,
     .attn_values = ac_attn_values_ref,
+    .attn_softmax = ac_softmax_masked_ref,
 };
 
 /* A level above AVX2 starts from the entries of the level it extends and
@@ -80,15 +81,16 @@ static const ac_kernel_table scalar = {
     .gemm16 = ac_gemm16_none,                       \
     .gemm_q8 = ac_gemm_q8_avx2,                     \
     .attn_scores = ac_attn_scores_ref,              \
-    .attn_values = ac_attn_values_ref
+    .attn_values = ac_attn_values_ref,              \
+    .attn_softmax = ac_softmax_masked_avx2
 
 #define AVX512_ENTRIES                              \
     AVX2_ENTRIES,                                   \
     .matmul_row16 = ac_matmul_row16_avx512,         \
     .gemm16 = ac_gemm16_avx512,                     \
     .attn_scores = ac_attn_scores_avx512,           \
-    .attn_values = ac_attn_values_avx512,          \
-    .softmax_masked = ac_softmax_masked_avx512
+    .attn_values = ac_attn_values_avx512,           \
+    .attn_softmax = ac_softmax_masked_avx512
 
 #define AVX512_VNNI_ENTRIES                         \
     AVX512_ENTRIES,                                 \

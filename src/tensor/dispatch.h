@@ -81,6 +81,8 @@ typedef struct ac_kernel_table {
     void (*attn_scores)(const float *q, size_t q_ld, size_t rows, const float *kp, size_t nk, size_t dk, float *s);
     void (*attn_values)(const float *p, size_t rows, const float *vp, size_t nk, size_t dk, float *out,
                         size_t out_ld);
+    /* the softmax between them, as softmax_masked (wider where a level has it) */
+    void (*attn_softmax)(float *x, size_t rows, size_t cols, float scale, const ac_mask *mask);
 } ac_kernel_table;
 
 #define AC_ATTN_KP 64

@@ -405,6 +405,21 @@ static void test_attn_tiles(void)
               dk);
         free(q), free(kp), free(vp), free(p), free(a), free(b);
     }
+    /* the tiles' softmax, every kind of mask */
+    size_t rows = 5, cols = 37;
+    float *x = rnd(rows * cols, -10, 10), *add = rnd(rows * cols, -3, 3), *a = malloc(rows * cols * sizeof *a),
+          *b = malloc(rows * cols * sizeof *b);
+    unsigned char keep[5 * 37];
+    for (size_t i = 0; i < rows * cols; i++) keep[i] = (i * 7 + 3) % 5 != 0;
+    memset(keep + cols, 0, cols); /* row 1 sees nothing */
+    const ac_mask masks[] = {{.causal = 1, .row0 = 20}, {.keys = 29}, {.add = add, .ld = cols}, {.keep = keep, .ld = cols}};
+    for (size_t k = 0; k <= sizeof masks / sizeof *masks; k++) {
+        memcpy(a, x, rows * cols * sizeof *a), memcpy(b, x, rows * cols * sizeof *b);
+        kt->attn_softmax(a, rows, cols, 0.125f, k ? &masks[k - 1] : NULL);
+        ac_softmax_masked_ref(b, rows, cols, 0.125f, k ? &masks[k - 1] : NULL);
+        CHECK(max_rel_diff(a, b, rows * cols) < 1e-6, "attention softmax mask %zu", k);
+    }
+    free(x), free(add), free(a), free(b);
 }
 
 static void test_softmax_masked(void)

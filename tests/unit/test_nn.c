@@ -199,7 +199,7 @@ static void test_gqa(void)
     }
 }
 
-/* Attention over many rows, where AVX-512 runs it in tiles (attend_tiled),
+/* Attention over many rows with the tiles on (attend_tiled, AVX-512),
  * against its definition in double: every kind of mask, fully masked rows,
  * rows and keys off the tiles' sizes, GQA, head_dim 64 and others. The
  * tiles sum Q.K^T over head_dim and P.V over the keys in a different order
@@ -240,6 +240,7 @@ static void test_attention_tiles(void)
     const int shapes[][5] = {{37, 53, 4, 2, 64}, {100, 131, 2, 2, 40}, {29, 300, 4, 1, 64},
                              {64, 64, 2, 2, 128}, {7, 33, 3, 3, 24},   {61, 97, 6, 3, 64}};
     int threads = ac_get_threads();
+    ac_attention_set_tiles(1);
     for (size_t sh = 0; sh < sizeof shapes / sizeof *shapes; sh++) {
         size_t nq = (size_t)shapes[sh][0], nk = (size_t)shapes[sh][1], row0 = nk - nq;
         int H = shapes[sh][2], G = shapes[sh][3], DK = shapes[sh][4];
@@ -277,7 +278,7 @@ static void test_attention_tiles(void)
                   mi);
         }
         free(q), free(k), free(v), free(got), free(again), free(add), free(keep), free(scratch), free(want);
-    }
+    }    ac_attention_set_tiles(0);
 }
 
 /* Two beams decode different tokens; beam search then keeps beam 1 twice:
