@@ -71,9 +71,9 @@ typedef struct ac_kernel_table {
     /* many input rows against Q8_0 weights; PACK and ranges as gemm16's */
     size_t (*gemm_q8)(const ac_block_q8_act *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0,
                       size_t n1, float *pack);
-    /* Attention over many query rows, in tiles from AC_SIMD_AVX512 on
-     * (below, the scalar twins are slower than ac_matmul_nt's BLAS, which
-     * attention uses there instead). attn_scores: S[rows][nk] = Q . K^T,
+    /* Attention over many query rows in tiles, used from AC_SIMD_AVX512 on
+     * once ac_attention_set_tiles(1) (below, the scalar twins are slower
+     * than ac_matmul_nt's BLAS, which attention uses there). attn_scores: S[rows][nk] = Q . K^T,
      * Q's rows of DK channels at stride Q_LD, K packed as panels of
      * AC_ATTN_KP keys, [nk / AC_ATTN_KP rounded up][dk][AC_ATTN_KP], zero past
      * nk. attn_values: OUT[rows][dk] (stride OUT_LD) = P[rows][nk] . V,
