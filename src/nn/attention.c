@@ -1,17 +1,21 @@
 #include "nn/attention.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "base/error.h"
 #include "base/f16.h"
 #include "base/threadpool.h"
+#include "tensor/dispatch.h"
 
 enum {
     FEW_ROWS = 4,           /* up to this many queries: one row at a time, K/V rows read directly */
     INLINE_WORK = 16384,    /* below this many query x key x channel products, no dispatch */
-    Q_BLOCK = 256           /* query rows whose scores a KV head holds at once: bounds the scratch
+    Q_BLOCK = 256,          /* query rows whose scores a KV head holds at once: bounds the scratch
                                (Whisper's 1500 x 1500 scores of 16 heads would be 150 MB) */
+    TILED_ROWS = 24         /* the same for the kernel table's attention tiles: their scores
+                               stay in L2 beside the head's packed K and V */
 };
 
 static size_t group(const ac_attn_opts *o) { return (size_t)(o->heads / o->kv_heads); }
@@ -22,7 +26,10 @@ static size_t block_rows(size_t nq) { return nq < Q_BLOCK ? nq : Q_BLOCK; }
  * rows' scores and V^T. */
 static size_t unit_floats(const ac_attn_opts *o, size_t nq, size_t nk)
 {
-    return nk * (group(o) + block_rows(nq) + (size_t)o->head_dim);
+    size_t dk = (size_t)o->head_dim, plain = nk * (group(o) + block_rows(nq) + dk);
+    /* the tiles' scores, K in panels and V in padded rows, whichever level runs */
+    size_t tiled = TILED_ROWS * nk + (nk + AC_ATTN_KP - 1) / AC_ATTN_KP * AC_ATTN_KP * dk + nk * AC_ATTN_VP(dk);
+    return plain > tiled ? plain : tiled;
 }
 
 size_t ac_attention_scratch(const ac_attn_opts *o, size_t nq, size_t nk)
@@ -56,6 +63,46 @@ static void probabilities(const attn_job *j, float *s, size_t rows, size_t h, si
     ac_softmax_masked(s, rows, j->kv->n, j->scale, mask_at(j->mask, h, r, &m));
 }
 
+static _Atomic int tiles; /* ac_attention_set_tiles */
+
+void ac_attention_set_tiles(int on) { tiles = on; }
+
+/* Many rows through the kernel table's tiles: K and V of KV head U packed
+ * once, then per query head and block of rows the scores, their
+ * probabilities as probabilities() makes them, and the weighted sum of V.
+ * Keys every row of a block masks (padding, the causal future) are never
+ * computed: their probabilities would be exactly zero. */
+static void attend_tiled(const attn_job *j, size_t u, const ac_kernel_table *kt)
+{
+    const ac_attn_kv *kv = j->kv;
+    size_t g = group(j->o), dk = (size_t)j->o->head_dim, dkp = AC_ATTN_VP(dk), nk = kv->n, h0 = u * g;
+    const ac_mask *m = j->mask;
+    if (m && m->keys && m->keys < nk) nk = m->keys;
+    float *s = j->scratch + u * unit_floats(j->o, j->nq, kv->n), *kp = s + TILED_ROWS * kv->n;
+    float *vp = kp + (nk + AC_ATTN_KP - 1) / AC_ATTN_KP * AC_ATTN_KP * dk;
+    const float *K = kv->k + u * dk, *V = kv->v + u * dk;
+    /* K rows read whole, written down a panel's columns (the panel in L1) */
+    for (size_t t0 = 0; t0 < nk; t0 += AC_ATTN_KP)
+        for (size_t t = t0; t < t0 + AC_ATTN_KP; t++)
+            for (size_t d = 0; d < dk; d++) kp[t0 * dk + d * AC_ATTN_KP + t - t0] = t < nk ? K[t * kv->ld + d] : 0.0f;
+    for (size_t t = 0; t < nk; t++)
+        for (size_t d = 0; d < dkp; d++) vp[t * dkp + d] = d < dk ? V[t * kv->ld + d] : 0.0f;
+    for (size_t h = h0; h < h0 + g; h++)
+        for (size_t r = 0; r < j->nq; r += TILED_ROWS) {
+            size_t n = j->nq - r < TILED_ROWS ? j->nq - r : TILED_ROWS, keys = nk;
+            if (m && m->causal && m->row0 + r + n < keys) keys = m->row0 + r + n;
+            float *out = j->out + r * j->out_ld + h * dk;
+            if (!keys) { /* every key masked: zeros, as probabilities() gives */
+                for (size_t i = 0; i < n; i++) memset(out + i * j->out_ld, 0, dk * sizeof *out);
+                continue;
+            }
+            kt->attn_scores(j->q + r * j->q_ld + h * dk, j->q_ld, n, kp, keys, dk, s);
+            ac_mask buf;
+            kt->attn_softmax(s, n, keys, j->scale, mask_at(m, h, r, &buf));
+            kt->attn_values(s, n, vp, keys, dk, out, j->out_ld);
+        }
+}
+
 /* KV head U and its group of query heads h0 .. h0+g-1 (consecutive, so a
  * row's group is one contiguous [g][head_dim] block). */
 static void attend_unit(const attn_job *j, size_t u)
@@ -72,6 +119,11 @@ static void attend_unit(const attn_job *j, size_t u)
         return;
     }
     const float *K = kv->k + u * dk, *V = kv->v + u * dk;
+    /* the tiles run on one thread per KV head: a single one spreads BLAS's products over the pool instead */
+    if (tiles && j->nq > FEW_ROWS && ac_kernels_simd() >= AC_SIMD_AVX512 && j->o->kv_heads > 1) {
+        attend_tiled(j, u, ac_kernels());
+        return;
+    }
     if (j->nq <= FEW_ROWS) {
         for (size_t r = 0; r < j->nq; r++) {
             ac_matmul_nt(j->q + r * j->q_ld + h0 * dk, dk, K, kv->ld, NULL, s, nk, g, nk, dk);

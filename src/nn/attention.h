@@ -49,6 +49,15 @@ size_t ac_attention_scratch(const ac_attn_opts *o, size_t nq, size_t nk);
 void ac_attention(const ac_attn_opts *o, const float *q, size_t nq, size_t q_ld, const ac_attn_kv *kv,
                   const ac_mask *mask, float *out, size_t out_ld, float *scratch);
 
+/* 1: many rows (no per-head K/V, more than one KV head) go through the
+ * AVX-512 attention tiles where the CPU has them (about twice the
+ * OpenBLAS path's rate: bench/README.md); 0 (default): the OpenBLAS
+ * products around the softmax. Off by default because the tiles round
+ * differently (as accurately), and the figures test_precision and
+ * test_hviske_v6_gguf hold for quantized weights against f32 were taken
+ * with the OpenBLAS rounding: a VQ code or a token flips. */
+void ac_attention_set_tiles(int on);
+
 /* Per-head K and V^T of the rows K[n][ld], V[n][ld] (f32), stored in
  * DTYPE (F32 or F16) in arena memory: the per-head form of ac_attn_kv. */
 ac_status ac_attn_kv_pack(const ac_attn_opts *o, const float *k, const float *v, size_t n, size_t ld,

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "tensor/attn_avx512.h"
 #include "tensor/gemm_q8_avx2.h"
 #include "tensor/kernels_avx2.h"
 #include "tensor/mat_avx2.h"
@@ -45,6 +46,9 @@ static const ac_kernel_table scalar = {
     .matmul_row16 = ac_matmul_row16_none,
     .gemm16 = ac_gemm16_none,
     .gemm_q8 = ac_gemm_q8_none,
+    .attn_scores = ac_attn_scores_ref,
+    .attn_values = ac_attn_values_ref,
+    .attn_softmax = ac_softmax_masked_ref,
 };
 
 /* A level above AVX2 starts from the entries of the level it extends and
@@ -77,13 +81,19 @@ static const ac_kernel_table scalar = {
     .matmul_qk = ac_matmul_qk_avx2,                 \
     .matmul_row16 = ac_matmul_row16_none,           \
     .gemm16 = ac_gemm16_none,                       \
-    .gemm_q8 = ac_gemm_q8_avx2
+    .gemm_q8 = ac_gemm_q8_avx2,                     \
+    .attn_scores = ac_attn_scores_ref,              \
+    .attn_values = ac_attn_values_ref,              \
+    .attn_softmax = ac_softmax_masked_avx2
 
 #define AVX512_ENTRIES                              \
     AVX2_ENTRIES,                                   \
     .matmul_row16 = ac_matmul_row16_avx512,         \
     .gemm16 = ac_gemm16_avx512,                     \
-    .quantize_q8_act = ac_quantize_q8_act_avx512
+    .quantize_q8_act = ac_quantize_q8_act_avx512,   \
+    .attn_scores = ac_attn_scores_avx512,           \
+    .attn_values = ac_attn_values_avx512,           \
+    .attn_softmax = ac_softmax_masked_avx512
 
 #define AVX512_VNNI_ENTRIES                         \
     AVX512_ENTRIES,                                 \

@@ -74,7 +74,24 @@ typedef struct ac_kernel_table {
     /* many input rows against Q8_0 weights; PACK and ranges as gemm16's */
     size_t (*gemm_q8)(const ac_block_q8_act *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0,
                       size_t n1, float *pack);
+    /* Attention over many query rows in tiles, used from AC_SIMD_AVX512 on
+     * once ac_attention_set_tiles(1) (below, the scalar twins are slower
+     * than ac_matmul_nt's BLAS, which attention uses there). attn_scores: S[rows][nk] = Q . K^T,
+     * Q's rows of DK channels at stride Q_LD, K packed as panels of
+     * AC_ATTN_KP keys, [nk / AC_ATTN_KP rounded up][dk][AC_ATTN_KP], zero past
+     * nk. attn_values: OUT[rows][dk] (stride OUT_LD) = P[rows][nk] . V,
+     * V packed as [nk][AC_ATTN_VP(dk)], zero past dk. */
+    void (*attn_scores)(const float *q, size_t q_ld, size_t rows, const float *kp, size_t nk, size_t dk, float *s);
+    void (*attn_values)(const float *p, size_t rows, const float *vp, size_t nk, size_t dk, float *out,
+                        size_t out_ld);
+    /* the softmax between them, as softmax_masked (wider where a level has it) */
+    void (*attn_softmax)(float *x, size_t rows, size_t cols, float scale, const ac_mask *mask);
 } ac_kernel_table;
+
+#define AC_ATTN_KP 64
+#define AC_ATTN_VP(dk) (((dk) + 15) / 16 * 16)
+void ac_attn_scores_ref(const float *q, size_t q_ld, size_t rows, const float *kp, size_t nk, size_t dk, float *s);
+void ac_attn_values_ref(const float *p, size_t rows, const float *vp, size_t nk, size_t dk, float *out, size_t out_ld);
 
 /* the blocks of gemm16: output columns, then input columns */
 #define AC_GEMM16_NR 64

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "tensor/dispatch.h"
 #include "tensor/kernels.h"
 
 void ac_matmul_nt_range_ref(const float *x, size_t ldx, const float *w, size_t ldw, const float *bias, float *y,
@@ -277,4 +278,25 @@ void ac_softmax_masked_ref(float *x, size_t rows, size_t cols, float scale, cons
         for (size_t j = 0; j < cols; j++) sum += (v[j] = v[j] == -INFINITY ? 0.0f : expf(v[j] - mx));
         for (size_t j = 0; j < cols; j++) v[j] /= sum;
     }
+}
+
+void ac_attn_scores_ref(const float *q, size_t q_ld, size_t rows, const float *kp, size_t nk, size_t dk, float *s)
+{
+    for (size_t r = 0; r < rows; r++)
+        for (size_t t = 0; t < nk; t++) {
+            const float *k = kp + t / AC_ATTN_KP * AC_ATTN_KP * dk + t % AC_ATTN_KP;
+            float acc = 0;
+            for (size_t d = 0; d < dk; d++) acc += q[r * q_ld + d] * k[d * AC_ATTN_KP];
+            s[r * nk + t] = acc;
+        }
+}
+
+void ac_attn_values_ref(const float *p, size_t rows, const float *vp, size_t nk, size_t dk, float *out, size_t out_ld)
+{
+    for (size_t r = 0; r < rows; r++)
+        for (size_t d = 0; d < dk; d++) {
+            float acc = 0;
+            for (size_t t = 0; t < nk; t++) acc += p[r * nk + t] * vp[t * AC_ATTN_VP(dk) + d];
+            out[r * out_ld + d] = acc;
+        }
 }

@@ -380,6 +380,48 @@ static void test_conv_transpose(void)
     CHECK(ow[0] == 0 && ow[1] == 6 && ow[2] == 2 && ow[6] == 1 && ow[7] == 7, "conv transpose weight layout");
 }
 
+/* The level's attention tiles against their scalar twins on the packed
+ * layouts (dispatch.h): rows and keys off the tiles, head_dim off 16. */
+static void test_attn_tiles(void)
+{
+    const size_t shapes[][3] = {{13, 45, 64}, {6, 32, 40}, {1, 1, 8}, {25, 70, 128}, {7, 17, 20}};
+    const ac_kernel_table *kt = ac_kernels();
+    for (size_t sh = 0; sh < sizeof shapes / sizeof *shapes; sh++) {
+        size_t rows = shapes[sh][0], nk = shapes[sh][1], dk = shapes[sh][2], q_ld = dk + 3, out_ld = dk + 5;
+        size_t kpn = (nk + AC_ATTN_KP - 1) / AC_ATTN_KP * AC_ATTN_KP * dk, vpn = nk * AC_ATTN_VP(dk);
+        float *q = rnd(rows * q_ld, -1, 1), *kp = rnd(kpn, -1, 1), *vp = rnd(vpn, -1, 1), *p = rnd(rows * nk, 0, 1);
+        for (size_t i = 0; i < kpn; i++) /* zero past the keys, as packed */
+            if (i / (AC_ATTN_KP * dk) * AC_ATTN_KP + i % AC_ATTN_KP >= nk) kp[i] = 0;
+        for (size_t i = 0; i < vpn; i++)
+            if (i % AC_ATTN_VP(dk) >= dk) vp[i] = 0;
+        float *a = calloc(rows * (nk + out_ld), sizeof *a), *b = calloc(rows * (nk + out_ld), sizeof *b);
+        kt->attn_scores(q, q_ld, rows, kp, nk, dk, a);
+        ac_attn_scores_ref(q, q_ld, rows, kp, nk, dk, b);
+        CHECK(max_rel_diff(a, b, rows * nk) < 1e-5, "attention scores %zux%zux%zu", rows, nk, dk);
+        memset(a, 0, rows * out_ld * sizeof *a), memset(b, 0, rows * out_ld * sizeof *b);
+        kt->attn_values(p, rows, vp, nk, dk, a, out_ld);
+        ac_attn_values_ref(p, rows, vp, nk, dk, b, out_ld);
+        CHECK(max_rel_diff(a, b, rows * out_ld) < 1e-5, "attention values %zux%zux%zu (and nothing past dk)", rows, nk,
+              dk);
+        free(q), free(kp), free(vp), free(p), free(a), free(b);
+    }
+    /* the tiles' softmax, every kind of mask */
+    size_t rows = 5, cols = 37;
+    float *x = rnd(rows * cols, -10, 10), *add = rnd(rows * cols, -3, 3), *a = malloc(rows * cols * sizeof *a),
+          *b = malloc(rows * cols * sizeof *b);
+    unsigned char keep[5 * 37];
+    for (size_t i = 0; i < rows * cols; i++) keep[i] = (i * 7 + 3) % 5 != 0;
+    memset(keep + cols, 0, cols); /* row 1 sees nothing */
+    const ac_mask masks[] = {{.causal = 1, .row0 = 20}, {.keys = 29}, {.add = add, .ld = cols}, {.keep = keep, .ld = cols}};
+    for (size_t k = 0; k <= sizeof masks / sizeof *masks; k++) {
+        memcpy(a, x, rows * cols * sizeof *a), memcpy(b, x, rows * cols * sizeof *b);
+        kt->attn_softmax(a, rows, cols, 0.125f, k ? &masks[k - 1] : NULL);
+        ac_softmax_masked_ref(b, rows, cols, 0.125f, k ? &masks[k - 1] : NULL);
+        CHECK(max_rel_diff(a, b, rows * cols) < 1e-6, "attention softmax mask %zu", k);
+    }
+    free(x), free(add), free(a), free(b);
+}
+
 static void test_softmax_masked(void)
 {
     size_t rows = 6, cols = 21;
@@ -780,6 +822,7 @@ int main(int argc, char **argv)
         RUN(test_rope);
         RUN(test_conv_transpose);
         RUN(test_softmax_masked);
+        RUN(test_attn_tiles);
     }
     return test_finish();
 }

@@ -199,6 +199,88 @@ static void test_gqa(void)
     }
 }
 
+/* Attention over many rows with the tiles on (attend_tiled, AVX-512),
+ * against its definition in double: every kind of mask, fully masked rows,
+ * rows and keys off the tiles' sizes, GQA, head_dim 64 and others. The
+ * tiles sum Q.K^T over head_dim and P.V over the keys in a different order
+ * than a BLAS, and f32 rounding of a sum of N terms grows as sqrt(N) eps:
+ * 1e-5 of the output's largest magnitude is ~100x that at these sizes and
+ * still catches any wrong key, row or mask. Results are the same bits on 1
+ * and 2 threads. */
+static void attention_def(const float *q, size_t nq, const float *k, const float *v, size_t nk, int H, int G, int dk,
+                          const ac_mask *m, double *out)
+{
+    double *s = malloc(nk * sizeof *s);
+    for (size_t r = 0; r < nq; r++)
+        for (int h = 0; h < H; h++) {
+            int u = h / (H / G);
+            size_t R = m->row0 + r;
+            double mx = -INFINITY, sum = 0;
+            for (size_t j = 0; j < nk; j++) {
+                double d = 0;
+                for (int e = 0; e < dk; e++) d += (double)q[(r * H + h) * dk + e] * k[(j * G + u) * dk + e];
+                int sees = (!m->causal || j <= R) && (!m->keys || j < m->keys) && (!m->keep || m->keep[R * m->ld + j]);
+                s[j] = sees ? d / sqrt((double)dk) + (m->add ? m->add[h * m->head_stride + R * m->ld + j] : 0)
+                            : -INFINITY;
+                mx = fmax(mx, s[j]);
+            }
+            for (size_t j = 0; j < nk; j++) sum += (s[j] = s[j] == -INFINITY ? 0 : exp(s[j] - mx));
+            for (int e = 0; e < dk; e++) {
+                double acc = 0;
+                for (size_t j = 0; j < nk && mx > -INFINITY; j++) acc += s[j] / sum * v[(j * G + u) * dk + e];
+                out[(r * H + h) * dk + e] = acc;
+            }
+        }
+    free(s);
+}
+
+static void test_attention_tiles(void)
+{
+    /* rows, keys, heads, KV heads, head_dim */
+    const int shapes[][5] = {{37, 53, 4, 2, 64}, {100, 131, 2, 2, 40}, {29, 300, 4, 1, 64},
+                             {64, 64, 2, 2, 128}, {7, 33, 3, 3, 24},   {61, 97, 6, 3, 64}};
+    int threads = ac_get_threads();
+    ac_attention_set_tiles(1);
+    for (size_t sh = 0; sh < sizeof shapes / sizeof *shapes; sh++) {
+        size_t nq = (size_t)shapes[sh][0], nk = (size_t)shapes[sh][1], row0 = nk - nq;
+        int H = shapes[sh][2], G = shapes[sh][3], DK = shapes[sh][4];
+        size_t n = nq * (size_t)(H * DK);
+        float *q = rnd(n, -1, 1), *k = rnd(nk * G * DK, -1, 1), *v = rnd(nk * G * DK, -1, 1);
+        float *got = malloc(n * sizeof *got), *again = malloc(n * sizeof *again);
+        float *add = malloc((size_t)H * nk * nk * sizeof *add);
+        unsigned char *keep = malloc(nk * nk);
+        for (size_t i = 0; i < nk * nk; i++) keep[i] = (i * 5 + 1) % 7 != 0;
+        memset(keep + (row0 + 2) * nk, 0, nk); /* a row that sees nothing */
+        for (size_t i = 0; i < (size_t)H * nk * nk; i++) add[i] = i % 11 == 0 ? -INFINITY : (float)(i % 5) * 0.3f;
+        for (size_t j = 0; j < nk; j++) add[(row0 + 1) * nk + j] = -INFINITY; /* so does this one, in head 0 */
+        const ac_mask masks[] = {{0},
+                                 {.causal = 1, .row0 = row0},
+                                 {.keys = nk - nk / 3},
+                                 {.causal = 1, .row0 = row0, .keys = nk - 5},
+                                 {.keep = keep, .ld = nk, .row0 = row0},
+                                 {.add = add, .ld = nk, .head_stride = nk * nk, .row0 = row0}};
+        ac_attn_opts o = {.heads = H, .kv_heads = G, .head_dim = DK};
+        float *scratch = malloc(ac_attention_scratch(&o, nq, nk) * sizeof *scratch);
+        double *want = malloc(n * sizeof *want);
+        for (size_t mi = 0; mi < sizeof masks / sizeof *masks; mi++) {
+            ac_attn_kv kv = {.n = nk, .k = k, .v = v, .ld = (size_t)(G * DK)};
+            attention_def(q, nq, k, v, nk, H, G, DK, &masks[mi], want);
+            ac_attention(&o, q, nq, (size_t)(H * DK), &kv, &masks[mi], got, (size_t)(H * DK), scratch);
+            double top = 0, err = 0;
+            for (size_t i = 0; i < n; i++) top = fmax(top, fabs(want[i]));
+            for (size_t i = 0; i < n; i++) err = fmax(err, fabs(got[i] - want[i]));
+            CHECK(err <= 1e-5 * top, "attention %zux%zu, %d/%d heads of %d, mask %zu: %g of %g", nq, nk, H, G, DK, mi,
+                  err, top);
+            ac_set_threads(3 - threads);
+            ac_attention(&o, q, nq, (size_t)(H * DK), &kv, &masks[mi], again, (size_t)(H * DK), scratch);
+            ac_set_threads(threads);
+            CHECK(!memcmp(got, again, n * sizeof *got), "attention %zux%zu mask %zu: 1 and 2 threads differ", nq, nk,
+                  mi);
+        }
+        free(q), free(k), free(v), free(got), free(again), free(add), free(keep), free(scratch), free(want);
+    }    ac_attention_set_tiles(0);
+}
+
 /* Two beams decode different tokens; beam search then keeps beam 1 twice:
  * the cache answers as recomputing each sequence from its start. */
 static void test_cache_and_reorder(void)
@@ -297,6 +379,7 @@ int main(int argc, char **argv)
             RUN(test_attention_torch);
             RUN(test_ops_torch);
             RUN(test_gqa);
+            RUN(test_attention_tiles);
             RUN(test_cache_and_reorder);
             RUN(test_ffn);
         }

@@ -1,0 +1,170 @@
+/* AVX-512 tiles of attention's two products (attn_avx512.h). Both keep
+ * their accumulators in registers over the whole reduction and read the
+ * other operand from packed, contiguous panels that stay in L1/L2: the
+ * shapes (a reduction of head_dim = 64, or an output of 64 columns) are
+ * where a general GEMM spends its time packing. */
+#include <immintrin.h>
+#include <math.h>
+#include <string.h>
+
+#include "tensor/attn_avx512.h"
+#include "tensor/dispatch.h"
+
+enum { SR = 6, VR = 6 }; /* query rows per tile of each product */
+
+#define INLINE static inline __attribute__((always_inline))
+
+/* S[MR][AC_ATTN_KP] of rows Q[MR] (stride q_ld) against one panel
+ * KP[dk][AC_ATTN_KP]; the first KEYS columns are stored (row stride nk). */
+INLINE void score_tile(const int MR, const float *q, size_t q_ld, const float *kp, size_t dk, float *s, size_t nk,
+                       size_t keys)
+{
+    enum { NV = AC_ATTN_KP / 16 };
+    __m512 acc[SR][NV];
+    for (int i = 0; i < MR; i++)
+        for (int c = 0; c < NV; c++) acc[i][c] = _mm512_setzero_ps();
+    for (size_t d = 0; d < dk; d++) {
+        __m512 k[NV];
+        for (int c = 0; c < NV; c++) k[c] = _mm512_loadu_ps(kp + d * AC_ATTN_KP + 16 * c);
+        for (int i = 0; i < MR; i++) {
+            __m512 b = _mm512_set1_ps(q[i * q_ld + d]);
+            for (int c = 0; c < NV; c++) acc[i][c] = _mm512_fmadd_ps(b, k[c], acc[i][c]);
+        }
+    }
+    for (int c = 0; c < NV; c++) {
+        size_t left = keys > 16 * (size_t)c ? keys - 16 * (size_t)c : 0;
+        __mmask16 m = left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1);
+        for (int i = 0; i < MR; i++) _mm512_mask_storeu_ps(s + i * nk + 16 * c, m, acc[i][c]);
+    }
+}
+
+void ac_attn_scores_avx512(const float *q, size_t q_ld, size_t rows, const float *kp, size_t nk, size_t dk, float *s)
+{
+    /* a panel (16 KB at dk = 64) stays in L1 for all the rows */
+    for (size_t t = 0; t < nk; t += AC_ATTN_KP) {
+        const float *panel = kp + t * dk;
+        size_t keys = nk - t < AC_ATTN_KP ? nk - t : AC_ATTN_KP, r = 0;
+        for (; r + SR <= rows; r += SR) score_tile(SR, q + r * q_ld, q_ld, panel, dk, s + r * nk + t, nk, keys);
+        switch (rows - r) {
+        case 5: score_tile(5, q + r * q_ld, q_ld, panel, dk, s + r * nk + t, nk, keys); break;
+        case 4: score_tile(4, q + r * q_ld, q_ld, panel, dk, s + r * nk + t, nk, keys); break;
+        case 3: score_tile(3, q + r * q_ld, q_ld, panel, dk, s + r * nk + t, nk, keys); break;
+        case 2: score_tile(2, q + r * q_ld, q_ld, panel, dk, s + r * nk + t, nk, keys); break;
+        case 1: score_tile(1, q + r * q_ld, q_ld, panel, dk, s + r * nk + t, nk, keys); break;
+        default: break;
+        }
+    }
+}
+
+/* OUT[MR][16*NV] = P[MR][nk] . VP[nk][16*NV] (VP's row stride dkp); COLS of
+ * the last vector are stored. */
+INLINE void value_tile(const int MR, const int NV, const float *p, size_t nk, const float *vp, size_t dkp, float *out,
+                       size_t out_ld, __mmask16 last)
+{
+    __m512 acc[VR][4];
+    for (int i = 0; i < MR; i++)
+        for (int c = 0; c < NV; c++) acc[i][c] = _mm512_setzero_ps();
+    for (size_t t = 0; t < nk; t++) {
+        __m512 v[4];
+        for (int c = 0; c < NV; c++) v[c] = _mm512_loadu_ps(vp + t * dkp + 16 * c);
+        for (int i = 0; i < MR; i++) {
+            __m512 b = _mm512_set1_ps(p[i * nk + t]);
+            for (int c = 0; c < NV; c++) acc[i][c] = _mm512_fmadd_ps(b, v[c], acc[i][c]);
+        }
+    }
+    for (int i = 0; i < MR; i++)
+        for (int c = 0; c < NV; c++)
+            _mm512_mask_storeu_ps(out + i * out_ld + 16 * c, c == NV - 1 ? last : 0xffff, acc[i][c]);
+}
+
+#define VALUE_ROWS(MR)                                                                        \
+    switch (nv) {                                                                             \
+    case 4: value_tile(MR, 4, p + r * nk, nk, vp + c, dkp, out + r * out_ld + c, out_ld, last); break; \
+    case 3: value_tile(MR, 3, p + r * nk, nk, vp + c, dkp, out + r * out_ld + c, out_ld, last); break; \
+    case 2: value_tile(MR, 2, p + r * nk, nk, vp + c, dkp, out + r * out_ld + c, out_ld, last); break; \
+    default: value_tile(MR, 1, p + r * nk, nk, vp + c, dkp, out + r * out_ld + c, out_ld, last); break; \
+    }
+
+void ac_attn_values_avx512(const float *p, size_t rows, const float *vp, size_t nk, size_t dk, float *out,
+                           size_t out_ld)
+{
+    size_t dkp = AC_ATTN_VP(dk);
+    for (size_t c = 0; c < dk; c += 64) {
+        size_t cols = dk - c < 64 ? dk - c : 64, nv = (cols + 15) / 16, tail = cols - 16 * (nv - 1);
+        __mmask16 last = tail == 16 ? 0xffff : (__mmask16)((1u << tail) - 1);
+        size_t r = 0;
+        for (; r + VR <= rows; r += VR) VALUE_ROWS(VR)
+        switch (rows - r) {
+        case 5: VALUE_ROWS(5) break;
+        case 4: VALUE_ROWS(4) break;
+        case 3: VALUE_ROWS(3) break;
+        case 2: VALUE_ROWS(2) break;
+        case 1: VALUE_ROWS(1) break;
+        default: break;
+        }
+    }
+}
+
+/* exp(x) as exp8 of kernels_avx2.c (the same reduction and Cephes
+ * polynomial) on 16 lanes: the softmax agrees with the AVX2 one. */
+static inline __m512 exp16(__m512 x)
+{
+    x = _mm512_min_ps(x, _mm512_set1_ps(88.3762626647949f));
+    x = _mm512_max_ps(x, _mm512_set1_ps(-87.3365447504f));
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+    /* 2^n in two halves: n = 128 must not overflow the exponent */
+    __m512i ni = _mm512_cvtps_epi32(n);
+    __m512i h1 = _mm512_srai_epi32(ni, 1), h2 = _mm512_sub_epi32(ni, h1);
+    __m512 s1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(h1, _mm512_set1_epi32(127)), 23));
+    __m512 s2 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(h2, _mm512_set1_epi32(127)), 23));
+    return _mm512_mul_ps(_mm512_mul_ps(p, s1), s2);
+}
+
+static inline __mmask16 lanes(size_t left) { return left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1); }
+
+void ac_softmax_masked_avx512(float *x, size_t rows, size_t cols, float scale, const ac_mask *m)
+{
+    const __m512 ninf = _mm512_set1_ps(-INFINITY);
+    for (size_t r = 0; r < rows; r++) {
+        float *v = x + r * cols, s = scale;
+        size_t R = (m ? m->row0 : 0) + r, n = cols;
+        if (m && m->keys && m->keys < n) n = m->keys;
+        if (m && m->causal && R + 1 < n) n = R + 1;
+        if (m && (m->add || m->keep)) { /* the mask's values in place, scaled */
+            for (size_t j = 0; j < n; j++)
+                v[j] = m->keep && !m->keep[R * m->ld + j] ? -INFINITY
+                                                          : v[j] * scale + (m->add ? m->add[R * m->ld + j] : 0.0f);
+            s = 1.0f;
+        }
+        __m512 mx = ninf;
+        for (size_t i = 0; i < n; i += 16) mx = _mm512_max_ps(mx, _mm512_mask_loadu_ps(ninf, lanes(n - i), v + i));
+        float top = _mm512_reduce_max_ps(mx);
+        memset(v + n, 0, (cols - n) * sizeof *v);
+        if (top == -INFINITY) {
+            memset(v, 0, n * sizeof *v);
+            continue;
+        }
+        __m512 vs = _mm512_set1_ps(s), vm = _mm512_set1_ps(top * s), sum = _mm512_setzero_ps();
+        for (size_t i = 0; i < n; i += 16) {
+            __mmask16 k = lanes(n - i);
+            __m512 e = _mm512_maskz_loadu_ps(k, v + i);
+            k = _mm512_mask_cmp_ps_mask(k, e, ninf, _CMP_NEQ_OQ); /* masked keys give exactly 0 */
+            e = _mm512_maskz_mov_ps(k, exp16(_mm512_fmsub_ps(e, vs, vm)));
+            sum = _mm512_add_ps(sum, e);
+            _mm512_mask_storeu_ps(v + i, lanes(n - i), e);
+        }
+        __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sum));
+        for (size_t i = 0; i < n; i += 16)
+            _mm512_mask_storeu_ps(v + i, lanes(n - i), _mm512_mul_ps(_mm512_maskz_loadu_ps(lanes(n - i), v + i), inv));
+    }
+}

@@ -1,0 +1,19 @@
+/* AVX-512 products of attention over many query rows (attn_avx512.c, built
+ * with -mavx512f, run only through the kernel table after its CPU check):
+ * scores against keys packed in panels, then probabilities times values
+ * packed as rows, each in register tiles (layouts: dispatch.h), and the
+ * masked softmax between them. */
+#ifndef AC_TENSOR_ATTN_AVX512_H
+#define AC_TENSOR_ATTN_AVX512_H
+
+#include <stddef.h>
+
+#include "tensor/kernels.h"
+
+void ac_attn_scores_avx512(const float *q, size_t q_ld, size_t rows, const float *kp, size_t nk, size_t dk, float *s);
+void ac_attn_values_avx512(const float *p, size_t rows, const float *vp, size_t nk, size_t dk, float *out,
+                           size_t out_ld);
+/* ac_softmax_masked_ref on 16 lanes, as the AVX2 one on 8. */
+void ac_softmax_masked_avx512(float *x, size_t rows, size_t cols, float scale, const ac_mask *mask);
+
+#endif
