@@ -98,8 +98,12 @@ void ac_attn_values_ref(const float *p, size_t rows, const float *vp, size_t nk,
 #define AC_GEMM16_KC 256
 /* input rows a GEMM packs at a time (a multiple of its tiles' rows) */
 #define AC_GEMM_MC 1008
-/* floats of a GEMM's packing buffer: a block of weight rows and one of X */
-#define AC_GEMM_PACK (AC_GEMM16_KC * AC_GEMM16_NR + AC_GEMM_MC * AC_GEMM16_KC / 2)
+/* floats of a GEMM's packing buffer: a block of weight rows (all the int8
+ * GEMMs use) and one of X (BF16's: at most AC_GEMM_MC rows, fewer for a
+ * product of fewer, which then needs only AC_GEMM_PACK_FOR(M) floats) */
+#define AC_GEMM_W_PACK (AC_GEMM16_KC * AC_GEMM16_NR)
+#define AC_GEMM_PACK_FOR(M) (AC_GEMM_W_PACK + ((M) < AC_GEMM_MC ? (M) : AC_GEMM_MC) * AC_GEMM16_KC / 2)
+#define AC_GEMM_PACK AC_GEMM_PACK_FOR(AC_GEMM_MC)
 
 /* The table in use. */
 const ac_kernel_table *ac_kernels(void);

@@ -25,7 +25,7 @@
 #define QUADS (AC_QK8_0 / 4)         /* quads per block */
 
 _Static_assert(NV % NT == 0, "tiles cover the panel");
-_Static_assert((KB * QUADS * NV * 8 + KB * NV * 8) <= AC_GEMM_PACK, "the pack fits its buffer");
+_Static_assert((KB * QUADS * NV * 8 + KB * NV * 8) <= AC_GEMM_W_PACK, "the pack fits its buffer");
 
 /* an 8 x 8 transpose of 32-bit lanes */
 static inline __attribute__((always_inline)) void transpose8(__m256i r[8])

@@ -268,7 +268,8 @@ static void many_range(void *ctx, size_t n0, size_t n1)
 {
     panel_job *j = ctx;
     const ac_kernel_table *k = ac_kernels();
-    float *buf = is_k_quant(j->w) ? NULL : scratch_get(SCRATCH_PANEL, (AC_GEMM_PACK + 16) * sizeof(float));
+    /* sized for this product: a small one (a VAD's) keeps a small buffer per thread */
+    float *buf = is_k_quant(j->w) ? NULL : scratch_get(SCRATCH_PANEL, (AC_GEMM_PACK_FOR(j->M) + 16) * sizeof(float));
     if (!buf && !is_k_quant(j->w)) { /* the caller starts over without the GEMMs (whose X may be unrounded) */
         j->failed = 1;
         return;

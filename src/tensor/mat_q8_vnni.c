@@ -24,7 +24,7 @@
 #define QUADS (AC_QK8_0 / 4)         /* quads per block */
 
 _Static_assert(KB % 2 == 0, "blocks are packed two at a time");
-_Static_assert((KB * QUADS * NV * 16 + KB * NV * 16) <= AC_GEMM_PACK, "the pack fits its buffer");
+_Static_assert((KB * QUADS * NV * 16 + KB * NV * 16) <= AC_GEMM_W_PACK, "the pack fits its buffer");
 
 /* Weight rows [n, n + nr) x blocks [b0, b0 + nb) into PACK: the bytes
  * (+128) as [block][quad][NV][16 rows] int32, then the scales as
