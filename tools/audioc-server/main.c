@@ -6,6 +6,7 @@
  * budget, and the HTTP front, and stops gracefully on SIGINT/SIGTERM. The
  * endpoints are the rows of routes.c. */
 #include <malloc.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -340,6 +341,14 @@ static int parse(server_config *cfg, int argc, char **argv, int *threads)
     return apply_model_weights(cfg);
 }
 
+static pthread_t main_thread;
+
+/* A SIGINT/SIGTERM that the kernel hands to a thread not blocking it (one
+ * a library started before main, as OpenBLAS's) while the main thread is
+ * not yet in sigwait would otherwise end the process at once: it goes on
+ * to the main thread, which blocks it, so that sigwait takes it. */
+static void to_main_thread(int sig) { pthread_kill(main_thread, sig); }
+
 int main(int argc, char **argv)
 {
     arg_program = "audioc-server";
@@ -368,7 +377,13 @@ int main(int argc, char **argv)
     if (!cfg->workers) cfg->workers = threads / 2 > 1 ? threads / 2 : 1;
     int each = threads / cfg->workers > 1 ? threads / cfg->workers : 1;
 
-    /* signals are taken by sigwait below; no other thread sees them */
+    /* signals are taken by sigwait below; the threads started after this
+     * block them, and any other passes them on */
+    main_thread = pthread_self();
+    struct sigaction pass = {.sa_handler = to_main_thread};
+    sigemptyset(&pass.sa_mask);
+    sigaction(SIGINT, &pass, NULL);
+    sigaction(SIGTERM, &pass, NULL);
     sigset_t stop;
     sigemptyset(&stop);
     sigaddset(&stop, SIGINT);
