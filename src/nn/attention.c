@@ -120,16 +120,30 @@ static void attend_unit(const attn_job *j, size_t u)
     }
     const float *K = kv->k + u * dk, *V = kv->v + u * dk;
     /* the tiles run on one thread per KV head: a single one spreads BLAS's products over the pool instead */
-    if (tiles && j->nq > FEW_ROWS && ac_kernels_simd() >= AC_SIMD_AVX512 && j->o->kv_heads > 1) {
+    if (tiles && j->nq > FEW_ROWS && !kv->n_shared && ac_kernels_simd() >= AC_SIMD_AVX512 && j->o->kv_heads > 1) {
         attend_tiled(j, u, ac_kernels());
         return;
     }
-    if (j->nq <= FEW_ROWS) {
+    if (j->nq <= FEW_ROWS || kv->n_shared) {
+        size_t ns = kv->n_shared, own = nk - ns;
+        const float *KS = kv->k_shared + u * dk, *VS = kv->v_shared + u * dk;
+        float *part = s + g * nk; /* the own keys' share of a head's output */
         for (size_t r = 0; r < j->nq; r++) {
-            ac_matmul_nt(j->q + r * j->q_ld + h0 * dk, dk, K, kv->ld, NULL, s, nk, g, nk, dk);
+            const float *q = j->q + r * j->q_ld + h0 * dk;
+            if (ns) ac_matmul_nt(q, dk, KS, kv->ld, NULL, s, nk, g, ns, dk);
+            if (own) ac_matmul_nt(q, dk, K, kv->ld, NULL, s + ns, nk, g, own, dk);
             for (size_t i = 0; i < g; i++) {
-                probabilities(j, s + i * nk, 1, h0 + i, r);
-                ac_gemv_t(V, kv->ld, s + i * nk, j->out + r * j->out_ld + (h0 + i) * dk, nk, dk);
+                float *out = j->out + r * j->out_ld + (h0 + i) * dk, *p = s + i * nk;
+                probabilities(j, p, 1, h0 + i, r);
+                if (!ns) {
+                    ac_gemv_t(V, kv->ld, p, out, nk, dk);
+                    continue;
+                }
+                ac_gemv_t(VS, kv->ld, p, out, ns, dk);
+                if (own) {
+                    ac_gemv_t(V, kv->ld, p + ns, part, own, dk);
+                    ac_axpy(out, part, 1.0f, dk);
+                }
             }
         }
         return;
@@ -249,8 +263,11 @@ ac_status ac_attn_cached(const ac_attn_opts *o, const ac_attn_weights *w, ac_kv_
     /* every row is stored before any attends: a prompt's rows see each other */
     for (size_t r = 0; r < R; r++) AC_TRY(ac_kv_cache_append(c, layer, beam[r], pos[r], k + r * kvw, v + r * kvw));
     for (size_t r = 0; r < R; r++) {
-        ac_attn_kv kv = {.n = (size_t)pos[r] + 1, .k = ac_kv_cache_k(c, layer, beam[r], 0),
-                         .v = ac_kv_cache_v(c, layer, beam[r], 0), .ld = kvw};
+        /* the shared positions, then the beam's own */
+        int n = pos[r] + 1, ns = n > c->shared ? c->shared : 0;
+        ac_attn_kv kv = {.n = (size_t)n, .k = ac_kv_cache_k(c, layer, beam[r], ns),
+                         .v = ac_kv_cache_v(c, layer, beam[r], ns), .ld = kvw, .n_shared = (size_t)ns,
+                         .k_shared = ac_kv_cache_k(c, layer, 0, 0), .v_shared = ac_kv_cache_v(c, layer, 0, 0)};
         ac_attention(o, q + r * qw, 1, qw, &kv, NULL, ctx + r * qw, qw, sa);
     }
     ac_matmul(ctx, w->wo, w->bo, y, R);

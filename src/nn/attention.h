@@ -30,6 +30,9 @@ typedef struct ac_attn_opts {
 
 /* Keys and values over N positions, in one of two forms:
  * - rows: K[n][ld] and V[n][ld] f32, KV head h at columns h*head_dim;
+ *   or the first N_SHARED positions at K_SHARED and V_SHARED (a prompt
+ *   the beams of a search share, nn/kv_cache) and the other N - N_SHARED
+ *   at K and V (read a query row at a time);
  * - per KV head (for decoding over fixed keys): KH[h] is K [n][head_dim]
  *   and VT[h] is V transposed, [head_dim][n], in any ac_mat type (F16
  *   halves the bytes each step reads); see ac_attn_kv_pack. */
@@ -38,6 +41,8 @@ typedef struct ac_attn_kv {
     const float *k, *v;
     size_t ld;
     const ac_mat *kh, *vt;
+    size_t n_shared;
+    const float *k_shared, *v_shared;
 } ac_attn_kv;
 
 /* Floats of scratch ac_attention needs for NQ queries over NK keys. */

@@ -76,7 +76,7 @@ static void test_attention_torch(void)
     ac_arena a;
     ac_arena_init(&a, 1 << 16);
     ac_kv_cache c;
-    CHECK(ac_kv_cache_init(&c, 1, 1, T, G * DK, &a) == AC_OK, "cache");
+    CHECK(ac_kv_cache_init(&c, 1, 1, T, 0, G * DK, &a) == AC_OK, "cache");
     int beam = 0;
     for (int t = 0; t < T; t++) ac_attn_cached(&opts, &w, &c, 0, x + t * D, 1, &beam, &t, y + t * D, scratch);
     CHECK(max_rel_diff(y, yc, T * D) < 1e-5, "cached decoding vs torch: %g", max_rel_diff(y, yc, T * D));
@@ -301,7 +301,7 @@ static void test_cache_and_reorder(void)
     ac_arena a;
     ac_arena_init(&a, 1 << 16);
     ac_kv_cache c;
-    CHECK(ac_kv_cache_init(&c, 2, B, T, G * DK, &a) == AC_OK, "cache");
+    CHECK(ac_kv_cache_init(&c, 2, B, T, 0, G * DK, &a) == AC_OK, "cache");
     /* the prompt: 4 rows of beam 0 in one call; then steps with both beams */
     int beams0[4] = {0, 0, 0, 0}, one = 1;
     ac_attn_cached(&opts, &w, &c, 1, x, 4, beams0, pos, got[0], scratch);
@@ -331,6 +331,62 @@ static void test_cache_and_reorder(void)
     ac_arena_free(&a);
     for (int i = 0; i < 4; i++) free(wf[i]);
     free(bq), free(x), free(scratch);
+}
+
+/* A prompt of P rows held once for both beams (nn/kv_cache's shared
+ * positions), then each beam its own tokens: every row answers as
+ * recomputing the prompt and that beam's tokens from the start, before and
+ * after a reorder, and no beam but 0 may write the prompt. */
+static void test_cache_shared_prompt(void)
+{
+    enum { D = 24, H = 4, G = 2, DK = 6, T = 10, P = 4, B = 2 };
+    float *wf[4] = {rnd(H * DK * D, -0.4f, 0.4f), rnd(G * DK * D, -0.4f, 0.4f), rnd(G * DK * D, -0.4f, 0.4f),
+                    rnd(D * H * DK, -0.4f, 0.4f)};
+    float *x = rnd(B * T * D, -1, 1);
+    memcpy(x + T * D, x, P * D * sizeof *x); /* both sequences start with the prompt */
+    ac_mat q = ac_mat_f32(wf[0], H * DK, D), k = ac_mat_f32(wf[1], G * DK, D), v = ac_mat_f32(wf[2], G * DK, D);
+    ac_mat o = ac_mat_f32(wf[3], D, H * DK);
+    ac_attn_weights w = {.wq = &q, .wk = &k, .wv = &v, .wo = &o};
+    ac_attn_opts opts = {.heads = H, .kv_heads = G, .head_dim = DK, .rope_theta = 1e4f};
+    float *scratch = malloc(ac_attn_layer_scratch(&opts, T, T) * sizeof *scratch);
+    float full[B][T * D], got[B][T * D];
+    int pos[T];
+    for (int i = 0; i < T; i++) pos[i] = i;
+    for (int b = 0; b < B; b++) ac_attn_self(&opts, &w, x + b * T * D, T, pos, &(ac_mask){.causal = 1}, full[b], scratch);
+    ac_arena a;
+    ac_arena_init(&a, 1 << 16);
+    ac_kv_cache c;
+    CHECK(ac_kv_cache_init(&c, 1, B, T, P, G * DK, &a) == AC_OK, "cache with a shared prompt");
+    int zeros[P] = {0}, one = 1;
+    CHECK(ac_attn_cached(&opts, &w, &c, 0, x, P, zeros, pos, got[0], scratch) == AC_OK, "prompt");
+    memcpy(got[1], got[0], P * D * sizeof **got);
+    for (int t = P; t < T; t++) {
+        int bs[B] = {0, 1}, ps[B] = {t, t};
+        float rows[B * D], out[B * D];
+        memcpy(rows, x + t * D, D * sizeof *rows);
+        memcpy(rows + D, x + (T + t) * D, D * sizeof *rows);
+        CHECK(ac_attn_cached(&opts, &w, &c, 0, rows, B, bs, ps, out, scratch) == AC_OK, "step %d", t);
+        memcpy(got[0] + t * D, out, D * sizeof *out);
+        memcpy(got[1] + t * D, out + D, D * sizeof *out);
+    }
+    for (int b = 0; b < B; b++)
+        CHECK(max_rel_diff(got[b], full[b], T * D) < 1e-5, "beam %d over the shared prompt = recomputed (%g)", b,
+              max_rel_diff(got[b], full[b], T * D));
+    /* beam 0 takes beam 1's line: its next row answers as beam 1's sequence */
+    int parent[B] = {1, 1};
+    ac_kv_cache_reorder(&c, parent, T - 1);
+    int last = T - 1;
+    float out[D];
+    CHECK(ac_attn_cached(&opts, &w, &c, 0, x + (T + last) * D, 1, zeros, &last, out, scratch) == AC_OK &&
+              max_rel_diff(out, full[1] + last * D, D) < 1e-5,
+          "after reorder, beam 0 continues beam 1 (%g)", max_rel_diff(out, full[1] + last * D, D));
+    int early = 2;
+    CHECK(ac_attn_cached(&opts, &w, &c, 0, x, 1, &one, &early, out, scratch) != AC_OK && error_has("shared"),
+          "beam 1 may not write a shared position");
+    CHECK(ac_kv_cache_init(&c, 1, B, T, T + 1, G * DK, &a) != AC_OK, "more shared positions than the capacity");
+    ac_arena_free(&a);
+    for (int i = 0; i < 4; i++) free(wf[i]);
+    free(x), free(scratch);
 }
 
 static void test_ffn(void)
@@ -381,6 +437,7 @@ int main(int argc, char **argv)
             RUN(test_gqa);
             RUN(test_attention_tiles);
             RUN(test_cache_and_reorder);
+            RUN(test_cache_shared_prompt);
             RUN(test_ffn);
         }
     }

@@ -83,7 +83,7 @@ ac_status hv6_decode(const hv6_model *m, const float *rows, int n_rows, int64_t 
         return ac_error(AC_ERR_ARG, "hviske_v6: a prompt of %d rows and %d tokens exceed qwen.max_position_embeddings %d",
                         S, cap, c->dec.max_positions);
     qwen2_session *s;
-    AC_TRY(qwen2_session_new_beams(m->dec, S + cap, S > o->beams ? S : o->beams, o->beams, a, &s));
+    AC_TRY(qwen2_session_new_beams(m->dec, S + cap, S > o->beams ? S : o->beams, o->beams, S, a, &s));
     if (o->trace) qwen2_session_trace(s, o->trace);
     float *first = ac_arena_floats(a, (size_t)c->dec.vocab);
     if (!first) return AC_ERR_NOMEM;

@@ -34,10 +34,10 @@ static ac_attn_weights attn_weights(const qwen2_layer *L)
 
 ac_status qwen2_session_new(const qwen2_model *m, int cap, int max_rows, ac_arena *a, qwen2_session **out)
 {
-    return qwen2_session_new_beams(m, cap, max_rows, 1, a, out);
+    return qwen2_session_new_beams(m, cap, max_rows, 1, 0, a, out);
 }
 
-ac_status qwen2_session_new_beams(const qwen2_model *m, int cap, int max_rows, int beams, ac_arena *a,
+ac_status qwen2_session_new_beams(const qwen2_model *m, int cap, int max_rows, int beams, int shared, ac_arena *a,
                                   qwen2_session **out)
 {
     const qwen2_config *c = &m->cfg;
@@ -56,7 +56,7 @@ ac_status qwen2_session_new_beams(const qwen2_model *m, int cap, int max_rows, i
     size_t attn = ac_attn_layer_scratch(&s->opts, R, (size_t)cap);
     ac_ffn f = mlp(&m->layer[0]);
     size_t ffn = ac_ffn_scratch(&f, R);
-    AC_TRY(ac_kv_cache_init(&s->cache, c->layers, beams, cap, (size_t)c->kv_heads * (size_t)c->head_dim, a));
+    AC_TRY(ac_kv_cache_init(&s->cache, c->layers, beams, cap, shared, (size_t)c->kv_heads * (size_t)c->head_dim, a));
     s->beam = ac_arena_alloc(a, R * sizeof *s->beam);
     s->pos = ac_arena_alloc(a, R * sizeof *s->pos);
     s->x = ac_arena_floats(a, R * D);

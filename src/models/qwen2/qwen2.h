@@ -93,8 +93,9 @@ void qwen2_free(qwen2_model *m);
 typedef struct qwen2_session qwen2_session;
 
 ac_status qwen2_session_new(const qwen2_model *m, int cap, int max_rows, ac_arena *a, qwen2_session **out);
-/* The same with a cache for BEAMS beams (beam search). */
-ac_status qwen2_session_new_beams(const qwen2_model *m, int cap, int max_rows, int beams, ac_arena *a,
+/* The same with a cache for BEAMS beams (beam search) whose first SHARED
+ * positions (a prompt fed to beam 0 before the beams part) are held once. */
+ac_status qwen2_session_new_beams(const qwen2_model *m, int cap, int max_rows, int beams, int shared, ac_arena *a,
                                   qwen2_session **out);
 
 /* Feeds TOKENS[n] at positions POS0 .. POS0+n-1 (the cache must hold the
