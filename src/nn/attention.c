@@ -14,8 +14,10 @@ enum {
     INLINE_WORK = 16384,    /* below this many query x key x channel products, no dispatch */
     Q_BLOCK = 256,          /* query rows whose scores a KV head holds at once: bounds the scratch
                                (Whisper's 1500 x 1500 scores of 16 heads would be 150 MB) */
-    TILED_ROWS = 24         /* the same for the kernel table's attention tiles: their scores
+    TILED_ROWS = 24,        /* the same for the kernel table's attention tiles: their scores
                                stay in L2 beside the head's packed K and V */
+    SLOTS = 8               /* KV heads attended at once, each in its own scratch: Whisper's
+                               20 heads over 1,500 rows held 37 MiB of scratch at once */
 };
 
 static size_t group(const ac_attn_opts *o) { return (size_t)(o->heads / o->kv_heads); }
@@ -32,9 +34,11 @@ static size_t unit_floats(const ac_attn_opts *o, size_t nq, size_t nk)
     return plain > tiled ? plain : tiled;
 }
 
+static size_t slots(const ac_attn_opts *o) { return o->kv_heads < SLOTS ? (size_t)o->kv_heads : SLOTS; }
+
 size_t ac_attention_scratch(const ac_attn_opts *o, size_t nq, size_t nk)
 {
-    return (size_t)o->kv_heads * unit_floats(o, nq, nk);
+    return slots(o) * unit_floats(o, nq, nk);
 }
 
 typedef struct {
@@ -44,7 +48,14 @@ typedef struct {
     const ac_attn_kv *kv;
     const ac_mask *mask;
     float *out, *scratch, scale;
+    size_t wave; /* the first KV head of the heads in progress */
 } attn_job;
+
+/* KV head U's scratch: its slot among the heads in progress */
+static float *unit_scratch(const attn_job *j, size_t u)
+{
+    return j->scratch + u % slots(j->o) * unit_floats(j->o, j->nq, j->kv->n);
+}
 
 /* The mask of query head H from query row R on. */
 static const ac_mask *mask_at(const ac_mask *m, size_t h, size_t r, ac_mask *buf)
@@ -78,7 +89,7 @@ static void attend_tiled(const attn_job *j, size_t u, const ac_kernel_table *kt)
     size_t g = group(j->o), dk = (size_t)j->o->head_dim, dkp = AC_ATTN_VP(dk), nk = kv->n, h0 = u * g;
     const ac_mask *m = j->mask;
     if (m && m->keys && m->keys < nk) nk = m->keys;
-    float *s = j->scratch + u * unit_floats(j->o, j->nq, kv->n), *kp = s + TILED_ROWS * kv->n;
+    float *s = unit_scratch(j, u), *kp = s + TILED_ROWS * kv->n;
     float *vp = kp + (nk + AC_ATTN_KP - 1) / AC_ATTN_KP * AC_ATTN_KP * dk;
     const float *K = kv->k + u * dk, *V = kv->v + u * dk;
     /* K rows read whole, written down a panel's columns (the panel in L1) */
@@ -109,7 +120,7 @@ static void attend_unit(const attn_job *j, size_t u)
 {
     const ac_attn_kv *kv = j->kv;
     size_t g = group(j->o), dk = (size_t)j->o->head_dim, nk = kv->n, h0 = u * g;
-    float *s = j->scratch + u * unit_floats(j->o, j->nq, nk);
+    float *s = unit_scratch(j, u);
     if (kv->kh) { /* per-head K and V^T: two products per row for the whole group */
         for (size_t r = 0; r < j->nq; r++) {
             ac_matmul(j->q + r * j->q_ld + h0 * dk, &kv->kh[u], NULL, s, g);
@@ -163,20 +174,22 @@ static void attend_unit(const attn_job *j, size_t u)
 
 static void units_range(void *ctx, size_t u0, size_t u1)
 {
-    for (size_t u = u0; u < u1; u++) attend_unit(ctx, u);
+    attn_job *j = ctx;
+    for (size_t u = u0; u < u1; u++) attend_unit(j, j->wave + u);
 }
 
 void ac_attention(const ac_attn_opts *o, const float *q, size_t nq, size_t q_ld, const ac_attn_kv *kv,
                   const ac_mask *mask, float *out, size_t out_ld, float *scratch)
 {
     float scale = o->scale > 0 ? o->scale : 1.0f / sqrtf((float)o->head_dim);
-    attn_job j = {o, q, nq, q_ld, out_ld, kv, mask, out, scratch, scale};
-    /* one KV head per task; with a single KV head the products inside
-     * spread over the pool instead */
-    if (nq * kv->n * (size_t)o->heads * (size_t)o->head_dim < INLINE_WORK || o->kv_heads == 1)
-        units_range(&j, 0, (size_t)o->kv_heads);
+    attn_job j = {o, q, nq, q_ld, out_ld, kv, mask, out, scratch, scale, 0};
+    size_t units = (size_t)o->kv_heads, wave = slots(o);
+    /* one KV head per task, SLOTS at a time; with a single KV head the
+     * products inside spread over the pool instead */
+    if (nq * kv->n * (size_t)o->heads * (size_t)o->head_dim < INLINE_WORK || units == 1)
+        units_range(&j, 0, units);
     else
-        ac_parallel_for((size_t)o->kv_heads, 1, units_range, &j);
+        for (; j.wave < units; j.wave += wave) ac_parallel_for(units - j.wave < wave ? units - j.wave : wave, 1, units_range, &j);
 }
 
 ac_status ac_attn_kv_pack(const ac_attn_opts *o, const float *k, const float *v, size_t n, size_t ld,
