@@ -302,6 +302,12 @@ ac_status ac_weights_f32(ac_weights *w, int ndim, const int64_t *shape, const fl
     return s;
 }
 
+void ac_weights_done(ac_weights *w, const float *p, size_t n)
+{
+    release_pages(w, p, n * sizeof *p); /* no-op off the mapping */
+    disown(w, p);                       /* no-op for what the table does not own */
+}
+
 ac_status ac_weights_vec(ac_weights *w, int n, const float **out, const char *fmt, ...)
 {
     va_list ap;

@@ -110,6 +110,10 @@ const ac_embedded_file *ac_weights_embedded(const ac_weights *w, const char *nam
  * name the file and the tensor. */
 ac_status ac_weights_f32(ac_weights *w, int ndim, const int64_t *shape, const float **out, const char *fmt, ...)
     AC_PRINTF(5, 6);
+/* The loader has made its own form of the N values ac_weights_f32 gave at
+ * P (a new layout): a converted copy is freed, or the file's pages behind
+ * them released, so they are not held twice. */
+void ac_weights_done(ac_weights *w, const float *p, size_t n);
 /* A vector of N values as f32. */
 ac_status ac_weights_vec(ac_weights *w, int n, const float **out, const char *fmt, ...) AC_PRINTF(4, 5);
 /* As ac_weights_f32, copied into a new buffer the table owns, for weights

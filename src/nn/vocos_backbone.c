@@ -19,6 +19,7 @@ static ac_status load_block(ac_weights *w, const char *prefix, ac_vocos_backbone
     float *dw_w = ac_weights_scratch(w, (size_t)D * EMBED_KERNEL);
     if (!dw_w) return AC_ERR_NOMEM;
     ac_depthwise_weight_from_torch(dw, dw_w, D, EMBED_KERNEL);
+    ac_weights_done(w, dw, (size_t)D * EMBED_KERNEL);
     *c = (ac_convnext){.dim = D, .kernel = EMBED_KERNEL, .dw_w = dw_w, .ln_eps = LN_EPS,
                        .pw1 = &b->pw[2 * i], .pw2 = &b->pw[2 * i + 1]};
     AC_TRY(ac_weights_vec(w, D, &c->dw_b, "%sconvnext.%d.dwconv.bias", prefix, i));

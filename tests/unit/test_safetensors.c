@@ -393,6 +393,46 @@ static void test_hot_convert_memory(void)
     ac_weights_free(w);
 }
 
+/* ac_weights_done after a loader's own layout of a tensor: an F16
+ * tensor's f32 copy is freed (the table owns one buffer fewer), an F32
+ * tensor read in place gives its file pages back (16 MB here; measured
+ * +14.0 MB read, -2.0 MB after). */
+static void test_weights_done(void)
+{
+    enum { ROWS = 1024, COLS = 4096 };
+    const size_t f32 = (size_t)ROWS * COLS * 4, f16 = 64 * 2;
+    char json[256];
+    snprintf(json, sizeof json,
+             "{\"a\":{\"dtype\":\"F32\",\"shape\":[%d,%d],\"data_offsets\":[0,%zu]},"
+             "\"h\":{\"dtype\":\"F16\",\"shape\":[64],\"data_offsets\":[%zu,%zu]}}",
+             ROWS, COLS, f32, f32, f32 + f16);
+    unsigned char *data = calloc(1, f32 + f16);
+    for (size_t i = 0; i < (size_t)ROWS * COLS; i++) ((float *)data)[i] = (float)(i % 1021);
+    const char *path = save("weights_done.safetensors", make_image(json, (8 - strlen(json) % 8) % 8, data, f32 + f16));
+    free(data);
+    ac_weights *w;
+    CHECK(ac_weights_open(path, &w) == AC_OK, "open: %s", ac_last_error());
+    if (!w) return;
+    const float *h;
+    CHECK(ac_weights_f32(w, AC_SHAPE(64), &h, "h") == AC_OK, "h: %s", ac_last_error());
+    size_t owned = w->n_owned;
+    ac_weights_done(w, h, 64);
+    CHECK(w->n_owned == owned - 1, "the F16 tensor's f32 copy is freed (%zu -> %zu buffers)", owned, w->n_owned);
+    long before = rss_kb("VmRSS:");
+    const float *a;
+    double sum = 0;
+    CHECK(ac_weights_f32(w, AC_SHAPE(ROWS, COLS), &a, "a") == AC_OK && w->n_owned == owned - 1,
+          "a read in place: %s", ac_last_error());
+    for (size_t i = 0; i < (size_t)ROWS * COLS; i += 1024) sum += a[i];
+    long read = rss_kb("VmRSS:") - before;
+    ac_weights_done(w, a, (size_t)ROWS * COLS);
+    long after = rss_kb("VmRSS:") - before;
+    fprintf(stderr, "16 MB of F32 read in place: resident +%ld kB, after done +%ld kB (sum %g)\n", read, after, sum);
+    CHECK(SANITIZED_BUILD || (read > 12 * 1024 && after < 2 * 1024), "the file's pages given back: +%ld kB read, +%ld kB after", read,
+          after);
+    ac_weights_free(w);
+}
+
 /* Names: formats, a namespace, a name table; linear, norm and BatchNorm
  * lookups, and the errors they give. */
 static void test_weight_names(void)
@@ -618,6 +658,7 @@ int main(int argc, char **argv)
     RUN(test_weight_types);
     RUN(test_convert_memory);
     RUN(test_hot_convert_memory);
+    RUN(test_weights_done);
     RUN(test_weight_names);
     RUN(test_bad_files);
     RUN(test_overlap_around_empty);

@@ -58,6 +58,7 @@ static ac_status load_subsampling(hviske_model *m)
     for (int e = 0; e < E; e++)
         for (int c = 0; c < C; c++)
             for (int f = 0; f < F3; f++) r[((size_t)e * F3 + f) * C + c] = ow[((size_t)e * C + c) * F3 + f];
+    ac_weights_done(w, ow, (size_t)E * C * F3);
     m->sub_out_w = ac_mat_f32(r, (size_t)E, (size_t)C * F3);
     return AC_OK;
 }
@@ -89,6 +90,7 @@ static ac_status load_enc_layer(hviske_model *m, int i)
     L->dw_w = ac_weights_scratch(w, (size_t)E * K);
     if (!L->dw_w) return AC_ERR_NOMEM;
     ac_depthwise_weight_from_torch(dw, L->dw_w, E, K);
+    ac_weights_done(w, dw, (size_t)E * K);
     AC_TRY(ac_weights_batchnorm(w, E, BN_EPS, &L->bn_scale, &L->bn_shift, ENC "conv.batch_norm", i));
     AC_TRY(ac_weights_mat(w, AC_SHAPE(E, E, 1), &L->pw2_w, ENC "conv.pointwise_conv2.weight", i));
     AC_TRY(ac_weights_vec(w, E, &L->pw2_b, ENC "conv.pointwise_conv2.bias", i));

@@ -53,6 +53,7 @@ static ac_status load_upsampler(vevo2_fm *m, int i)
     float *ours = ac_weights_scratch(m->weights, (size_t)D * D * UP_KERNEL);
     if (!ours) return AC_ERR_NOMEM;
     ac_conv_transpose1d_weight_from_torch(w, ours, D, D, UP_KERNEL);
+    ac_weights_done(m->weights, w, (size_t)D * D * UP_KERNEL);
     m->up_w[i] = ours;
     return ac_weights_vec(m->weights, D, &m->up_b[i], "resampling_layers.%d.bias", 2 * i);
 }
