@@ -292,56 +292,83 @@ static void test_attention_tiles(void)
     }    ac_attention_set_tiles(0);
 }
 
+/* A layer of cached attention for the cache tests: two sequences X[B][T]
+ * of rows and their causal self-attention FULL[B], recomputed from the
+ * start (what every cached row must answer). */
+enum { CD = 24, CH = 4, CG = 2, CDK = 6, CT = 10, CB = 2 };
+typedef struct {
+    float *wf[4], *bq, *x, *scratch, full[CB][CT * CD], got[CB][CT * CD];
+    ac_mat q, k, v, o;
+    ac_attn_weights w;
+    ac_attn_opts opts;
+    ac_arena arena;
+    ac_kv_cache c;
+} cache_case;
+
+/* PROMPT: the first rows both sequences share */
+static void cache_case_init(cache_case *t, int prompt)
+{
+    for (int i = 0; i < 4; i++) t->wf[i] = rnd((i == 1 || i == 2 ? CG : CH) * CDK * CD, -0.4f, 0.4f);
+    t->bq = rnd(CH * CDK, -0.1f, 0.1f), t->x = rnd(CB * CT * CD, -1, 1);
+    memcpy(t->x + CT * CD, t->x, (size_t)prompt * CD * sizeof *t->x);
+    t->q = ac_mat_f32(t->wf[0], CH * CDK, CD), t->k = ac_mat_f32(t->wf[1], CG * CDK, CD);
+    t->v = ac_mat_f32(t->wf[2], CG * CDK, CD), t->o = ac_mat_f32(t->wf[3], CD, CH * CDK);
+    t->w = (ac_attn_weights){.wq = &t->q, .wk = &t->k, .wv = &t->v, .wo = &t->o, .bq = t->bq};
+    t->opts = (ac_attn_opts){.heads = CH, .kv_heads = CG, .head_dim = CDK, .rope_theta = 1e6f};
+    t->scratch = malloc(ac_attn_layer_scratch(&t->opts, CT, CT) * sizeof *t->scratch);
+    int pos[CT];
+    for (int i = 0; i < CT; i++) pos[i] = i;
+    for (int b = 0; b < CB; b++)
+        ac_attn_self(&t->opts, &t->w, t->x + b * CT * CD, CT, pos, &(ac_mask){.causal = 1}, t->full[b], t->scratch);
+    ac_arena_init(&t->arena, 1 << 16);
+}
+
+/* Both beams' rows at position P in one call (layer L of the cache) */
+static ac_status cache_case_step(cache_case *t, int l, int p)
+{
+    int bs[CB] = {0, 1}, ps[CB] = {p, p};
+    float rows[CB * CD], out[CB * CD];
+    for (int b = 0; b < CB; b++) memcpy(rows + b * CD, t->x + (b * CT + p) * CD, CD * sizeof *rows);
+    ac_status st = ac_attn_cached(&t->opts, &t->w, &t->c, l, rows, CB, bs, ps, out, t->scratch);
+    for (int b = 0; b < CB; b++) memcpy(t->got[b] + p * CD, out + b * CD, CD * sizeof *out);
+    return st;
+}
+
+static void cache_case_free(cache_case *t)
+{
+    ac_arena_free(&t->arena);
+    for (int i = 0; i < 4; i++) free(t->wf[i]);
+    free(t->bq), free(t->x), free(t->scratch);
+}
+
 /* Two beams decode different tokens; beam search then keeps beam 1 twice:
  * the cache answers as recomputing each sequence from its start. */
 static void test_cache_and_reorder(void)
 {
-    enum { D = 24, H = 4, G = 2, DK = 6, T = 9, B = 2 };
-    float *wf[4] = {rnd(H * DK * D, -0.4f, 0.4f), rnd(G * DK * D, -0.4f, 0.4f), rnd(G * DK * D, -0.4f, 0.4f),
-                    rnd(D * H * DK, -0.4f, 0.4f)};
-    float *bq = rnd(H * DK, -0.1f, 0.1f), *x = rnd(B * T * D, -1, 1);
-    ac_mat q = ac_mat_f32(wf[0], H * DK, D), k = ac_mat_f32(wf[1], G * DK, D), v = ac_mat_f32(wf[2], G * DK, D);
-    ac_mat o = ac_mat_f32(wf[3], D, H * DK);
-    ac_attn_weights w = {.wq = &q, .wk = &k, .wv = &v, .wo = &o, .bq = bq};
-    ac_attn_opts opts = {.heads = H, .kv_heads = G, .head_dim = DK, .rope_theta = 1e6f};
-    float *scratch = malloc(ac_attn_layer_scratch(&opts, T, T) * sizeof *scratch);
-    float full[B][T * D], got[B][T * D];
-    int pos[T];
-    for (int i = 0; i < T; i++) pos[i] = i;
-    for (int b = 0; b < B; b++) ac_attn_self(&opts, &w, x + b * T * D, T, pos, &(ac_mask){.causal = 1}, full[b], scratch);
-    ac_arena a;
-    ac_arena_init(&a, 1 << 16);
-    ac_kv_cache c;
-    CHECK(ac_kv_cache_init(&c, 2, B, T, 0, G * DK, &a) == AC_OK, "cache");
-    /* the prompt: 4 rows of beam 0 in one call; then steps with both beams */
-    int beams0[4] = {0, 0, 0, 0}, one = 1;
-    ac_attn_cached(&opts, &w, &c, 1, x, 4, beams0, pos, got[0], scratch);
-    for (int t = 0; t < 4; t++) ac_attn_cached(&opts, &w, &c, 1, x + (T + t) * D, 1, &one, &t, got[1] + t * D, scratch);
-    for (int t = 4; t < T; t++) {
-        int bs[B] = {0, 1}, ps[B] = {t, t};
-        float rows[B * D], out[B * D];
-        memcpy(rows, x + t * D, D * sizeof *rows);
-        memcpy(rows + D, x + (T + t) * D, D * sizeof *rows);
-        ac_attn_cached(&opts, &w, &c, 1, rows, B, bs, ps, out, scratch);
-        memcpy(got[0] + t * D, out, D * sizeof *out);
-        memcpy(got[1] + t * D, out + D, D * sizeof *out);
-    }
-    for (int b = 0; b < B; b++)
-        CHECK(max_rel_diff(got[b], full[b], T * D) < 1e-5, "beam %d: cached = recomputed (%g)", b,
-              max_rel_diff(got[b], full[b], T * D));
-    int parent[B] = {1, 1};
-    float before[G * DK];
-    memcpy(before, ac_kv_cache_v(&c, 1, 1, 5), sizeof before);
-    ac_kv_cache_reorder(&c, parent, T);
-    CHECK(memcmp(ac_kv_cache_v(&c, 1, 0, 5), before, sizeof before) == 0 &&
-              memcmp(ac_kv_cache_k(&c, 1, 0, 8), ac_kv_cache_k(&c, 1, 1, 8), sizeof before) == 0,
+    static cache_case t;
+    cache_case_init(&t, 0);
+    CHECK(ac_kv_cache_init(&t.c, 2, CB, CT, 0, CG * CDK, &t.arena) == AC_OK, "cache");
+    /* beam 0's first 4 rows in one call, beam 1's a row at a time; then steps with both beams */
+    int beams0[4] = {0, 0, 0, 0}, pos[4] = {0, 1, 2, 3}, one = 1;
+    ac_attn_cached(&t.opts, &t.w, &t.c, 1, t.x, 4, beams0, pos, t.got[0], t.scratch);
+    for (int p = 0; p < 4; p++)
+        ac_attn_cached(&t.opts, &t.w, &t.c, 1, t.x + (CT + p) * CD, 1, &one, &p, t.got[1] + p * CD, t.scratch);
+    for (int p = 4; p < CT; p++) cache_case_step(&t, 1, p);
+    for (int b = 0; b < CB; b++)
+        CHECK(max_rel_diff(t.got[b], t.full[b], CT * CD) < 1e-5, "beam %d: cached = recomputed (%g)", b,
+              max_rel_diff(t.got[b], t.full[b], CT * CD));
+    int parent[CB] = {1, 1};
+    float before[CG * CDK];
+    memcpy(before, ac_kv_cache_v(&t.c, 1, 1, 5), sizeof before);
+    ac_kv_cache_reorder(&t.c, parent, CT);
+    CHECK(memcmp(ac_kv_cache_v(&t.c, 1, 0, 5), before, sizeof before) == 0 &&
+              memcmp(ac_kv_cache_k(&t.c, 1, 0, 8), ac_kv_cache_k(&t.c, 1, 1, 8), sizeof before) == 0,
           "reorder copies the parent's rows");
-    int bad = T;
-    CHECK(ac_attn_cached(&opts, &w, &c, 1, x, 1, parent, &bad, got[0], scratch) != AC_OK && error_has("position"),
+    int bad = CT;
+    CHECK(ac_attn_cached(&t.opts, &t.w, &t.c, 1, t.x, 1, parent, &bad, t.got[0], t.scratch) != AC_OK &&
+              error_has("position"),
           "a position past the capacity is an error");
-    ac_arena_free(&a);
-    for (int i = 0; i < 4; i++) free(wf[i]);
-    free(bq), free(x), free(scratch);
+    cache_case_free(&t);
 }
 
 /* A prompt of P rows held once for both beams (nn/kv_cache's shared
@@ -350,54 +377,31 @@ static void test_cache_and_reorder(void)
  * after a reorder, and no beam but 0 may write the prompt. */
 static void test_cache_shared_prompt(void)
 {
-    enum { D = 24, H = 4, G = 2, DK = 6, T = 10, P = 4, B = 2 };
-    float *wf[4] = {rnd(H * DK * D, -0.4f, 0.4f), rnd(G * DK * D, -0.4f, 0.4f), rnd(G * DK * D, -0.4f, 0.4f),
-                    rnd(D * H * DK, -0.4f, 0.4f)};
-    float *x = rnd(B * T * D, -1, 1);
-    memcpy(x + T * D, x, P * D * sizeof *x); /* both sequences start with the prompt */
-    ac_mat q = ac_mat_f32(wf[0], H * DK, D), k = ac_mat_f32(wf[1], G * DK, D), v = ac_mat_f32(wf[2], G * DK, D);
-    ac_mat o = ac_mat_f32(wf[3], D, H * DK);
-    ac_attn_weights w = {.wq = &q, .wk = &k, .wv = &v, .wo = &o};
-    ac_attn_opts opts = {.heads = H, .kv_heads = G, .head_dim = DK, .rope_theta = 1e4f};
-    float *scratch = malloc(ac_attn_layer_scratch(&opts, T, T) * sizeof *scratch);
-    float full[B][T * D], got[B][T * D];
-    int pos[T];
-    for (int i = 0; i < T; i++) pos[i] = i;
-    for (int b = 0; b < B; b++) ac_attn_self(&opts, &w, x + b * T * D, T, pos, &(ac_mask){.causal = 1}, full[b], scratch);
-    ac_arena a;
-    ac_arena_init(&a, 1 << 16);
-    ac_kv_cache c;
-    CHECK(ac_kv_cache_init(&c, 1, B, T, P, G * DK, &a) == AC_OK, "cache with a shared prompt");
-    int zeros[P] = {0}, one = 1;
-    CHECK(ac_attn_cached(&opts, &w, &c, 0, x, P, zeros, pos, got[0], scratch) == AC_OK, "prompt");
-    memcpy(got[1], got[0], P * D * sizeof **got);
-    for (int t = P; t < T; t++) {
-        int bs[B] = {0, 1}, ps[B] = {t, t};
-        float rows[B * D], out[B * D];
-        memcpy(rows, x + t * D, D * sizeof *rows);
-        memcpy(rows + D, x + (T + t) * D, D * sizeof *rows);
-        CHECK(ac_attn_cached(&opts, &w, &c, 0, rows, B, bs, ps, out, scratch) == AC_OK, "step %d", t);
-        memcpy(got[0] + t * D, out, D * sizeof *out);
-        memcpy(got[1] + t * D, out + D, D * sizeof *out);
-    }
-    for (int b = 0; b < B; b++)
-        CHECK(max_rel_diff(got[b], full[b], T * D) < 1e-5, "beam %d over the shared prompt = recomputed (%g)", b,
-              max_rel_diff(got[b], full[b], T * D));
+    enum { P = 4 };
+    static cache_case t;
+    cache_case_init(&t, P);
+    CHECK(ac_kv_cache_init(&t.c, 1, CB, CT, P, CG * CDK, &t.arena) == AC_OK, "cache with a shared prompt");
+    int zeros[P] = {0}, pos[P] = {0, 1, 2, 3}, one = 1;
+    CHECK(ac_attn_cached(&t.opts, &t.w, &t.c, 0, t.x, P, zeros, pos, t.got[0], t.scratch) == AC_OK, "prompt");
+    memcpy(t.got[1], t.got[0], P * CD * sizeof **t.got);
+    for (int p = P; p < CT; p++) CHECK(cache_case_step(&t, 0, p) == AC_OK, "step %d", p);
+    for (int b = 0; b < CB; b++)
+        CHECK(max_rel_diff(t.got[b], t.full[b], CT * CD) < 1e-5, "beam %d over the shared prompt = recomputed (%g)",
+              b, max_rel_diff(t.got[b], t.full[b], CT * CD));
     /* beam 0 takes beam 1's line: its next row answers as beam 1's sequence */
-    int parent[B] = {1, 1};
-    ac_kv_cache_reorder(&c, parent, T - 1);
-    int last = T - 1;
-    float out[D];
-    CHECK(ac_attn_cached(&opts, &w, &c, 0, x + (T + last) * D, 1, zeros, &last, out, scratch) == AC_OK &&
-              max_rel_diff(out, full[1] + last * D, D) < 1e-5,
-          "after reorder, beam 0 continues beam 1 (%g)", max_rel_diff(out, full[1] + last * D, D));
+    int parent[CB] = {1, 1}, last = CT - 1;
+    ac_kv_cache_reorder(&t.c, parent, last);
+    float out[CD];
+    CHECK(ac_attn_cached(&t.opts, &t.w, &t.c, 0, t.x + (CT + last) * CD, 1, zeros, &last, out, t.scratch) == AC_OK &&
+              max_rel_diff(out, t.full[1] + last * CD, CD) < 1e-5,
+          "after reorder, beam 0 continues beam 1 (%g)", max_rel_diff(out, t.full[1] + last * CD, CD));
     int early = 2;
-    CHECK(ac_attn_cached(&opts, &w, &c, 0, x, 1, &one, &early, out, scratch) != AC_OK && error_has("shared"),
+    CHECK(ac_attn_cached(&t.opts, &t.w, &t.c, 0, t.x, 1, &one, &early, out, t.scratch) != AC_OK &&
+              error_has("shared"),
           "beam 1 may not write a shared position");
-    CHECK(ac_kv_cache_init(&c, 1, B, T, T + 1, G * DK, &a) != AC_OK, "more shared positions than the capacity");
-    ac_arena_free(&a);
-    for (int i = 0; i < 4; i++) free(wf[i]);
-    free(x), free(scratch);
+    CHECK(ac_kv_cache_init(&t.c, 1, CB, CT, CT + 1, CG * CDK, &t.arena) != AC_OK,
+          "more shared positions than the capacity");
+    cache_case_free(&t);
 }
 
 static void test_ffn(void)
