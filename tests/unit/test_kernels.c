@@ -667,6 +667,67 @@ static void test_matmul_rounded_acts(void)
         }
 }
 
+/* The level's matmul_q8 entry (the one-row kernel of Q8_0 weights, which
+ * also takes a few rows) called directly against ac_matmul_q8_ref:
+ * column ranges that start and end anywhere (every thread's range is
+ * one), odd block counts, short and long rows (a kernel may fetch ahead
+ * differently for long ones), 1 to 5 input rows, with and without bias, a
+ * block of scale 0 and one of a subnormal scale. The integer sums are
+ * exact, the f32 ones in another order: within TWIN_TOL of sum|x w|.
+ * Outputs outside the range stay as they were. */
+static void test_matmul_q8_entry(void)
+{
+    const size_t Ks[] = {32, 96, 160, 1056, 2080}, Ns[] = {1, 5, 37}, Ms[] = {1, 2, 3, 5};
+    const float keep = 12345.0f;
+    for (size_t ki = 0; ki < 5; ki++)
+        for (size_t ni = 0; ni < 3; ni++) {
+            size_t K = Ks[ki], N = Ns[ni], blocks = K / 32;
+            float *wf = rnd(N * K, -1, 1), *b = rnd(N, -1, 1), *x = rnd(5 * K, -2, 2);
+            unsigned char *wq = encode(wf, N, K, AC_DTYPE_Q8_0);
+            if (N > 2) {
+                memset(wq + 1 * blocks * 34, 0, 2);               /* scale 0 */
+                memcpy(wq + 2 * blocks * 34, &(uint16_t){3}, 2); /* subnormal scale */
+            }
+            ac_mat w = {wq, AC_DTYPE_Q8_0, N, K};
+            float *wd = malloc(N * K * sizeof *wd);
+            ac_mat_rows_ref(&w, 0, N, wd);
+            ac_block_q8_act *xq = malloc(5 * blocks * sizeof *xq);
+            ac_quantize_q8_act(x, xq, 5 * K);
+            const size_t ranges[][2] = {{0, N}, {1, N}, {0, N - 1}, {N / 2, N / 2 + 3}, {N - 1, N}};
+            float *twin = malloc(5 * N * sizeof *twin), *got = malloc(5 * N * sizeof *got);
+            for (size_t mi = 0; mi < 4; mi++)
+                for (int with_bias = 0; with_bias <= 1; with_bias++)
+                    for (size_t ri = 0; ri < 5; ri++) {
+                        size_t M = Ms[mi], n0 = ranges[ri][0], n1 = ranges[ri][1] < N ? ranges[ri][1] : N;
+                        const float *bias = with_bias ? b : NULL;
+                        if (n0 >= n1) continue;
+                        ac_matmul_q8_ref(xq, &w, bias, twin, M, 0, N);
+                        for (size_t i = 0; i < M * N; i++) got[i] = keep;
+                        ac_kernels()->matmul_q8(xq, &w, bias, got, M, n0, n1);
+                        double worst = 0;
+                        size_t moved = 0;
+                        for (size_t m = 0; m < M; m++)
+                            for (size_t n = 0; n < N; n++) {
+                                float g = got[m * N + n];
+                                if (n < n0 || n >= n1) {
+                                    moved += g != keep;
+                                    continue;
+                                }
+                                double mag = 0;
+                                for (size_t k = 0; k < K; k++)
+                                    mag += fabs(xq[m * blocks + k / 32].d * xq[m * blocks + k / 32].qs[k % 32] *
+                                                (double)wd[n * K + k]);
+                                worst = fmax(worst, fabs(g - twin[m * N + n]) / (TWIN_TOL * mag + 1e-6));
+                            }
+                        CHECK(worst <= 1 && moved == 0,
+                              "matmul_q8 %zux%zux%zu cols [%zu,%zu) bias %d: %.3g of the tolerance from the twin, "
+                              "%zu outputs outside the range written",
+                              M, N, K, n0, n1, with_bias, worst, moved);
+                    }
+            free(wf), free(b), free(x), free(wq), free(wd), free(xq), free(twin), free(got);
+        }
+}
+
 /* More input rows than a GEMM packs at a time (AC_GEMM_MC), BF16 and Q8_0:
  * against the twins as test_matmul_rounded_acts, the same bits on 1 and 2
  * threads where that test asks it. */
@@ -815,6 +876,7 @@ int main(int argc, char **argv)
         RUN(test_matmul_stored_types);
         RUN(test_matmul_many_rows);
         RUN(test_matmul_rounded_acts);
+        RUN(test_matmul_q8_entry);
         RUN(test_quantize_acts);
         RUN(test_matmul_tall);
         RUN(test_gelu_mul);
