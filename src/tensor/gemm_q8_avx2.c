@@ -5,9 +5,11 @@
  * PACK, for each block and each group of 4 columns (a quad), 8 weight
  * rows' 4 bytes side by side per vector. A tile of MR input rows by NT
  * such vectors takes each quad of X broadcast: vpmaddubsw multiplies
- * unsigned by signed bytes, so |x| is the unsigned operand and w with x's
- * sign the signed one (|x| <= 127, |w| <= 128: a pair's sum, at most
- * 32512, never saturates), and vpmaddwd sums the pairs to one exact int32
+ * unsigned by signed bytes, so |w| is the unsigned operand and x with w's
+ * sign the signed one. That way round a weight of -128 (in the format's
+ * range) stays exact: |w| = 128 unsigned, and x, which our quantizer keeps
+ * within +-127, never overflows when negated (a pair's sum, at most 32512,
+ * never saturates), and vpmaddwd sums the pairs to one exact int32
  * per output and quad. Each block's int32 sums are then converted and
  * scaled by the weight's and the activation's scales into f32 sums. */
 #include <immintrin.h>
@@ -92,13 +94,16 @@ static inline __attribute__((always_inline)) void tile(size_t mr_, const ac_bloc
         for (size_t i = 0; i < mr_; i++)
             for (size_t v = 0; v < NT; v++) dot[i][v] = _mm256_setzero_si256();
         for (size_t q = 0; q < QUADS; q++) {
-            __m256i wv[NT];
-            for (size_t v = 0; v < NT; v++) wv[v] = _mm256_load_si256((const __m256i *)(p + ((b * QUADS + q) * NV + v) * 8));
+            __m256i wv[NT], wa[NT];
+            for (size_t v = 0; v < NT; v++) {
+                wv[v] = _mm256_load_si256((const __m256i *)(p + ((b * QUADS + q) * NV + v) * 8));
+                wa[v] = _mm256_abs_epi8(wv[v]);
+            }
             for (size_t i = 0; i < mr_; i++) {
-                __m256i xs = quad_at(x[i * blocks + b].qs + 4 * q), xa = _mm256_sign_epi8(xs, xs);
+                __m256i xs = quad_at(x[i * blocks + b].qs + 4 * q);
                 for (size_t v = 0; v < NT; v++)
                     dot[i][v] = _mm256_add_epi32(
-                        dot[i][v], _mm256_madd_epi16(_mm256_maddubs_epi16(xa, _mm256_sign_epi8(wv[v], xs)), ones));
+                        dot[i][v], _mm256_madd_epi16(_mm256_maddubs_epi16(wa[v], _mm256_sign_epi8(xs, wv[v])), ones));
             }
         }
         for (size_t i = 0; i < mr_; i++) {

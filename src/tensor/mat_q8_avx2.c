@@ -1,8 +1,10 @@
 /* Q8_0 weights against int8 activations with AVX2 (built with -mavx2 -mfma
  * -mf16c; run only through the kernel table, after its CPU check). A
  * block's 32 products are vpmaddubsw's, which multiplies unsigned by
- * signed bytes: |x| is the unsigned operand and w with x's sign the signed
- * one (|x|, |w| <= 127, so its pair sums, at most 32258, never saturate);
+ * signed bytes: |w| is the unsigned operand and x with w's sign the signed
+ * one, so that a weight of -128 (in the format's range) stays exact, and x,
+ * which our quantizer keeps within +-127, never overflows when negated
+ * (the pair sums, at most 32512, never saturate);
  * vpmaddwd then sums them to 8 exact int32, converted and scaled by the
  * block's two scales. Four weight rows share each load of x.
  *
@@ -11,7 +13,7 @@
  * fits in L1 beside the one in use (Qwen2-0.5B's down projection, 4864
  * columns: 20 KB a group, which streamed at 0.59 of read bandwidth), so
  * every line of the group AHEAD groups on goes into L2 instead (0.8 to
- * 0.9). Rows of 896 and 1024 columns streamed as fast the near way. */
+ * 0.9). Rows of 896 and 1024 columns stream as fast with the near fetch. */
 #include <immintrin.h>
 #include <stdint.h>
 #include <string.h>
@@ -46,14 +48,14 @@ static void rows4(const ac_block_q8_act *x, size_t blocks, const unsigned char *
             _mm_prefetch(pf, _MM_HINT_T0);
             _mm_prefetch(pf + 64, _MM_HINT_T0);
         }
-        __m256i xq = _mm256_loadu_si256((const __m256i *)x[b].qs), xa = _mm256_sign_epi8(xq, xq);
+        __m256i xq = _mm256_loadu_si256((const __m256i *)x[b].qs);
 #pragma GCC unroll 4
         for (int r = 0; r < ROWS; r++) {
             const unsigned char *p = w[r] + b * sizeof(ac_block_q8_0);
             uint16_t h;
             memcpy(&h, p, 2);
             __m256i wq = _mm256_loadu_si256((const __m256i *)(p + 2));
-            __m256i dot = _mm256_madd_epi16(_mm256_maddubs_epi16(xa, _mm256_sign_epi8(wq, xq)), ones);
+            __m256i dot = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(wq), _mm256_sign_epi8(xq, wq)), ones);
             acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(_cvtsh_ss(h) * x[b].d), acc[r]);
         }
     }

@@ -675,6 +675,15 @@ static void test_matmul_rounded_acts(void)
  * block of scale 0 and one of a subnormal scale. The integer sums are
  * exact, the f32 ones in another order: within TWIN_TOL of sum|x w|.
  * Outputs outside the range stay as they were. */
+/* Q8_0 weights of -128 (in range for the format, though ggml's quantizer
+ * stops at -127) in every block of row ROW, against activations of both
+ * signs: a kernel that moves the sign of x onto w overflows there. */
+static void put_q8_min(unsigned char *wq, size_t N, size_t K, size_t row)
+{
+    if (row >= N) return;
+    for (size_t b = 0; b < K / 32; b++) memset(wq + (row * (K / 32) + b) * 34 + 2, 0x80, 32);
+}
+
 static void test_matmul_q8_entry(void)
 {
     const size_t Ks[] = {32, 96, 160, 1056, 2080}, Ns[] = {1, 5, 37}, Ms[] = {1, 2, 3, 5};
@@ -687,6 +696,7 @@ static void test_matmul_q8_entry(void)
             if (N > 2) {
                 memset(wq + 1 * blocks * 34, 0, 2);               /* scale 0 */
                 memcpy(wq + 2 * blocks * 34, &(uint16_t){3}, 2); /* subnormal scale */
+                put_q8_min(wq, N, K, 3);
             }
             ac_mat w = {wq, AC_DTYPE_Q8_0, N, K};
             float *wd = malloc(N * K * sizeof *wd);
@@ -742,6 +752,7 @@ static void test_matmul_tall(void)
         float *got = malloc(M * N * sizeof *got), *got1 = malloc(M * N * sizeof *got1);
         ac_block_q8_act *xq = malloc(M * (K / 32 + 1) * sizeof *xq);
         void *wq = encode(wf, N, K, types[t]);
+        if (t) put_q8_min(wq, N, K, 5);
         ac_mat w = {wq, types[t], N, K};
         ac_mat_rows_ref(&w, 0, N, wd);
         if (t) {
