@@ -146,12 +146,8 @@ static void attend_unit(const attn_job *j, size_t u)
             for (size_t i = 0; i < g; i++) {
                 float *out = j->out + r * j->out_ld + (h0 + i) * dk, *p = s + i * nk;
                 probabilities(j, p, 1, h0 + i, r);
-                if (!ns) {
-                    ac_gemv_t(V, kv->ld, p, out, nk, dk);
-                    continue;
-                }
-                ac_gemv_t(VS, kv->ld, p, out, ns, dk);
-                if (own) {
+                ac_gemv_t(ns ? VS : V, kv->ld, p, out, ns ? ns : own, dk);
+                if (ns && own) {
                     ac_gemv_t(V, kv->ld, p + ns, part, own, dk);
                     ac_axpy(out, part, 1.0f, dk);
                 }
@@ -189,7 +185,8 @@ void ac_attention(const ac_attn_opts *o, const float *q, size_t nq, size_t q_ld,
     if (nq * kv->n * (size_t)o->heads * (size_t)o->head_dim < INLINE_WORK || units == 1)
         units_range(&j, 0, units);
     else
-        for (; j.wave < units; j.wave += wave) ac_parallel_for(units - j.wave < wave ? units - j.wave : wave, 1, units_range, &j);
+        for (; j.wave < units; j.wave += wave)
+            ac_parallel_for(units - j.wave < wave ? units - j.wave : wave, 1, units_range, &j);
 }
 
 ac_status ac_attn_kv_pack(const ac_attn_opts *o, const float *k, const float *v, size_t n, size_t ld,
