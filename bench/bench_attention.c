@@ -2,9 +2,9 @@
  * transformer (1000 and 500 rows) and Whisper-medium's encoder (1500 rows):
  * 16 heads of 64, self-attention (rows = keys), with no mask and with a
  * padding mask (the last tenth of the keys), on 1 and 2 threads, at the
- * CPU's highest level. Each is timed before (the default: OpenBLAS products
- * around the softmax) and after ac_attention_set_tiles(1) (the AVX-512
- * tiles where the CPU has them), as GFLOP/s of 4 rows keys head_dim heads and
+ * CPU's highest level. Each is timed before (ac_attn_opts.tiles 0: OpenBLAS
+ * products around the softmax) and after (tiles 1: the AVX-512 tiles
+ * where the CPU has them), as GFLOP/s of 4 rows keys head_dim heads and
  * as a fraction of the f32 FMA roof of that many threads at the highest
  * level, measured right before each row (on a busy machine a read can
  * come out low, or absurd when the clock jumps: compare rows). On a shared machine the rate per
@@ -82,7 +82,7 @@ int main(int argc, char **argv)
                 double g[2], c[2];
                 roof[th] = peak_gops(PEAK_F32, th);
                 for (int after = 0; after <= 1; after++) {
-                    ac_attention_set_tiles(after);
+                    o.tiles = after;
                     g[after] = flops / time_attention(&o, q, k, v, n, masked ? &pad : NULL, out, scratch, &c[after]);
                     c[after] = flops / c[after] / 1e9;
                     g[after] /= 1e9;

@@ -26,6 +26,7 @@ typedef struct ac_attn_opts {
     int rope_dim;                    /* channels of each head RoPE turns, from the first (0: all);
                                         the rest pass (partial rotary, the pairs i, i + rope_dim/2) */
     float qk_norm_eps;               /* eps of the per-head RMSNorm of q and k (weights' q_norm) */
+    int tiles;                       /* 1: many rows through the AVX-512 tiles (ac_attention) */
 } ac_attn_opts;
 
 /* Keys and values over N positions, in one of two forms:
@@ -50,18 +51,15 @@ size_t ac_attention_scratch(const ac_attn_opts *o, size_t nq, size_t nk);
 
 /* OUT[r] (stride OUT_LD) = softmax(scale * q_r . K^T + mask) . V for each
  * query row Q[r] (stride Q_LD), r < NQ. MASK may be NULL (every key seen);
- * query row r is mask row mask->row0 + r. Parallel over KV heads. */
+ * query row r is mask row mask->row0 + r. Parallel over KV heads.
+ * With O->tiles, many rows (no per-head K/V, more than one KV head) go
+ * through the AVX-512 attention tiles where the CPU has them (about twice
+ * the rate: bench/README.md); otherwise OpenBLAS products around the
+ * softmax. The two round differently, as accurately; a family turns the
+ * tiles on where its held figures were taken with them (docs/architecture.md). */
 void ac_attention(const ac_attn_opts *o, const float *q, size_t nq, size_t q_ld, const ac_attn_kv *kv,
                   const ac_mask *mask, float *out, size_t out_ld, float *scratch);
 
-/* 1: many rows (no per-head K/V, more than one KV head) go through the
- * AVX-512 attention tiles where the CPU has them (about twice the
- * OpenBLAS path's rate: bench/README.md); 0 (default): the OpenBLAS
- * products around the softmax. Off by default because the tiles round
- * differently (as accurately), and the figures test_precision and
- * test_hviske_v6_gguf hold for quantized weights against f32 were taken
- * with the OpenBLAS rounding: a VQ code or a token flips. */
-void ac_attention_set_tiles(int on);
 
 /* Per-head K and V^T of the rows K[n][ld], V[n][ld] (f32), stored in
  * DTYPE (F32 or F16) in arena memory: the per-head form of ac_attn_kv. */

@@ -75,7 +75,7 @@ typedef struct ac_kernel_table {
     size_t (*gemm_q8)(const ac_block_q8_act *x, const ac_mat *w, const float *bias, float *y, size_t M, size_t n0,
                       size_t n1, float *pack);
     /* Attention over many query rows in tiles, used from AC_SIMD_AVX512 on
-     * once ac_attention_set_tiles(1) (below, the scalar twins are slower
+     * where ac_attn_opts.tiles asks (below, the scalar twins are slower
      * than ac_matmul_nt's BLAS, which attention uses there). attn_scores: S[rows][nk] = Q . K^T,
      * Q's rows of DK channels at stride Q_LD, K packed as panels of
      * AC_ATTN_KP keys, [nk / AC_ATTN_KP rounded up][dk][AC_ATTN_KP], zero past

@@ -251,7 +251,6 @@ static void test_attention_tiles(void)
     const int shapes[][5] = {{37, 53, 4, 2, 64}, {100, 131, 2, 2, 40}, {29, 300, 4, 1, 64},
                              {64, 64, 2, 2, 128}, {7, 33, 3, 3, 24},   {61, 97, 6, 3, 64}};
     int threads = ac_get_threads();
-    ac_attention_set_tiles(1);
     for (size_t sh = 0; sh < sizeof shapes / sizeof *shapes; sh++) {
         size_t nq = (size_t)shapes[sh][0], nk = (size_t)shapes[sh][1], row0 = nk - nq;
         int H = shapes[sh][2], G = shapes[sh][3], DK = shapes[sh][4];
@@ -270,7 +269,7 @@ static void test_attention_tiles(void)
                                  {.causal = 1, .row0 = row0, .keys = nk - 5},
                                  {.keep = keep, .ld = nk, .row0 = row0},
                                  {.add = add, .ld = nk, .head_stride = nk * nk, .row0 = row0}};
-        ac_attn_opts o = {.heads = H, .kv_heads = G, .head_dim = DK};
+        ac_attn_opts o = {.heads = H, .kv_heads = G, .head_dim = DK, .tiles = 1};
         float *scratch = malloc(ac_attention_scratch(&o, nq, nk) * sizeof *scratch);
         double *want = malloc(n * sizeof *want);
         for (size_t mi = 0; mi < sizeof masks / sizeof *masks; mi++) {
@@ -289,7 +288,7 @@ static void test_attention_tiles(void)
                   mi);
         }
         free(q), free(k), free(v), free(got), free(again), free(add), free(keep), free(scratch), free(want);
-    }    ac_attention_set_tiles(0);
+    }
 }
 
 /* A layer of cached attention for the cache tests: two sequences X[B][T]
