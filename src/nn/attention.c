@@ -74,7 +74,6 @@ static void probabilities(const attn_job *j, float *s, size_t rows, size_t h, si
     ac_softmax_masked(s, rows, j->kv->n, j->scale, mask_at(j->mask, h, r, &m));
 }
 
-
 /* Many rows through the kernel table's tiles: K and V of KV head U packed
  * once, then per query head and block of rows the scores, their
  * probabilities as probabilities() makes them, and the weighted sum of V.
@@ -128,7 +127,8 @@ static void attend_unit(const attn_job *j, size_t u)
     }
     const float *K = kv->k + u * dk, *V = kv->v + u * dk;
     /* the tiles run on one thread per KV head: a single one spreads BLAS's products over the pool instead */
-    if (j->o->tiles && j->nq > FEW_ROWS && !kv->n_shared && ac_kernels_simd() >= AC_SIMD_AVX512 && j->o->kv_heads > 1) {
+    if (j->o->tiles && j->nq > FEW_ROWS && !kv->n_shared && ac_kernels_simd() >= AC_SIMD_AVX512 &&
+        j->o->kv_heads > 1) {
         attend_tiled(j, u, ac_kernels());
         return;
     }

@@ -24,8 +24,8 @@ static ac_ffn gated(const vevo2_fm_layer *L)
 
 static ac_attn_opts attn_opts(const vevo2_fm_config *c)
 {
-    return (ac_attn_opts){
-        .heads = c->heads, .kv_heads = c->heads, .head_dim = c->hidden / c->heads, .rope_theta = ROPE_THETA, .tiles = 1};
+    return (ac_attn_opts){.heads = c->heads, .kv_heads = c->heads, .head_dim = c->hidden / c->heads,
+                          .rope_theta = ROPE_THETA, .tiles = 1};
 }
 
 ac_status vevo2_fm_pass_new(const vevo2_fm *m, size_t rows, ac_arena *a, vevo2_fm_pass *p)
