@@ -3,7 +3,8 @@ against the f32 path, per family. One command prints every table the
 docs/models pages quote:
 
     /usr/bin/python3 tests/precision.py [FAMILY...]
-    (silero marblenet hviske hviske_gguf_q8 hviske_wer hviske_v6 vevo2; all by default)
+    (silero marblenet hviske hviske_gguf_q8 hviske_wer hviske_v6 vevo2 vevo2_full;
+     all but vevo2_full by default)
 
 after `make build`; tests/model/test_precision.py runs the same
 measurements and holds each figure at its level. The reference of each
@@ -26,6 +27,10 @@ figure is the same model loaded with --weights f32.
   greedy AR and the seeded FM noise, per route: the AR's generated ids
   equal to the f32 run's (as a count of its ids), and the SNR in dB of the
   flow matching's mel and of the output audio against the f32 run's.
+- vevo2_full: the same on the full-size synthetic package of
+  bench/vevo2_bench.py (the real dimensions, random weights: F16, the AR
+  model BF16; ~4.6 GB, made once under build/bench/vevo2_full). Not in the
+  default set, nor held by a test: making it takes minutes and gigabytes.
 """
 import json
 import os
@@ -209,9 +214,9 @@ def vevo2_clips():
     return {k: route_common.raw(os.path.join(WORK, k + ".f32"), route_common.load24(w)) for k, w in wavs.items()}
 
 
-def vevo2_run(pkg, name, weights, clips):
+def vevo2_run(pkg, name, weights, clips, tag="vevo2"):
     route, roles, text, kw = VEVO2_ROUTES[name]
-    out = os.path.join(WORK, f"vevo2_{name}_{weights}")
+    out = os.path.join(WORK, f"{tag}_{name}_{weights}")
     os.makedirs(out, exist_ok=True)
     args = [f"{role}={clips[c]}" for role, c in roles.items()]
     args += [f"{k}={v}" for k, v in dict(kw, temperature=0, max_tokens=VEVO2_MAX_NEW, steps=VEVO2_STEPS,
@@ -226,25 +231,37 @@ def vevo2_run(pkg, name, weights, clips):
     return read("generated_ids", "<i4"), read("fm_mel", "<f4"), read("wav.f32", "<f4")
 
 
-def vevo2(routes=None):
-    """{route: {type: (AR ids equal, AR ids, mel SNR dB, wav SNR dB)}} on the tiny package (no AR: 0, 0)."""
-    pkg, clips = packages.vevo2("F32", 21), vevo2_clips()
+def vevo2(routes=None, pkg=None, tag="vevo2"):
+    """{route: {type: (AR ids equal, AR ids, mel SNR dB, wav SNR dB)}} on the tiny package, or PKG (no AR: 0, 0)."""
+    pkg, clips = pkg or packages.vevo2("F32", 21), vevo2_clips()
     res = {}
     for name in routes or VEVO2_ROUTES:
-        ids, mel, wav = vevo2_run(pkg, name, "f32", clips)
+        ids, mel, wav = vevo2_run(pkg, name, "f32", clips, tag)
         res[name] = {}
         for t in TYPES:
-            i, m, w = vevo2_run(pkg, name, t, clips)
+            i, m, w = vevo2_run(pkg, name, t, clips, tag)
             n = 0 if ids is None else len(ids)
             same = 0 if ids is None else next((k for k in range(n) if k >= len(i) or i[k] != ids[k]), n)
             res[name][t] = (same, n, snr_db(m, mel), snr_db(w, wav))
     return res
 
 
+def vevo2_full(routes=None):
+    """vevo2's figures on the full-size synthetic package (made as bench/vevo2_bench.py makes it)."""
+    pkg = os.path.join(testenv.BUILD, "bench", "vevo2_full")
+    make = os.path.join(HERE, "ref", "vevo2", "make_package.py")
+    if not os.path.exists(os.path.join(pkg, "vocoder", "model.safetensors")):
+        run([testenv.PY, make, pkg, "--full", "--dtype", "F16"])
+    if not os.path.exists(os.path.join(pkg, "contentstyle_modeling", "posttrained", "model.safetensors")):
+        run([testenv.PY, make, pkg, "--full", "--dtype", "BF16", "--ar-only"])
+    return vevo2(routes, pkg, "vevo2_full")
+
+
 # ---- the tables -----------------------------------------------------------
 
 FAMILIES = {"silero": silero, "marblenet": marblenet, "hviske": hviske, "hviske_gguf_q8": hviske_gguf_q8,
-            "hviske_wer": hviske_wer, "hviske_v6": hviske_v6, "vevo2": vevo2}
+            "hviske_wer": hviske_wer, "hviske_v6": hviske_v6, "vevo2": vevo2, "vevo2_full": vevo2_full}
+DEFAULT = [f for f in FAMILIES if f != "vevo2_full"]
 
 
 def table(name, res):
@@ -269,7 +286,8 @@ def table(name, res):
         for t, w in res.items():
             print(f"| {t} | {w:.2f} |")
     else:
-        print("| vevo2 tiny package: route | type | AR ids equal to f32 | FM mel SNR dB | wav SNR dB |\n"
+        what = "full-size synthetic package" if name == "vevo2_full" else "tiny package"
+        print(f"| vevo2 {what}: route | type | AR ids equal to f32 | FM mel SNR dB | wav SNR dB |\n"
               "|---|---|---|---|---|")
         for route, by_type in res.items():
             for t, (same, n, m, w) in by_type.items():
@@ -279,7 +297,7 @@ def table(name, res):
 
 
 def main(names):
-    for name in names or FAMILIES:
+    for name in names or DEFAULT:
         if name not in FAMILIES:
             sys.exit(f"precision.py: unknown family '{name}' ({', '.join(FAMILIES)})")
         table(name, FAMILIES[name]())
