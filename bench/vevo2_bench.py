@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Vevo2 speed and memory on a full-size synthetic package
-(tests/ref/vevo2/make_package.py --full: the real dimensions, F16, the AR
+(tests/ref/vevo2/make_package.py --bench: the real dimensions, F16, the AR
 model BF16 as published with the real Qwen2.5 vocabulary, random weights;
 ~4.6 GB made once under build/bench/vevo2_full, never committed).
 
@@ -92,12 +92,7 @@ def main():
     pkg = os.path.join(work, "vevo2_full")
     make = os.path.join(ROOT, "tests", "ref", "vevo2", "make_package.py")
     os.makedirs(work, exist_ok=True)
-    if not os.path.exists(os.path.join(pkg, "vocoder", "model.safetensors")):
-        print("making the full-size F16 package (once, ~3.6 GB) ...", file=sys.stderr)
-        sh("/usr/bin/python3", make, pkg, "--full", "--dtype", "F16")
-    if not os.path.exists(os.path.join(pkg, AR_MAPPED[0])):
-        print("making the full-size BF16 AR model (once, ~1 GB) ...", file=sys.stderr)
-        sh("/usr/bin/python3", make, pkg, "--full", "--dtype", "BF16", "--ar-only")
+    subprocess.run(["/usr/bin/python3", make, pkg, "--bench"], check=True)   # once: parts made when missing
     held = {}   # (type, with the AR) -> MB
     for wt in a.weights.split(","):
         if wt == "stored":

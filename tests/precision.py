@@ -249,11 +249,7 @@ def vevo2(routes=None, pkg=None, tag="vevo2"):
 def vevo2_full(routes=None):
     """vevo2's figures on the full-size synthetic package (made as bench/vevo2_bench.py makes it)."""
     pkg = os.path.join(testenv.BUILD, "bench", "vevo2_full")
-    make = os.path.join(HERE, "ref", "vevo2", "make_package.py")
-    if not os.path.exists(os.path.join(pkg, "vocoder", "model.safetensors")):
-        run([testenv.PY, make, pkg, "--full", "--dtype", "F16"])
-    if not os.path.exists(os.path.join(pkg, "contentstyle_modeling", "posttrained", "model.safetensors")):
-        run([testenv.PY, make, pkg, "--full", "--dtype", "BF16", "--ar-only"])
+    run([testenv.PY, os.path.join(HERE, "ref", "vevo2", "make_package.py"), pkg, "--bench"])
     return vevo2(routes, pkg, "vevo2_full")
 
 

@@ -428,8 +428,8 @@ static void test_weights_done(void)
     ac_weights_done(w, a, (size_t)ROWS * COLS);
     long after = rss_kb("VmRSS:") - before;
     fprintf(stderr, "16 MB of F32 read in place: resident +%ld kB, after done +%ld kB (sum %g)\n", read, after, sum);
-    CHECK(SANITIZED_BUILD || (read > 12 * 1024 && after < 2 * 1024), "the file's pages given back: +%ld kB read, +%ld kB after", read,
-          after);
+    CHECK(SANITIZED_BUILD || (read > 12 * 1024 && after < 2 * 1024),
+          "the file's pages given back: +%ld kB read, +%ld kB after", read, after);
     ac_weights_free(w);
 }
 
