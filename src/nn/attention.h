@@ -56,7 +56,8 @@ size_t ac_attention_scratch(const ac_attn_opts *o, size_t nq, size_t nk);
  * through the AVX-512 attention tiles where the CPU has them (about twice
  * the rate: bench/README.md); otherwise OpenBLAS products around the
  * softmax. The two round differently, as accurately; a family turns the
- * tiles on where its held figures were taken with them (docs/architecture.md). */
+ * tiles on where they measured faster and its held accuracy figures stay
+ * (docs/architecture.md). */
 void ac_attention(const ac_attn_opts *o, const float *q, size_t nq, size_t q_ld, const ac_attn_kv *kv,
                   const ac_mask *mask, float *out, size_t out_ld, float *scratch);
 

@@ -110,7 +110,7 @@ typedef struct {
 
 static ac_attn_opts attn_opts(const hviske_config *c)
 {
-    return (ac_attn_opts){.heads = c->n_heads, .kv_heads = c->n_heads, .head_dim = c->d_model / c->n_heads, .tiles = 1};
+    return (ac_attn_opts){.heads = c->n_heads, .kv_heads = c->n_heads, .head_dim = c->d_model / c->n_heads};
 }
 
 static ac_status scratch_alloc(const hviske_config *c, int64_t T, ac_arena *a, layer_scratch *s)

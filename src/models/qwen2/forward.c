@@ -51,7 +51,7 @@ ac_status qwen2_session_new_beams(const qwen2_model *m, int cap, int max_rows, i
     if (!s) return AC_ERR_NOMEM;
     *s = (qwen2_session){.m = m, .cap = cap, .max_rows = max_rows, .beams = beams,
                          .opts = {.heads = c->heads, .kv_heads = c->kv_heads, .head_dim = c->head_dim,
-                                  .rope_theta = c->rope_theta, .qk_norm_eps = c->rms_eps, .tiles = 1}};
+                                  .rope_theta = c->rope_theta, .qk_norm_eps = c->rms_eps}};
     size_t R = (size_t)max_rows, D = (size_t)c->hidden;
     size_t attn = ac_attn_layer_scratch(&s->opts, R, (size_t)cap);
     ac_ffn f = mlp(&m->layer[0]);
