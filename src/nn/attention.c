@@ -34,6 +34,12 @@ static size_t unit_floats(const ac_attn_opts *o, size_t nq, size_t nk)
     return plain > tiled ? plain : tiled;
 }
 
+/* KV head U's first row in BASE, heads HEAD_LD apart (0: side by side) */
+static const float *head_rows(const float *base, size_t u, size_t head_ld, size_t dk)
+{
+    return base + u * (head_ld ? head_ld : dk);
+}
+
 static size_t slots(const ac_attn_opts *o) { return o->kv_heads < SLOTS ? (size_t)o->kv_heads : SLOTS; }
 
 size_t ac_attention_scratch(const ac_attn_opts *o, size_t nq, size_t nk)
@@ -87,7 +93,7 @@ static void attend_tiled(const attn_job *j, size_t u, const ac_kernel_table *kt)
     if (m && m->keys && m->keys < nk) nk = m->keys;
     float *s = unit_scratch(j, u), *kp = s + TILED_ROWS * kv->n;
     float *vp = kp + (nk + AC_ATTN_KP - 1) / AC_ATTN_KP * AC_ATTN_KP * dk;
-    const float *K = kv->k + u * dk, *V = kv->v + u * dk;
+    const float *K = head_rows(kv->k, u, kv->head_ld, dk), *V = head_rows(kv->v, u, kv->head_ld, dk);
     /* K rows read whole, written down a panel's columns (the panel in L1) */
     for (size_t t0 = 0; t0 < nk; t0 += AC_ATTN_KP)
         for (size_t t = t0; t < t0 + AC_ATTN_KP; t++)
@@ -125,7 +131,7 @@ static void attend_unit(const attn_job *j, size_t u)
         }
         return;
     }
-    const float *K = kv->k + u * dk, *V = kv->v + u * dk;
+    const float *K = head_rows(kv->k, u, kv->head_ld, dk), *V = head_rows(kv->v, u, kv->head_ld, dk);
     /* the tiles run on one thread per KV head: a single one spreads BLAS's products over the pool instead */
     if (j->o->tiles && j->nq > FEW_ROWS && !kv->n_shared && ac_kernels_simd() >= AC_SIMD_AVX512 &&
         j->o->kv_heads > 1) {
@@ -133,22 +139,19 @@ static void attend_unit(const attn_job *j, size_t u)
         return;
     }
     if (j->nq <= FEW_ROWS || kv->n_shared) {
+        /* K and V read once for the group, a row at a time: a cache streams */
+        const ac_kernel_table *kt = ac_kernels();
         size_t ns = kv->n_shared, own = nk - ns;
-        const float *KS = kv->k_shared + u * dk, *VS = kv->v_shared + u * dk;
-        float *part = s + g * nk; /* the own keys' share of a head's output */
+        const float *KS = head_rows(kv->k_shared, u, kv->head_ld_shared, dk);
+        const float *VS = head_rows(kv->v_shared, u, kv->head_ld_shared, dk);
         for (size_t r = 0; r < j->nq; r++) {
             const float *q = j->q + r * j->q_ld + h0 * dk;
-            if (ns) ac_matmul_nt(q, dk, KS, kv->ld, NULL, s, nk, g, ns, dk);
-            if (own) ac_matmul_nt(q, dk, K, kv->ld, NULL, s + ns, nk, g, own, dk);
-            for (size_t i = 0; i < g; i++) {
-                float *out = j->out + r * j->out_ld + (h0 + i) * dk, *p = s + i * nk;
-                probabilities(j, p, 1, h0 + i, r);
-                ac_gemv_t(ns ? VS : V, kv->ld, p, out, ns ? ns : own, dk);
-                if (ns && own) {
-                    ac_gemv_t(V, kv->ld, p + ns, part, own, dk);
-                    ac_axpy(out, part, 1.0f, dk);
-                }
-            }
+            float *out = j->out + r * j->out_ld + h0 * dk;
+            if (ns) kt->attn_dot_rows(q, g, KS, kv->ld, ns, dk, s, nk);
+            if (own) kt->attn_dot_rows(q, g, K, kv->ld, own, dk, s + ns, nk);
+            for (size_t i = 0; i < g; i++) probabilities(j, s + i * nk, 1, h0 + i, r);
+            if (ns) kt->attn_mix_rows(s, nk, g, VS, kv->ld, ns, dk, out, dk, 0);
+            if (own || !ns) kt->attn_mix_rows(s + ns, nk, g, V, kv->ld, own, dk, out, dk, ns > 0); /* no keys: zeros */
         }
         return;
     }
@@ -260,7 +263,10 @@ void ac_attn_self(const ac_attn_opts *o, const ac_attn_weights *w, const float *
 ac_status ac_attn_cached(const ac_attn_opts *o, const ac_attn_weights *w, ac_kv_cache *c, int layer,
                          const float *x, int rows, const int *beam, const int *pos, float *y, float *scratch)
 {
-    size_t R = (size_t)rows, qw = (size_t)o->heads * (size_t)o->head_dim, kvw = c->width;
+    size_t R = (size_t)rows, qw = (size_t)o->heads * (size_t)o->head_dim, kvw = (size_t)c->kv_heads * c->head_dim;
+    if (c->kv_heads != o->kv_heads || c->head_dim != (size_t)o->head_dim)
+        return ac_error(AC_ERR_ARG, "KV cache of %d heads of %zu for attention with %d of %d", c->kv_heads,
+                        c->head_dim, o->kv_heads, o->head_dim);
     float *q = scratch, *k = q + R * qw, *v = k + R * kvw, *ctx = v + R * kvw, *sa = ctx + R * qw;
     const ac_mat *mats[3] = {w->wq, w->wk, w->wv};
     const float *bias[3] = {w->bq, w->bk, w->bv};
@@ -273,8 +279,10 @@ ac_status ac_attn_cached(const ac_attn_opts *o, const ac_attn_weights *w, ac_kv_
         /* the shared positions, then the beam's own */
         int n = pos[r] + 1, ns = n > c->shared ? c->shared : 0;
         ac_attn_kv kv = {.n = (size_t)n, .k = ac_kv_cache_k(c, layer, beam[r], ns),
-                         .v = ac_kv_cache_v(c, layer, beam[r], ns), .ld = kvw, .n_shared = (size_t)ns,
-                         .k_shared = ac_kv_cache_k(c, layer, 0, 0), .v_shared = ac_kv_cache_v(c, layer, 0, 0)};
+                         .v = ac_kv_cache_v(c, layer, beam[r], ns), .ld = c->head_dim,
+                         .head_ld = ac_kv_cache_head_step(c, ns), .n_shared = (size_t)ns,
+                         .head_ld_shared = ac_kv_cache_head_step(c, 0), .k_shared = ac_kv_cache_k(c, layer, 0, 0),
+                         .v_shared = ac_kv_cache_v(c, layer, 0, 0)};
         ac_attention(o, q + r * qw, 1, qw, &kv, NULL, ctx + r * qw, qw, sa);
     }
     ac_matmul(ctx, w->wo, w->bo, y, R);

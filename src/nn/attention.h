@@ -30,19 +30,21 @@ typedef struct ac_attn_opts {
 } ac_attn_opts;
 
 /* Keys and values over N positions, in one of two forms:
- * - rows: K[n][ld] and V[n][ld] f32, KV head h at columns h*head_dim;
- *   or the first N_SHARED positions at K_SHARED and V_SHARED (a prompt
- *   the beams of a search share, nn/kv_cache) and the other N - N_SHARED
- *   at K and V (read a query row at a time);
+ * - rows: K[n][ld] and V[n][ld] f32, KV head h HEAD_LD floats after head
+ *   0 (0: head_dim, the heads side by side in a row; nn/kv_cache holds
+ *   each head's positions together, ld = head_dim); or the first N_SHARED
+ *   positions at K_SHARED and V_SHARED (heads HEAD_LD_SHARED apart: a
+ *   prompt the beams of a search share, nn/kv_cache) and the other
+ *   N - N_SHARED at K and V (read a query row at a time);
  * - per KV head (for decoding over fixed keys): KH[h] is K [n][head_dim]
  *   and VT[h] is V transposed, [head_dim][n], in any ac_mat type (F16
  *   halves the bytes each step reads); see ac_attn_kv_pack. */
 typedef struct ac_attn_kv {
     size_t n;
     const float *k, *v;
-    size_t ld;
+    size_t ld, head_ld;
     const ac_mat *kh, *vt;
-    size_t n_shared;
+    size_t n_shared, head_ld_shared;
     const float *k_shared, *v_shared;
 } ac_attn_kv;
 

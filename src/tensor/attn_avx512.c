@@ -168,3 +168,88 @@ void ac_softmax_masked_avx512(float *x, size_t rows, size_t cols, float scale, c
             _mm512_mask_storeu_ps(v + i, lanes(n - i), _mm512_mul_ps(_mm512_maskz_loadu_ps(lanes(n - i), v + i), inv));
     }
 }
+
+/* ---- decoding: a few query rows over K/V rows read once ---------------- */
+
+enum { ROW_VECS = 8 }; /* channels of a value row held at once: 8 x 16 (a head of 128) */
+
+/* the first lanes of 16 that D channels from C * 16 on fill */
+static inline __mmask16 lanes_of(size_t d, size_t c)
+{
+    size_t left = d - c * 16;
+    return left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1);
+}
+
+void ac_attn_dot_rows_avx512(const float *q, size_t g, const float *k, size_t ld, size_t n, size_t dk, float *s,
+                             size_t s_ld)
+{
+    size_t nv = (dk + 15) / 16;
+    for (size_t t = 0; t < n; t++) {
+        const float *kr = k + t * ld;
+        /* two query rows at a time take each load of the key row */
+        for (size_t i = 0; i < g; i += 2) {
+            const float *q0 = q + i * dk, *q1 = i + 1 < g ? q0 + dk : q0;
+            __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
+            for (size_t c = 0; c < nv; c++) {
+                __mmask16 m = lanes_of(dk, c);
+                __m512 x = _mm512_maskz_loadu_ps(m, kr + 16 * c);
+                a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, q0 + 16 * c), x, a0);
+                a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, q1 + 16 * c), x, a1);
+            }
+            s[i * s_ld + t] = _mm512_reduce_add_ps(a0);
+            if (i + 1 < g) s[(i + 1) * s_ld + t] = _mm512_reduce_add_ps(a1);
+        }
+    }
+}
+
+/* OUT rows I0 (and I0 + 1 when TWO) over channels [16 * C0, 16 * (C0 + NV)) */
+INLINE void mix_pair(const int NV, int two, const float *p, size_t p_ld, const float *v, size_t ld, size_t n,
+                     size_t dk, size_t c0, float *out, size_t out_ld)
+{
+    __m512 acc[2][ROW_VECS];
+    __mmask16 m[ROW_VECS];
+    for (int c = 0; c < NV; c++) {
+        m[c] = lanes_of(dk, c0 + (size_t)c);
+        acc[0][c] = _mm512_maskz_loadu_ps(m[c], out + 16 * (c0 + (size_t)c));
+        acc[1][c] = two ? _mm512_maskz_loadu_ps(m[c], out + out_ld + 16 * (c0 + (size_t)c)) : _mm512_setzero_ps();
+    }
+    for (size_t t = 0; t < n; t++) {
+        const float *vr = v + t * ld + 16 * c0;
+        __m512 p0 = _mm512_set1_ps(p[t]), p1 = two ? _mm512_set1_ps(p[p_ld + t]) : p0;
+        for (int c = 0; c < NV; c++) {
+            __m512 x = _mm512_maskz_loadu_ps(m[c], vr + 16 * c);
+            acc[0][c] = _mm512_fmadd_ps(p0, x, acc[0][c]);
+            if (two) acc[1][c] = _mm512_fmadd_ps(p1, x, acc[1][c]);
+        }
+    }
+    for (int c = 0; c < NV; c++) {
+        _mm512_mask_storeu_ps(out + 16 * (c0 + (size_t)c), m[c], acc[0][c]);
+        if (two) _mm512_mask_storeu_ps(out + out_ld + 16 * (c0 + (size_t)c), m[c], acc[1][c]);
+    }
+}
+
+void ac_attn_mix_rows_avx512(const float *p, size_t p_ld, size_t g, const float *v, size_t ld, size_t n, size_t dk,
+                             float *out, size_t out_ld, int add)
+{
+    if (!add)
+        for (size_t i = 0; i < g; i++) memset(out + i * out_ld, 0, dk * sizeof *out);
+    size_t nv = (dk + 15) / 16;
+    /* two query rows at a time take each value row once */
+    for (size_t i = 0; i < g; i += 2) {
+        int two = i + 1 < g;
+        for (size_t c0 = 0; c0 < nv; c0 += ROW_VECS) {
+            const float *pi = p + i * p_ld;
+            float *oi = out + i * out_ld;
+            switch (nv - c0 < ROW_VECS ? nv - c0 : ROW_VECS) { /* a copy per width keeps the sums in registers */
+            case 1: mix_pair(1, two, pi, p_ld, v, ld, n, dk, c0, oi, out_ld); break;
+            case 2: mix_pair(2, two, pi, p_ld, v, ld, n, dk, c0, oi, out_ld); break;
+            case 3: mix_pair(3, two, pi, p_ld, v, ld, n, dk, c0, oi, out_ld); break;
+            case 4: mix_pair(4, two, pi, p_ld, v, ld, n, dk, c0, oi, out_ld); break;
+            case 5: mix_pair(5, two, pi, p_ld, v, ld, n, dk, c0, oi, out_ld); break;
+            case 6: mix_pair(6, two, pi, p_ld, v, ld, n, dk, c0, oi, out_ld); break;
+            case 7: mix_pair(7, two, pi, p_ld, v, ld, n, dk, c0, oi, out_ld); break;
+            default: mix_pair(ROW_VECS, two, pi, p_ld, v, ld, n, dk, c0, oi, out_ld); break;
+            }
+        }
+    }
+}

@@ -49,6 +49,8 @@ static const ac_kernel_table scalar = {
     .attn_scores = ac_attn_scores_ref,
     .attn_values = ac_attn_values_ref,
     .attn_softmax = ac_softmax_masked_ref,
+    .attn_dot_rows = ac_attn_dot_rows_ref,
+    .attn_mix_rows = ac_attn_mix_rows_ref,
 };
 
 /* A level above AVX2 starts from the entries of the level it extends and
@@ -84,7 +86,9 @@ static const ac_kernel_table scalar = {
     .gemm_q8 = ac_gemm_q8_avx2,                     \
     .attn_scores = ac_attn_scores_ref,              \
     .attn_values = ac_attn_values_ref,              \
-    .attn_softmax = ac_softmax_masked_avx2
+    .attn_softmax = ac_softmax_masked_avx2,         \
+    .attn_dot_rows = ac_attn_dot_rows_avx2,         \
+    .attn_mix_rows = ac_attn_mix_rows_avx2
 
 #define AVX512_ENTRIES                              \
     AVX2_ENTRIES,                                   \
@@ -93,7 +97,9 @@ static const ac_kernel_table scalar = {
     .quantize_q8_act = ac_quantize_q8_act_avx512,   \
     .attn_scores = ac_attn_scores_avx512,           \
     .attn_values = ac_attn_values_avx512,           \
-    .attn_softmax = ac_softmax_masked_avx512
+    .attn_softmax = ac_softmax_masked_avx512,       \
+    .attn_dot_rows = ac_attn_dot_rows_avx512,       \
+    .attn_mix_rows = ac_attn_mix_rows_avx512
 
 #define AVX512_VNNI_ENTRIES                         \
     AVX512_ENTRIES,                                 \

@@ -86,12 +86,28 @@ typedef struct ac_kernel_table {
                         size_t out_ld);
     /* the softmax between them, as softmax_masked (wider where a level has it) */
     void (*attn_softmax)(float *x, size_t rows, size_t cols, float scale, const ac_mask *mask);
+    /* Attention of a few query rows (decoding: a KV head's group) over key
+     * and value rows each read once, in order, so that a KV cache streams
+     * from memory. attn_dot_rows: S[i][t] (stride S_LD) = Q[i] . K[t] for
+     * i < G (Q's rows DK apart) and t < N (K's rows LD apart).
+     * attn_mix_rows: OUT[i][d] (stride OUT_LD) = (ADD ? OUT[i][d] : 0) +
+     * sum over t of P[i][t] V[t][d] (P's rows P_LD apart, V's LD apart),
+     * one fused multiply-add a key in t's order: every level's sums are the
+     * scalar twin's bits. */
+    void (*attn_dot_rows)(const float *q, size_t g, const float *k, size_t ld, size_t n, size_t dk, float *s,
+                          size_t s_ld);
+    void (*attn_mix_rows)(const float *p, size_t p_ld, size_t g, const float *v, size_t ld, size_t n, size_t dk,
+                          float *out, size_t out_ld, int add);
 } ac_kernel_table;
 
 #define AC_ATTN_KP 64
 #define AC_ATTN_VP(dk) (((dk) + 15) / 16 * 16)
 void ac_attn_scores_ref(const float *q, size_t q_ld, size_t rows, const float *kp, size_t nk, size_t dk, float *s);
 void ac_attn_values_ref(const float *p, size_t rows, const float *vp, size_t nk, size_t dk, float *out, size_t out_ld);
+void ac_attn_dot_rows_ref(const float *q, size_t g, const float *k, size_t ld, size_t n, size_t dk, float *s,
+                          size_t s_ld);
+void ac_attn_mix_rows_ref(const float *p, size_t p_ld, size_t g, const float *v, size_t ld, size_t n, size_t dk,
+                          float *out, size_t out_ld, int add);
 
 /* the blocks of gemm16: output columns, then input columns */
 #define AC_GEMM16_NR 64

@@ -77,6 +77,65 @@ void ac_matmul_nt_range_avx2(const float *x, size_t ldx, const float *w, size_t 
     }
 }
 
+/* ---- attention over K/V rows read once (decoding) ------------------------ */
+
+void ac_attn_dot_rows_avx2(const float *q, size_t g, const float *k, size_t ld, size_t n, size_t dk, float *s,
+                           size_t s_ld)
+{
+    size_t full = dk / 8 * 8;
+    __m256i mask = tail_mask(dk - full);
+    for (size_t t = 0; t < n; t++) {
+        const float *kr = k + t * ld;
+        for (size_t i = 0; i < g; i++) {
+            const float *qr = q + i * dk;
+            /* four chains of sums, so a row's products overlap */
+            __m256 a[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+            size_t d = 0;
+            for (; d + 32 <= full; d += 32)
+                for (size_t c = 0; c < 4; c++)
+                    a[c] = _mm256_fmadd_ps(_mm256_loadu_ps(qr + d + 8 * c), _mm256_loadu_ps(kr + d + 8 * c), a[c]);
+            for (size_t c = 0; d < full; d += 8, c++)
+                a[c] = _mm256_fmadd_ps(_mm256_loadu_ps(qr + d), _mm256_loadu_ps(kr + d), a[c]);
+            if (d < dk) a[3] = _mm256_fmadd_ps(_mm256_maskload_ps(qr + d, mask), _mm256_maskload_ps(kr + d, mask), a[3]);
+            s[i * s_ld + t] = hsum(_mm256_add_ps(_mm256_add_ps(a[0], a[1]), _mm256_add_ps(a[2], a[3])));
+        }
+    }
+}
+
+enum { MIX_KEYS = 16 }; /* value rows a block: in L1 while each query row of the group takes them */
+
+void ac_attn_mix_rows_avx2(const float *p, size_t p_ld, size_t g, const float *v, size_t ld, size_t n, size_t dk,
+                           float *out, size_t out_ld, int add)
+{
+    if (!add)
+        for (size_t i = 0; i < g; i++) memset(out + i * out_ld, 0, dk * sizeof *out);
+    size_t full = dk / 64 * 64;
+    for (size_t t0 = 0; t0 < n; t0 += MIX_KEYS) {
+        size_t t1 = n - t0 < MIX_KEYS ? n : t0 + MIX_KEYS;
+        for (size_t i = 0; i < g; i++) {
+            const float *pr = p + i * p_ld;
+            float *o = out + i * out_ld;
+            for (size_t d = 0; d < full; d += 64) {
+                __m256 acc[8];
+                for (size_t c = 0; c < 8; c++) acc[c] = _mm256_loadu_ps(o + d + 8 * c);
+                for (size_t t = t0; t < t1; t++) {
+                    __m256 pt = _mm256_broadcast_ss(pr + t);
+                    const float *vr = v + t * ld + d;
+                    for (size_t c = 0; c < 8; c++) acc[c] = _mm256_fmadd_ps(pt, _mm256_loadu_ps(vr + 8 * c), acc[c]);
+                }
+                for (size_t c = 0; c < 8; c++) _mm256_storeu_ps(o + d + 8 * c, acc[c]);
+            }
+            for (size_t d = full; d < dk; d += 8) {
+                __m256i m = tail_mask(dk - d < 8 ? dk - d : 8);
+                __m256 acc = _mm256_maskload_ps(o + d, m);
+                for (size_t t = t0; t < t1; t++)
+                    acc = _mm256_fmadd_ps(_mm256_broadcast_ss(pr + t), _mm256_maskload_ps(v + t * ld + d, m), acc);
+                _mm256_maskstore_ps(o + d, m, acc);
+            }
+        }
+    }
+}
+
 /* ---- depthwise conv: vectorized across channels -------------------------- */
 
 void ac_conv1d_depthwise_avx2(const ac_conv1d_shape *s, const float *x, size_t batch,

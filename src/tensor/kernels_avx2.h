@@ -30,6 +30,10 @@ void ac_rmsnorm_avx2(const float *x, float *y, size_t rows, size_t C, const floa
 void ac_rope_rotate_avx2(float *x, size_t heads, size_t dim, const float *cs, const float *sn);
 void ac_softmax_masked_avx2(float *x, size_t rows, size_t cols, float scale, const ac_mask *mask);
 void ac_axpy_avx2(float *y, const float *x, float alpha, size_t n);
+void ac_attn_dot_rows_avx2(const float *q, size_t g, const float *k, size_t ld, size_t n, size_t dk, float *s,
+                           size_t s_ld);
+void ac_attn_mix_rows_avx2(const float *p, size_t p_ld, size_t g, const float *v, size_t ld, size_t n, size_t dk,
+                           float *out, size_t out_ld, int add);
 void ac_glu_avx2(const float *x, float *y, size_t rows, size_t C);
 void ac_layernorm_avx2(const float *x, float *y, size_t rows, size_t C, const float *gamma,
                        const float *beta, float eps);

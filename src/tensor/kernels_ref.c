@@ -300,3 +300,25 @@ void ac_attn_values_ref(const float *p, size_t rows, const float *vp, size_t nk,
             out[r * out_ld + d] = acc;
         }
 }
+
+void ac_attn_dot_rows_ref(const float *q, size_t g, const float *k, size_t ld, size_t n, size_t dk, float *s,
+                          size_t s_ld)
+{
+    for (size_t t = 0; t < n; t++)
+        for (size_t i = 0; i < g; i++) {
+            float acc = 0;
+            for (size_t d = 0; d < dk; d++) acc += q[i * dk + d] * k[t * ld + d];
+            s[i * s_ld + t] = acc;
+        }
+}
+
+void ac_attn_mix_rows_ref(const float *p, size_t p_ld, size_t g, const float *v, size_t ld, size_t n, size_t dk,
+                          float *out, size_t out_ld, int add)
+{
+    for (size_t i = 0; i < g; i++)
+        for (size_t d = 0; d < dk; d++) {
+            float acc = add ? out[i * out_ld + d] : 0.0f;
+            for (size_t t = 0; t < n; t++) acc = fmaf(p[i * p_ld + t], v[t * ld + d], acc);
+            out[i * out_ld + d] = acc;
+        }
+}

@@ -863,6 +863,34 @@ static void test_blas_threads_kept(void)
     free(x), free(w), free(y);
 }
 
+/* The level's decoding attention over K/V rows against the scalar twins:
+ * groups of 1, 2 and 7 query heads, head_dim off 8 and off 64, rows of K/V
+ * wider than a head (a cache row's other heads), a shared part then the
+ * own (ADD). The values' sums are the twin's bits. */
+static void test_attn_rows(void)
+{
+    const size_t shapes[][3] = {{2, 411, 128}, {7, 37, 64}, {1, 1, 6}, {2, 17, 72}, {3, 20, 200}};
+    const ac_kernel_table *kt = ac_kernels();
+    for (size_t sh = 0; sh < sizeof shapes / sizeof *shapes; sh++) {
+        size_t g = shapes[sh][0], n = shapes[sh][1], dk = shapes[sh][2], ld = dk + 9, s_ld = n + 3,
+               out_ld = dk + 5;
+        float *q = rnd(g * dk, -1, 1), *k = rnd(n * ld, -1, 1), *v = rnd(n * ld, -1, 1), *p = rnd(g * s_ld, 0, 1);
+        float *a = rnd(g * (s_ld + out_ld), -1, 1), *b = malloc(g * (s_ld + out_ld) * sizeof *b);
+        memcpy(b, a, g * (s_ld + out_ld) * sizeof *b);
+        kt->attn_dot_rows(q, g, k, ld, n, dk, a, s_ld);
+        ac_attn_dot_rows_ref(q, g, k, ld, n, dk, b, s_ld);
+        CHECK(max_rel_diff(a, b, g * s_ld) < 1e-5, "attention dot rows %zux%zux%zu", g, n, dk);
+        float *oa = a + g * s_ld, *ob = b + g * s_ld; /* the outputs, their gaps between rows kept */
+        for (int add = 0; add <= 1; add++) {
+            kt->attn_mix_rows(p, s_ld, g, v, ld, n, dk, oa, out_ld, add);
+            ac_attn_mix_rows_ref(p, s_ld, g, v, ld, n, dk, ob, out_ld, add);
+            CHECK(memcmp(oa, ob, g * out_ld * sizeof *oa) == 0,
+                  "attention mix rows %zux%zux%zu, add %d: the same bits", g, n, dk, add);
+        }
+        free(q), free(k), free(v), free(p), free(a), free(b);
+    }
+}
+
 int main(int argc, char **argv)
 {
     test_init(argc, argv);
@@ -896,6 +924,7 @@ int main(int argc, char **argv)
         RUN(test_conv_transpose);
         RUN(test_softmax_masked);
         RUN(test_attn_tiles);
+        RUN(test_attn_rows);
     }
     return test_finish();
 }

@@ -76,7 +76,7 @@ static void test_attention_torch(void)
     ac_arena a;
     ac_arena_init(&a, 1 << 16);
     ac_kv_cache c;
-    CHECK(ac_kv_cache_init(&c, 1, 1, T, 0, G * DK, &a) == AC_OK, "cache");
+    CHECK(ac_kv_cache_init(&c, 1, 1, T, 0, G, DK, &a) == AC_OK, "cache");
     int beam = 0;
     for (int t = 0; t < T; t++) ac_attn_cached(&opts, &w, &c, 0, x + t * D, 1, &beam, &t, y + t * D, scratch);
     CHECK(max_rel_diff(y, yc, T * D) < 1e-5, "cached decoding vs torch: %g", max_rel_diff(y, yc, T * D));
@@ -346,7 +346,7 @@ static void test_cache_and_reorder(void)
 {
     static cache_case t;
     cache_case_init(&t, 0);
-    CHECK(ac_kv_cache_init(&t.c, 2, CB, CT, 0, CG * CDK, &t.arena) == AC_OK, "cache");
+    CHECK(ac_kv_cache_init(&t.c, 2, CB, CT, 0, CG, CDK, &t.arena) == AC_OK, "cache");
     /* beam 0's first 4 rows in one call, beam 1's a row at a time; then steps with both beams */
     int beams0[4] = {0, 0, 0, 0}, pos[4] = {0, 1, 2, 3}, one = 1;
     ac_attn_cached(&t.opts, &t.w, &t.c, 1, t.x, 4, beams0, pos, t.got[0], t.scratch);
@@ -357,12 +357,15 @@ static void test_cache_and_reorder(void)
         CHECK(max_rel_diff(t.got[b], t.full[b], CT * CD) < 1e-5, "beam %d: cached = recomputed (%g)", b,
               max_rel_diff(t.got[b], t.full[b], CT * CD));
     int parent[CB] = {1, 1};
-    float before[CG * CDK];
-    memcpy(before, ac_kv_cache_v(&t.c, 1, 1, 5), sizeof before);
+    size_t step = ac_kv_cache_head_step(&t.c, 5);
+    float before[CG][CDK];
+    for (int h = 0; h < CG; h++) memcpy(before[h], ac_kv_cache_v(&t.c, 1, 1, 5) + h * step, sizeof before[h]);
     ac_kv_cache_reorder(&t.c, parent, CT);
-    CHECK(memcmp(ac_kv_cache_v(&t.c, 1, 0, 5), before, sizeof before) == 0 &&
-              memcmp(ac_kv_cache_k(&t.c, 1, 0, 8), ac_kv_cache_k(&t.c, 1, 1, 8), sizeof before) == 0,
-          "reorder copies the parent's rows");
+    for (int h = 0; h < CG; h++)
+        CHECK(memcmp(ac_kv_cache_v(&t.c, 1, 0, 5) + h * step, before[h], sizeof before[h]) == 0 &&
+                  memcmp(ac_kv_cache_k(&t.c, 1, 0, 8) + h * step, ac_kv_cache_k(&t.c, 1, 1, 8) + h * step,
+                         sizeof before[h]) == 0,
+              "reorder copies the parent's rows (KV head %d)", h);
     int bad = CT;
     CHECK(ac_attn_cached(&t.opts, &t.w, &t.c, 1, t.x, 1, parent, &bad, t.got[0], t.scratch) != AC_OK &&
               error_has("position"),
@@ -379,7 +382,7 @@ static void test_cache_shared_prompt(void)
     enum { P = 4 };
     static cache_case t;
     cache_case_init(&t, P);
-    CHECK(ac_kv_cache_init(&t.c, 1, CB, CT, P, CG * CDK, &t.arena) == AC_OK, "cache with a shared prompt");
+    CHECK(ac_kv_cache_init(&t.c, 1, CB, CT, P, CG, CDK, &t.arena) == AC_OK, "cache with a shared prompt");
     int zeros[P] = {0}, pos[P] = {0, 1, 2, 3}, one = 1;
     CHECK(ac_attn_cached(&t.opts, &t.w, &t.c, 0, t.x, P, zeros, pos, t.got[0], t.scratch) == AC_OK, "prompt");
     memcpy(t.got[1], t.got[0], P * CD * sizeof **t.got);
@@ -398,7 +401,7 @@ static void test_cache_shared_prompt(void)
     CHECK(ac_attn_cached(&t.opts, &t.w, &t.c, 0, t.x, 1, &one, &early, out, t.scratch) != AC_OK &&
               error_has("shared"),
           "beam 1 may not write a shared position");
-    CHECK(ac_kv_cache_init(&t.c, 1, CB, CT, CT + 1, CG * CDK, &t.arena) != AC_OK,
+    CHECK(ac_kv_cache_init(&t.c, 1, CB, CT, CT + 1, CG, CDK, &t.arena) != AC_OK,
           "more shared positions than the capacity");
     cache_case_free(&t);
 }

@@ -56,7 +56,7 @@ ac_status qwen2_session_new_beams(const qwen2_model *m, int cap, int max_rows, i
     size_t attn = ac_attn_layer_scratch(&s->opts, R, (size_t)cap);
     ac_ffn f = mlp(&m->layer[0]);
     size_t ffn = ac_ffn_scratch(&f, R);
-    AC_TRY(ac_kv_cache_init(&s->cache, c->layers, beams, cap, shared, (size_t)c->kv_heads * (size_t)c->head_dim, a));
+    AC_TRY(ac_kv_cache_init(&s->cache, c->layers, beams, cap, shared, c->kv_heads, (size_t)c->head_dim, a));
     s->beam = ac_arena_alloc(a, R * sizeof *s->beam);
     s->pos = ac_arena_alloc(a, R * sizeof *s->pos);
     s->x = ac_arena_floats(a, R * D);
