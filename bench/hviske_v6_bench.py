@@ -9,7 +9,8 @@ encoder keeps 16 bits by its rule). From `audioc --timings`: front end, encoder
 (with the projector), prefill, ms per decode step, the whole request, and
 the peak RSS (MiB) against the weights as held (held_mib); the decode step
 against the bytes it reads (the decoder's matrices and the tied head, once
-per step for all beams), and as a fraction of the read bandwidth; the
+per step for all beams, and each beam's f32 K/V cache at the mean position
+of the steps), and as a fraction of the read bandwidth; the
 encoder (30 s: 1500 positions, its 16-bit products: bf16 dot) and the
 prefill's layer products (the audio rows and bos: bf16 dot, or int8 dot for
 Q8_0) as fractions of their arithmetic's roof. Roofs and bandwidth:
@@ -75,6 +76,14 @@ def prefill_flops(cfg, rows):
     return 2 * rows * q["num_hidden_layers"] * (D * (qd + 2 * kv) + qd * D + 3 * D * F)
 
 
+def kv_bytes(cfg, rows, tokens, beams):
+    """bytes of f32 K/V cache one decoding step reads: every beam's keys and values of all layers at the mean
+    position of TOKENS steps after ROWS prompt rows"""
+    q = cfg["qwen"]
+    width = q["num_key_value_heads"] * q["head_dim"]
+    return beams * q["num_hidden_layers"] * 2 * width * 4 * (rows + tokens / 2)
+
+
 def roofs(build, threads):
     """{kind: G/s} and read GB/s of THREADS threads, from bench_roof"""
     out = subprocess.run([os.path.join(build, "bench_roof"), "256"], capture_output=True, text=True,
@@ -109,7 +118,8 @@ def main():
     cfg = json.load(open(os.path.join(model, "config.json")))
     frames = max(200, -(-int(a.seconds * 100) // 100) * 100)
     enc = encoder_flops(cfg, frames)
-    pre = prefill_flops(cfg, (frames // 2) // cfg["stack"] + 1)
+    rows = (frames // 2) // cfg["stack"] + 1
+    pre = prefill_flops(cfg, rows)
     print("| weights | threads | beams | front end ms | encoder ms | encoder of roof | prefill ms | prefill of roof | "
           "ms/step | GB/s per step | of read | total s | peak RSS MiB | over held | load |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -128,7 +138,7 @@ def main():
         rss = float(re.search(r"peak RSS ([0-9.]+) MB", err).group(1))
         roof, read = roofs(a.build, t)
         load = (load + os.getloadavg()[0]) / 2
-        gbs = STEP_VALUES * BYTES_PER_VALUE[wt] / step / 1e6
+        gbs = (STEP_VALUES * BYTES_PER_VALUE[wt] + kv_bytes(cfg, rows, a.tokens, int(b))) / step / 1e6
         enc_roof = enc / (f("encoder") / 1e3) / 1e9 / roof["bf16"]
         pre_roof = pre / (f("prefill") / 1e3) / 1e9 / roof["int8" if wt == "q8_0" else "bf16"]
         print(f"| {wt} | {t} | {b} | {f('front end'):.0f} | {f('encoder'):.0f} | {enc_roof:.2f} | {f('prefill'):.0f} | "

@@ -52,16 +52,6 @@ uint16_t ac_f32_to_f16(float f)
     return (uint16_t)(sign | h);
 }
 
-float ac_bf16_to_f32(uint16_t b) { return bits_to_f32((uint32_t)b << 16); }
-
-uint16_t ac_f32_to_bf16(float f)
-{
-    uint32_t u = f32_to_bits(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40); /* nan */
-    u += 0x7fff + ((u >> 16) & 1);
-    return (uint16_t)(u >> 16);
-}
-
 void ac_f16_to_f32_n(const uint16_t *src, float *dst, size_t n)
 {
     for (size_t i = 0; i < n; i++) dst[i] = ac_f16_to_f32(src[i]);

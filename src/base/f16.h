@@ -4,11 +4,28 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 float ac_f16_to_f32(uint16_t h);
 uint16_t ac_f32_to_f16(float f);
-float ac_bf16_to_f32(uint16_t b);
-uint16_t ac_f32_to_bf16(float f);
+
+/* inline: kernels' packing converts a value at a time */
+static inline float ac_bf16_to_f32(uint16_t b)
+{
+    uint32_t u = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static inline uint16_t ac_f32_to_bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40); /* nan */
+    u += 0x7fff + ((u >> 16) & 1);
+    return (uint16_t)(u >> 16);
+}
 
 void ac_f16_to_f32_n(const uint16_t *src, float *dst, size_t n);
 void ac_bf16_to_f32_n(const uint16_t *src, float *dst, size_t n);

@@ -94,12 +94,19 @@ static void attend_tiled(const attn_job *j, size_t u, const ac_kernel_table *kt)
     float *s = unit_scratch(j, u), *kp = s + TILED_ROWS * kv->n;
     float *vp = kp + (nk + AC_ATTN_KP - 1) / AC_ATTN_KP * AC_ATTN_KP * dk;
     const float *K = head_rows(kv->k, u, kv->head_ld, dk), *V = head_rows(kv->v, u, kv->head_ld, dk);
-    /* K rows read whole, written down a panel's columns (the panel in L1) */
-    for (size_t t0 = 0; t0 < nk; t0 += AC_ATTN_KP)
-        for (size_t t = t0; t < t0 + AC_ATTN_KP; t++)
-            for (size_t d = 0; d < dk; d++) kp[t0 * dk + d * AC_ATTN_KP + t - t0] = t < nk ? K[t * kv->ld + d] : 0.0f;
-    for (size_t t = 0; t < nk; t++)
-        for (size_t d = 0; d < dkp; d++) vp[t * dkp + d] = d < dk ? V[t * kv->ld + d] : 0.0f;
+    /* bf16 pairs take at most the f32 packs' room */
+    int half = j->o->bf16 && dk <= AC_ATTN_BF16_DK && ac_kernels_simd() >= AC_SIMD_AVX512_BF16;
+    if (half) {
+        ac_attn_pack_bf16(K, V, kv->ld, nk, dk, (uint32_t *)kp, (uint32_t *)vp);
+    } else {
+        /* K rows read whole, written down a panel's columns (the panel in L1) */
+        for (size_t t0 = 0; t0 < nk; t0 += AC_ATTN_KP)
+            for (size_t t = t0; t < t0 + AC_ATTN_KP; t++)
+                for (size_t d = 0; d < dk; d++)
+                    kp[t0 * dk + d * AC_ATTN_KP + t - t0] = t < nk ? K[t * kv->ld + d] : 0.0f;
+        for (size_t t = 0; t < nk; t++)
+            for (size_t d = 0; d < dkp; d++) vp[t * dkp + d] = d < dk ? V[t * kv->ld + d] : 0.0f;
+    }
     for (size_t h = h0; h < h0 + g; h++)
         for (size_t r = 0; r < j->nq; r += TILED_ROWS) {
             size_t n = j->nq - r < TILED_ROWS ? j->nq - r : TILED_ROWS, keys = nk;
@@ -109,10 +116,13 @@ static void attend_tiled(const attn_job *j, size_t u, const ac_kernel_table *kt)
                 for (size_t i = 0; i < n; i++) memset(out + i * j->out_ld, 0, dk * sizeof *out);
                 continue;
             }
-            kt->attn_scores(j->q + r * j->q_ld + h * dk, j->q_ld, n, kp, keys, dk, s);
+            const float *q = j->q + r * j->q_ld + h * dk;
+            if (half) kt->attn_scores16(q, j->q_ld, n, (const uint32_t *)kp, keys, dk, s);
+            else kt->attn_scores(q, j->q_ld, n, kp, keys, dk, s);
             ac_mask buf;
             kt->attn_softmax(s, n, keys, j->scale, mask_at(m, h, r, &buf));
-            kt->attn_values(s, n, vp, keys, dk, out, j->out_ld);
+            if (half) kt->attn_values16(s, n, (const uint32_t *)vp, keys, dk, out, j->out_ld);
+            else kt->attn_values(s, n, vp, keys, dk, out, j->out_ld);
         }
 }
 

@@ -27,6 +27,8 @@ typedef struct ac_attn_opts {
                                         the rest pass (partial rotary, the pairs i, i + rope_dim/2) */
     float qk_norm_eps;               /* eps of the per-head RMSNorm of q and k (weights' q_norm) */
     int tiles;                       /* 1: many rows through the AVX-512 tiles (ac_attention) */
+    int bf16;                        /* with tiles, 1: their products on bf16 operands where the CPU
+                                        has AVX512_BF16 (a family's choice for low-precision weights) */
 } ac_attn_opts;
 
 /* Keys and values over N positions, in one of two forms:

@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 
 #include "tensor/attn_avx512.h"
+#include "tensor/attn_bf16.h"
 #include "tensor/gemm_q8_avx2.h"
 #include "tensor/kernels_avx2.h"
 #include "tensor/mat_avx2.h"
@@ -49,6 +50,8 @@ static const ac_kernel_table scalar = {
     .attn_scores = ac_attn_scores_ref,
     .attn_values = ac_attn_values_ref,
     .attn_softmax = ac_softmax_masked_ref,
+    .attn_scores16 = ac_attn_scores16_ref,
+    .attn_values16 = ac_attn_values16_ref,
     .attn_dot_rows = ac_attn_dot_rows_ref,
     .attn_mix_rows = ac_attn_mix_rows_ref,
 };
@@ -87,6 +90,8 @@ static const ac_kernel_table scalar = {
     .attn_scores = ac_attn_scores_ref,              \
     .attn_values = ac_attn_values_ref,              \
     .attn_softmax = ac_softmax_masked_avx2,         \
+    .attn_scores16 = ac_attn_scores16_ref,          \
+    .attn_values16 = ac_attn_values16_ref,          \
     .attn_dot_rows = ac_attn_dot_rows_avx2,         \
     .attn_mix_rows = ac_attn_mix_rows_avx2
 
@@ -108,7 +113,9 @@ static const ac_kernel_table scalar = {
 #define AVX512_BF16_ENTRIES                         \
     AVX512_VNNI_ENTRIES,                            \
     .matmul_row16 = ac_matmul_row16_bf16,           \
-    .gemm16 = ac_gemm16_bf16
+    .gemm16 = ac_gemm16_bf16,                       \
+    .attn_scores16 = ac_attn_scores_bf16,           \
+    .attn_values16 = ac_attn_values_bf16
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Woverride-init"

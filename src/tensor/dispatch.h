@@ -8,6 +8,7 @@
 #define AC_TENSOR_DISPATCH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "tensor/kernels.h"
 #include "tensor/mat.h"
@@ -86,6 +87,18 @@ typedef struct ac_kernel_table {
                         size_t out_ld);
     /* the softmax between them, as softmax_masked (wider where a level has it) */
     void (*attn_softmax)(float *x, size_t rows, size_t cols, float scale, const ac_mask *mask);
+    /* The same two products with every operand rounded to bf16 (nearest
+     * even), products exact and sums in f32, from AC_SIMD_AVX512_BF16 on
+     * where ac_attn_opts.bf16 asks, head_dim up to AC_ATTN_BF16_DK. A 32-bit
+     * word holds a pair: K packed as panels of AC_ATTN_KP keys of channel
+     * pairs, [nk / AC_ATTN_KP rounded up][dk2][AC_ATTN_KP] words (dk2 = dk / 2
+     * rounded up); V as key pairs, [nk / 2 rounded up][AC_ATTN_VP(dk)] words;
+     * zeros past nk and dk (ac_attn_pack_bf16). Q and P are f32 as above,
+     * rounded by the kernels, and P is scratch afterwards. */
+    void (*attn_scores16)(const float *q, size_t q_ld, size_t rows, const uint32_t *kp, size_t nk, size_t dk,
+                          float *s);
+    void (*attn_values16)(float *p, size_t rows, const uint32_t *vp, size_t nk, size_t dk, float *out,
+                          size_t out_ld);
     /* Attention of a few query rows (decoding: a KV head's group) over key
      * and value rows each read once, in order, so that a KV cache streams
      * from memory. attn_dot_rows: S[i][t] (stride S_LD) = Q[i] . K[t] for
@@ -102,6 +115,11 @@ typedef struct ac_kernel_table {
 
 #define AC_ATTN_KP 64
 #define AC_ATTN_VP(dk) (((dk) + 15) / 16 * 16)
+#define AC_ATTN_BF16_DK 256
+/* K and V of one head, rows LD apart, packed for attn_scores16 and attn_values16 */
+void ac_attn_pack_bf16(const float *k, const float *v, size_t ld, size_t nk, size_t dk, uint32_t *kp, uint32_t *vp);
+void ac_attn_scores16_ref(const float *q, size_t q_ld, size_t rows, const uint32_t *kp, size_t nk, size_t dk, float *s);
+void ac_attn_values16_ref(float *p, size_t rows, const uint32_t *vp, size_t nk, size_t dk, float *out, size_t out_ld);
 void ac_attn_scores_ref(const float *q, size_t q_ld, size_t rows, const float *kp, size_t nk, size_t dk, float *s);
 void ac_attn_values_ref(const float *p, size_t rows, const float *vp, size_t nk, size_t dk, float *out, size_t out_ld);
 void ac_attn_dot_rows_ref(const float *q, size_t g, const float *k, size_t ld, size_t n, size_t dk, float *s,

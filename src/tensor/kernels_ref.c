@@ -2,6 +2,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/f16.h"
 #include "tensor/dispatch.h"
 #include "tensor/kernels.h"
 
@@ -321,4 +322,65 @@ void ac_attn_mix_rows_ref(const float *p, size_t p_ld, size_t g, const float *v,
             for (size_t t = 0; t < n; t++) acc = fmaf(p[i * p_ld + t], v[t * ld + d], acc);
             out[i * out_ld + d] = acc;
         }
+}
+
+static uint32_t pair16(float a, float b) { return ac_f32_to_bf16(a) | (uint32_t)ac_f32_to_bf16(b) << 16; }
+
+void ac_attn_pack_bf16(const float *k, const float *v, size_t ld, size_t nk, size_t dk, uint32_t *kp, uint32_t *vp)
+{
+    size_t dk2 = (dk + 1) / 2, half = dk / 2, dkp = AC_ATTN_VP(dk), panels = (nk + AC_ATTN_KP - 1) / AC_ATTN_KP;
+    for (size_t t = 0; t < panels * AC_ATTN_KP; t++) {
+        uint32_t *col = kp + t / AC_ATTN_KP * dk2 * AC_ATTN_KP + t % AC_ATTN_KP; /* key t's pairs, a panel row apart */
+        const float *row = k + t * ld;
+        if (t >= nk) {
+            for (size_t d = 0; d < dk2; d++) col[d * AC_ATTN_KP] = 0;
+            continue;
+        }
+        for (size_t d = 0; d < half; d++) col[d * AC_ATTN_KP] = pair16(row[2 * d], row[2 * d + 1]);
+        if (dk % 2) col[half * AC_ATTN_KP] = pair16(row[dk - 1], 0.0f);
+    }
+    for (size_t t = 0; t < (nk + 1) / 2; t++) {
+        const float *a = v + 2 * t * ld, *b = 2 * t + 1 < nk ? a + ld : NULL;
+        uint32_t *out = vp + t * dkp;
+        if (b)
+            for (size_t d = 0; d < dk; d++) out[d] = pair16(a[d], b[d]);
+        else
+            for (size_t d = 0; d < dk; d++) out[d] = pair16(a[d], 0.0f);
+        for (size_t d = dk; d < dkp; d++) out[d] = 0;
+    }
+}
+
+/* the two halves of a pair as f32 */
+static float pair_lo(uint32_t w) { return ac_bf16_to_f32((uint16_t)w); }
+static float pair_hi(uint32_t w) { return ac_bf16_to_f32((uint16_t)(w >> 16)); }
+
+void ac_attn_scores16_ref(const float *q, size_t q_ld, size_t rows, const uint32_t *kp, size_t nk, size_t dk, float *s)
+{
+    size_t dk2 = (dk + 1) / 2;
+    for (size_t r = 0; r < rows; r++)
+        for (size_t t = 0; t < nk; t++) {
+            float acc = 0;
+            for (size_t d = 0; d < dk2; d++) {
+                uint32_t w = kp[(t / AC_ATTN_KP * dk2 + d) * AC_ATTN_KP + t % AC_ATTN_KP];
+                float a = ac_bf16_to_f32(ac_f32_to_bf16(q[r * q_ld + 2 * d]));
+                float b = 2 * d + 1 < dk ? ac_bf16_to_f32(ac_f32_to_bf16(q[r * q_ld + 2 * d + 1])) : 0.0f;
+                acc += a * pair_lo(w);
+                acc += b * pair_hi(w);
+            }
+            s[r * nk + t] = acc;
+        }
+}
+
+void ac_attn_values16_ref(float *p, size_t rows, const uint32_t *vp, size_t nk, size_t dk, float *out, size_t out_ld)
+{
+    size_t dkp = AC_ATTN_VP(dk);
+    for (size_t r = 0; r < rows; r++) {
+        float *pr = p + r * nk;
+        for (size_t t = 0; t < nk; t++) pr[t] = ac_bf16_to_f32(ac_f32_to_bf16(pr[t]));
+        for (size_t d = 0; d < dk; d++) {
+            float acc = 0;
+            for (size_t t = 0; t < nk; t++) acc += pr[t] * (t % 2 ? pair_hi(vp[t / 2 * dkp + d]) : pair_lo(vp[t / 2 * dkp + d]));
+            out[r * out_ld + d] = acc;
+        }
+    }
 }

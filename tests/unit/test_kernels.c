@@ -863,6 +863,53 @@ static void test_blas_threads_kept(void)
     free(x), free(w), free(y);
 }
 
+static float bf16_of(float x) { return ac_bf16_to_f32(ac_f32_to_bf16(x)); }
+
+/* The level's bf16 attention tiles against their scalar twins and against
+ * double sums of the operands rounded to bf16 (the pack's layout): rows and
+ * keys off the tiles, odd keys and an odd head_dim. */
+static void test_attn_tiles16(void)
+{
+    const size_t shapes[][3] = {{13, 45, 64}, {6, 32, 40}, {1, 1, 8}, {25, 70, 128}, {7, 17, 21}};
+    const ac_kernel_table *kt = ac_kernels();
+    for (size_t sh = 0; sh < sizeof shapes / sizeof *shapes; sh++) {
+        size_t rows = shapes[sh][0], nk = shapes[sh][1], dk = shapes[sh][2], ld = dk + 3, out_ld = dk + 5;
+        size_t kpn = (nk + AC_ATTN_KP - 1) / AC_ATTN_KP * AC_ATTN_KP * dk, vpn = nk * AC_ATTN_VP(dk);
+        float *q = rnd(rows * ld, -1, 1), *k = rnd(nk * ld, -1, 1), *v = rnd(nk * ld, -1, 1);
+        float *p = rnd(rows * nk, 0, 1), *p2 = malloc(rows * nk * sizeof *p2), *want = malloc(rows * nk * sizeof *want);
+        uint32_t *kp = calloc(kpn, sizeof *kp), *vp = calloc(vpn, sizeof *vp);
+        float *a = calloc(rows * (nk + out_ld), sizeof *a), *b = calloc(rows * (nk + out_ld), sizeof *b);
+        ac_attn_pack_bf16(k, v, ld, nk, dk, kp, vp);
+        for (size_t r = 0; r < rows; r++)
+            for (size_t t = 0; t < nk; t++) {
+                double acc = 0;
+                for (size_t d = 0; d < dk; d++) acc += (double)bf16_of(q[r * ld + d]) * bf16_of(k[t * ld + d]);
+                want[r * nk + t] = (float)acc;
+            }
+        kt->attn_scores16(q, ld, rows, kp, nk, dk, a);
+        ac_attn_scores16_ref(q, ld, rows, kp, nk, dk, b);
+        CHECK(max_rel_diff(b, want, rows * nk) < 1e-5 && max_rel_diff(a, want, rows * nk) < 1e-5,
+              "bf16 attention scores %zux%zux%zu: %g (twin %g)", rows, nk, dk, max_rel_diff(a, want, rows * nk),
+              max_rel_diff(b, want, rows * nk));
+        float *wv = calloc(rows * out_ld, sizeof *wv); /* zeros past dk, as the outputs' gaps stay */
+        for (size_t r = 0; r < rows; r++)
+            for (size_t d = 0; d < dk; d++) {
+                double acc = 0;
+                for (size_t t = 0; t < nk; t++) acc += (double)bf16_of(p[r * nk + t]) * bf16_of(v[t * ld + d]);
+                wv[r * out_ld + d] = (float)acc;
+            }
+        memcpy(p2, p, rows * nk * sizeof *p2);
+        memset(a, 0, rows * out_ld * sizeof *a);
+        kt->attn_values16(p, rows, vp, nk, dk, a, out_ld);
+        memset(b, 0, rows * out_ld * sizeof *b);
+        ac_attn_values16_ref(p2, rows, vp, nk, dk, b, out_ld);
+        CHECK(max_rel_diff(a, wv, rows * out_ld) < 1e-5 && max_rel_diff(b, wv, rows * out_ld) < 1e-5,
+              "bf16 attention values %zux%zux%zu (and nothing past dk): %g (twin %g)", rows, nk, dk,
+              max_rel_diff(a, wv, rows * out_ld), max_rel_diff(b, wv, rows * out_ld));
+        free(wv), free(q), free(k), free(v), free(p), free(p2), free(want), free(kp), free(vp), free(a), free(b);
+    }
+}
+
 /* The level's decoding attention over K/V rows against the scalar twins:
  * groups of 1, 2 and 7 query heads, head_dim off 8 and off 64, rows of K/V
  * wider than a head (a cache row's other heads), a shared part then the
@@ -925,6 +972,7 @@ int main(int argc, char **argv)
         RUN(test_softmax_masked);
         RUN(test_attn_tiles);
         RUN(test_attn_rows);
+        RUN(test_attn_tiles16);
     }
     return test_finish();
 }

@@ -22,17 +22,20 @@ static ac_ffn gated(const vevo2_fm_layer *L)
     return (ac_ffn){.up = &L->up, .gate = &L->gate, .down = &L->down, .act = AC_ACT_SILU};
 }
 
-static ac_attn_opts attn_opts(const vevo2_fm_config *c)
+/* With Q8_0 layers the attention's products take bf16 operands: measured
+ * to keep the held accuracy (docs/models/vevo2_fm.md) */
+static ac_attn_opts attn_opts(const vevo2_fm *m)
 {
+    const vevo2_fm_config *c = &m->cfg;
     return (ac_attn_opts){.heads = c->heads, .kv_heads = c->heads, .head_dim = c->hidden / c->heads,
-                          .rope_theta = ROPE_THETA, .tiles = 1};
+                          .rope_theta = ROPE_THETA, .tiles = 1, .bf16 = m->layer[0].wq.dtype == AC_DTYPE_Q8_0 || m->layer[0].wq.dtype == AC_DTYPE_BF16};
 }
 
 ac_status vevo2_fm_pass_new(const vevo2_fm *m, size_t rows, ac_arena *a, vevo2_fm_pass *p)
 {
     const vevo2_fm_config *c = &m->cfg;
     size_t D = (size_t)c->hidden;
-    ac_attn_opts o = attn_opts(c);
+    ac_attn_opts o = attn_opts(m);
     ac_ffn g = gated(&m->layer[0]), f = plain(&m->mel_mlp);
     size_t work = ac_attn_layer_scratch(&o, rows, rows);
     if (ac_ffn_scratch(&g, rows) > work) work = ac_ffn_scratch(&g, rows);
@@ -84,7 +87,7 @@ void vevo2_fm_pass_run(const vevo2_fm *m, vevo2_fm_pass *p, const float *x, size
 {
     const vevo2_fm_config *c = &m->cfg;
     size_t D = (size_t)c->hidden, n = L * D;
-    ac_attn_opts o = attn_opts(c);
+    ac_attn_opts o = attn_opts(m);
     ac_ffn f = plain(&m->mel_mlp);
     ac_ffn_forward(&f, x, L, p->h, p->work);
     for (size_t r = 0; r < L; r++) ac_axpy(p->h + r * D, cp + r * cp_stride, 1.0f, D);
