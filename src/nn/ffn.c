@@ -23,8 +23,12 @@ void ac_ffn_forward(const ac_ffn *f, const float *x, size_t rows, float *y, floa
         const float *bias[2] = {f->b_gate, f->b_up};
         float *outs[2] = {h, u};
         ac_matmul_multi(x, rows, mats, bias, outs, 2);
-        ac_act_apply(f->act, h, n);
-        ac_mul(h, u, n);
+        if (f->act == AC_ACT_SILU) {
+            ac_silu_mul(h, u, n); /* one pass over h */
+        } else {
+            ac_act_apply(f->act, h, n);
+            ac_mul(h, u, n);
+        }
     } else {
         ac_matmul(x, f->up, f->b_up, h, rows);
         ac_act_apply(f->act, h, n);

@@ -23,6 +23,7 @@ typedef struct ac_kernel_table {
     void (*silu)(float *x, size_t n);
     void (*gelu)(float *x, size_t n);
     void (*mul)(float *y, const float *x, size_t n);
+    void (*silu_mul)(float *y, const float *x, size_t n);
     void (*axpy)(float *y, const float *x, float alpha, size_t n);
     void (*channel_affine)(float *x, size_t rows, size_t C, const float *scale, const float *shift, int relu);
     /* per row */

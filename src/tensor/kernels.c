@@ -227,6 +227,11 @@ void ac_mul(float *y, const float *x, size_t n)
     ac_kernels()->mul(y, x, n);
 }
 
+void ac_silu_mul(float *y, const float *x, size_t n)
+{
+    ac_kernels()->silu_mul(y, x, n);
+}
+
 void ac_rmsnorm(const float *x, float *y, size_t rows, size_t C, const float *gamma, size_t gamma_stride,
                 float eps)
 {

@@ -118,6 +118,10 @@ void ac_gelu(float *x, size_t n);
 void ac_gelu_ref(float *x, size_t n);
 /* y[i] *= x[i] */
 void ac_mul(float *y, const float *x, size_t n);
+/* y[i] = silu(y[i]) * x[i] in one pass: the bits of ac_silu then ac_mul
+ * (a gated feed-forward's SiLU and gate) */
+void ac_silu_mul(float *y, const float *x, size_t n);
+void ac_silu_mul_ref(float *y, const float *x, size_t n);
 void ac_mul_ref(float *y, const float *x, size_t n);
 /* y[N] = A^T . x for A[M][N] with row stride LDA: the weighted sum of M
  * rows (attention's values). */

@@ -293,6 +293,15 @@ void ac_softmax_rows_avx2(float *x, size_t rows, size_t cols)
 
 ELEMENTWISE(silu, _mm256_mul_ps(v, sigmoid8(v)))
 
+void ac_silu_mul_avx2(float *y, const float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i += 8) {
+        __m256i mask = tail_mask(n - i < 8 ? n - i : 8);
+        __m256 v = _mm256_maskload_ps(y + i, mask);
+        _mm256_maskstore_ps(y + i, mask, _mm256_mul_ps(_mm256_mul_ps(v, sigmoid8(v)), _mm256_maskload_ps(x + i, mask)));
+    }
+}
+
 void ac_axpy_avx2(float *y, const float *x, float alpha, size_t n)
 {
     __m256 a = _mm256_set1_ps(alpha);

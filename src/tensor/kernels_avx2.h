@@ -25,6 +25,7 @@ void ac_log_softmax_avx2(float *x, size_t n);
 void ac_silu_avx2(float *x, size_t n);
 void ac_gelu_avx2(float *x, size_t n);
 void ac_mul_avx2(float *y, const float *x, size_t n);
+void ac_silu_mul_avx2(float *y, const float *x, size_t n);
 void ac_rmsnorm_avx2(const float *x, float *y, size_t rows, size_t C, const float *gamma,
                      size_t gamma_stride, float eps);
 void ac_rope_rotate_avx2(float *x, size_t heads, size_t dim, const float *cs, const float *sn);

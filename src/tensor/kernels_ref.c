@@ -211,6 +211,11 @@ void ac_mul_ref(float *y, const float *x, size_t n)
     for (size_t i = 0; i < n; i++) y[i] *= x[i];
 }
 
+void ac_silu_mul_ref(float *y, const float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) y[i] = y[i] / (1.0f + expf(-y[i])) * x[i];
+}
+
 void ac_rmsnorm_ref(const float *x, float *y, size_t rows, size_t C, const float *gamma,
                     size_t gamma_stride, float eps)
 {

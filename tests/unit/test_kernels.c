@@ -272,8 +272,25 @@ static void test_transformer_ops(void)
           "log_softmax");
 }
 
+/* the fused SiLU and gate: the bits of the two passes, and the scalar twin's values */
+static void test_silu_mul(void)
+{
+    size_t n = 1037;
+    float *h = rnd(n, -12, 12), *u = rnd(n, -3, 3), *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    memcpy(a, h, n * sizeof *a), memcpy(b, h, n * sizeof *b);
+    ac_silu_mul(a, u, n);
+    ac_silu(b, n);
+    ac_mul(b, u, n);
+    CHECK(memcmp(a, b, n * sizeof *a) == 0, "silu_mul = silu then mul, bit for bit");
+    memcpy(b, h, n * sizeof *b);
+    ac_silu_mul_ref(b, u, n);
+    CHECK(max_rel_diff(a, b, n) < 1e-6, "silu_mul against its scalar twin: %g", max_rel_diff(a, b, n));
+    free(h), free(u), free(a), free(b);
+}
+
 static void test_gelu_mul(void)
 {
+
     compare_unary("gelu", ac_gelu, ac_gelu_ref, -12, 12, 1e-6);
     float g[4] = {1, -1, 0, 3};
     ac_gelu(g, 4);
@@ -966,6 +983,7 @@ int main(int argc, char **argv)
         RUN(test_quantize_acts);
         RUN(test_matmul_tall);
         RUN(test_gelu_mul);
+        RUN(test_silu_mul);
         RUN(test_rmsnorm);
         RUN(test_rope);
         RUN(test_conv_transpose);
