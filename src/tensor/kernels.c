@@ -263,17 +263,6 @@ void ac_softmax_masked(float *x, size_t rows, size_t cols, float scale, const ac
     ac_kernels()->softmax_masked(x, rows, cols, scale, mask);
 }
 
-void ac_gemv_t(const float *A, size_t lda, const float *x, float *y, size_t M, size_t N)
-{
-    if (!blas_on()) {
-        ac_gemv_t_ref(A, lda, x, y, M, N);
-        return;
-    }
-    blas_enter();
-    cblas_sgemv(CblasRowMajor, CblasTrans, (int)M, (int)N, 1.0f, A, (int)lda, x, 1, 0.0f, y, 1);
-    blas_leave();
-}
-
 void ac_axpy(float *y, const float *x, float alpha, size_t n)
 {
     ac_kernels()->axpy(y, x, alpha, n);

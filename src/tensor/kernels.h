@@ -123,10 +123,6 @@ void ac_mul(float *y, const float *x, size_t n);
 void ac_silu_mul(float *y, const float *x, size_t n);
 void ac_silu_mul_ref(float *y, const float *x, size_t n);
 void ac_mul_ref(float *y, const float *x, size_t n);
-/* y[N] = A^T . x for A[M][N] with row stride LDA: the weighted sum of M
- * rows (attention's values). */
-void ac_gemv_t(const float *A, size_t lda, const float *x, float *y, size_t M, size_t N);
-void ac_gemv_t_ref(const float *A, size_t lda, const float *x, float *y, size_t M, size_t N);
 /* y[i] += alpha * x[i] */
 void ac_axpy(float *y, const float *x, float alpha, size_t n);
 void ac_axpy_ref(float *y, const float *x, float alpha, size_t n);

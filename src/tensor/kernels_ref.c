@@ -165,13 +165,6 @@ void ac_log_softmax_ref(float *x, size_t n)
     for (size_t i = 0; i < n; i++) x[i] -= lse;
 }
 
-void ac_gemv_t_ref(const float *A, size_t lda, const float *x, float *y, size_t M, size_t N)
-{
-    for (size_t n = 0; n < N; n++) y[n] = 0;
-    for (size_t m = 0; m < M; m++)
-        for (size_t n = 0; n < N; n++) y[n] += x[m] * A[m * lda + n];
-}
-
 size_t ac_conv_transpose1d_out_len(const ac_convt1d_shape *s, size_t T)
 {
     if (T == 0) return 0;
