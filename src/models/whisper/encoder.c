@@ -35,7 +35,8 @@ ac_status whisper_encode_frames(const whisper_encoder *m, const float *mel, size
     ac_conv1d_shape s1 = {.cin = c->n_mels, .cout = c->d, .kernel = 3, .stride = 1, .pad = 1, .dilation = 1};
     ac_conv1d_shape s2 = {.cin = c->d, .cout = c->d, .kernel = 3, .stride = 2, .pad = 1, .dilation = 1};
     ac_attn_opts o = {.heads = c->heads, .kv_heads = c->heads, .head_dim = c->d / c->heads,
-                      .rope_theta = c->rope_dim ? c->rope_theta : 0, .rope_dim = c->rope_dim};
+                      .rope_theta = c->rope_dim ? c->rope_theta : 0, .rope_dim = c->rope_dim,
+                      .tiles = m->attn_bf16 && m->block[0].wq.dtype == AC_DTYPE_BF16, .bf16 = 1};
     ac_ffn f = mlp(&m->block[0]);
     size_t scratch = max2(max2(ac_conv1d_scratch(&s1, 1, F), ac_conv1d_scratch(&s2, 1, F)),
                           max2(ac_attn_layer_scratch(&o, T, T), ac_ffn_scratch(&f, T)));

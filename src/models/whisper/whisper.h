@@ -70,6 +70,8 @@ typedef struct whisper_encoder {
     whisper_block *block;
     const float *ln_post_w, *ln_post_b;
     int owns_weights;
+    int attn_bf16;                    /* the family's choice: attention's tiles on bf16 operands
+                                         when the layers are BF16 (docs/models/hviske_v6.md) */
     float window[WHISPER_N_FFT];      /* periodic Hann */
     float *mel_fb;                    /* [n_mels][n_fft/2+1], Slaney */
     ac_melbank mel;                   /* over mel_fb */
