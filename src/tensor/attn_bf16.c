@@ -47,7 +47,8 @@ static void round_row(const float *x, size_t n, uint16_t *out)
         size_t left = n - i;
         __mmask16 lo = left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1);
         __mmask16 hi = left > 16 ? (__mmask16)((1u << (left - 16)) - 1) : 0;
-        __m512i v = (__m512i)_mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(hi, x + i + 16), _mm512_maskz_loadu_ps(lo, x + i));
+        __m512 l = _mm512_maskz_loadu_ps(lo, x + i), h = _mm512_maskz_loadu_ps(hi, x + i + 16);
+        __m512i v = (__m512i)_mm512_cvtne2ps_pbh(h, l);
         _mm512_mask_storeu_epi16(out + i, (__mmask32)((1ull << (left + (left & 1))) - 1), v);
     }
 }

@@ -96,7 +96,8 @@ void ac_attn_dot_rows_avx2(const float *q, size_t g, const float *k, size_t ld, 
                     a[c] = _mm256_fmadd_ps(_mm256_loadu_ps(qr + d + 8 * c), _mm256_loadu_ps(kr + d + 8 * c), a[c]);
             for (size_t c = 0; d < full; d += 8, c++)
                 a[c] = _mm256_fmadd_ps(_mm256_loadu_ps(qr + d), _mm256_loadu_ps(kr + d), a[c]);
-            if (d < dk) a[3] = _mm256_fmadd_ps(_mm256_maskload_ps(qr + d, mask), _mm256_maskload_ps(kr + d, mask), a[3]);
+            if (d < dk)
+                a[3] = _mm256_fmadd_ps(_mm256_maskload_ps(qr + d, mask), _mm256_maskload_ps(kr + d, mask), a[3]);
             s[i * s_ld + t] = hsum(_mm256_add_ps(_mm256_add_ps(a[0], a[1]), _mm256_add_ps(a[2], a[3])));
         }
     }

@@ -377,7 +377,10 @@ void ac_attn_values16_ref(float *p, size_t rows, const uint32_t *vp, size_t nk, 
         for (size_t t = 0; t < nk; t++) pr[t] = ac_bf16_to_f32(ac_f32_to_bf16(pr[t]));
         for (size_t d = 0; d < dk; d++) {
             float acc = 0;
-            for (size_t t = 0; t < nk; t++) acc += pr[t] * (t % 2 ? pair_hi(vp[t / 2 * dkp + d]) : pair_lo(vp[t / 2 * dkp + d]));
+            for (size_t t = 0; t < nk; t++) {
+                uint32_t w = vp[t / 2 * dkp + d];
+                acc += pr[t] * (t % 2 ? pair_hi(w) : pair_lo(w));
+            }
             out[r * out_ld + d] = acc;
         }
     }

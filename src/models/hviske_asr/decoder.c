@@ -88,7 +88,8 @@ ac_status hviske_decoder_new(const hviske_model *m, const float *enc, int64_t T,
     size_t L = (size_t)c->dec_layers, D = d->D, R = (size_t)max_rows, t = (size_t)T;
     size_t keys = (size_t)cap > t ? (size_t)cap : t;
     size_t attn = ac_attn_layer_scratch(&d->opts, R, keys), ffn = ac_ffn_scratch(&(ac_ffn){.up = &m->dec[0].ff_in_w}, R);
-    AC_TRY(ac_kv_cache_init(&d->cache, c->dec_layers, beams, cap, 0, d->opts.kv_heads, (size_t)d->opts.head_dim, a));
+    AC_TRY(ac_kv_cache_init(&d->cache, c->dec_layers, beams, cap, 0, d->opts.kv_heads, (size_t)d->opts.head_dim,
+                            a));
     d->ck = ac_arena_alloc(a, L * (size_t)c->dec_heads * sizeof *d->ck);
     d->cv = ac_arena_alloc(a, L * (size_t)c->dec_heads * sizeof *d->cv);
     d->h = ac_arena_floats(a, R * D);

@@ -22,13 +22,14 @@ static ac_ffn gated(const vevo2_fm_layer *L)
     return (ac_ffn){.up = &L->up, .gate = &L->gate, .down = &L->down, .act = AC_ACT_SILU};
 }
 
-/* With Q8_0 layers the attention's products take bf16 operands: measured
+/* With BF16 or Q8_0 layers the attention's products take bf16 operands: measured
  * to keep the held accuracy (docs/models/vevo2_fm.md) */
 static ac_attn_opts attn_opts(const vevo2_fm *m)
 {
     const vevo2_fm_config *c = &m->cfg;
+    ac_dtype t = m->layer[0].wq.dtype;
     return (ac_attn_opts){.heads = c->heads, .kv_heads = c->heads, .head_dim = c->hidden / c->heads,
-                          .rope_theta = ROPE_THETA, .tiles = 1, .bf16 = m->layer[0].wq.dtype == AC_DTYPE_Q8_0 || m->layer[0].wq.dtype == AC_DTYPE_BF16};
+                          .rope_theta = ROPE_THETA, .tiles = 1, .bf16 = t == AC_DTYPE_Q8_0 || t == AC_DTYPE_BF16};
 }
 
 ac_status vevo2_fm_pass_new(const vevo2_fm *m, size_t rows, ac_arena *a, vevo2_fm_pass *p)
