@@ -387,7 +387,9 @@ static ac_dtype held_type(const ac_weights *w, ac_dtype stored, size_t cols)
     if (w->type == AC_WEIGHTS_F32) return AC_DTYPE_F32;
     if (w->keep >= AC_KEEP_STORED) return stored;
     ac_dtype t = of[w->type];
-    if (w->keep >= AC_KEEP_16 && t == AC_DTYPE_Q8_0) t = stored == AC_DTYPE_F32 ? AC_DTYPE_BF16 : stored;
+    /* F32 and F16 in bf16 (F16 too: bf16's dot products), any other 16-bit or quantized type as stored */
+    if (w->keep >= AC_KEEP_16 && t == AC_DTYPE_Q8_0)
+        t = stored == AC_DTYPE_F32 || stored == AC_DTYPE_F16 ? AC_DTYPE_BF16 : stored;
     return cols % ac_dtype_block(t) ? stored : t;
 }
 
@@ -554,14 +556,19 @@ ac_status ac_weights_make_hot(ac_weights *w, ac_mat *const *mats, size_t n)
     for (size_t i = 0; i < n; i++) {
         size_t bytes = (size_t)ac_dtype_bytes(mats[i]->dtype, mats[i]->cols) * mats[i]->rows;
         const unsigned char *src = mats[i]->data;
-        /* copy a piece at a time and release the file's pages behind it (whole
-         * pages only), so a large matrix (a tied head: 300 MB) is never held twice */
+        /* copy a piece at a time and release the pages behind it (whole pages
+         * only): the file's, or those of a converted copy of its own pages, so a
+         * large matrix (a tied head: 300 MB, 160 MB in Q8_0) is never held twice */
+        int in_file = w->st->map && (uintptr_t)src >= map_lo && (uintptr_t)src + bytes <= map_hi;
+        int own_pages = 0;
+        for (size_t k = 0; k < w->n_owned && !in_file; k++)
+            if (w->owned[k].p == src) own_pages = w->owned[k].size >= PAGES_FROM;
         uintptr_t released = ((uintptr_t)src + page - 1) & ~(page - 1);
         for (size_t off = 0; off < bytes; off += HOT_PIECE) {
             size_t len = bytes - off < HOT_PIECE ? bytes - off : HOT_PIECE;
             memcpy(dst + off, src + off, len);
             uintptr_t hi = ((uintptr_t)src + off + len) & ~(page - 1);
-            if (w->st->map && hi > released && released >= map_lo && hi <= map_hi) {
+            if ((in_file || own_pages) && hi > released) {
                 madvise((void *)released, hi - released, MADV_DONTNEED);
                 released = hi;
             }

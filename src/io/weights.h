@@ -74,7 +74,8 @@ ac_status ac_weights_open_as(const char *path, ac_weight_type type, ac_weights *
  * whatever the table's type (an f32 request still holds them in f32, which
  * loses nothing). AC_KEEP_STORED (32): each keeps its stored
  * type (embeddings, small convolutions); AC_KEEP_16: a request below 16
- * bits (q8_0) holds them in bf16, or as stored when that is a 16-bit type;
+ * bits (q8_0) holds an F32 or F16 one in bf16 (F16 too: its products then
+ * take bf16's dot products, where the CPU has them), others as stored;
  * 0: no exemption. Returns the previous setting, to restore. */
 enum { AC_KEEP_16 = 16, AC_KEEP_STORED = 32 };
 int ac_weights_keep(ac_weights *w, int bits);

@@ -254,7 +254,7 @@ static void test_weight_types(void)
     int was = ac_weights_keep(w, AC_KEEP_16);
     CHECK(was == 0 && ac_weights_mat(w, AC_SHAPE(R, C), &k16, "m") == AC_OK && k16.dtype == AC_DTYPE_BF16,
           "kept to 16 bits: BF16 (%s)", ac_dtype_name(k16.dtype));
-    CHECK(ac_weights_mat(w, AC_SHAPE(2, C), &hq, "h") == AC_OK && hq.dtype == AC_DTYPE_F16, "an F16 one stays F16");
+    CHECK(ac_weights_mat(w, AC_SHAPE(2, C), &hq, "h") == AC_OK && hq.dtype == AC_DTYPE_BF16, "an F16 one in BF16 too");
     ac_weights_keep(w, AC_KEEP_STORED);
     CHECK(ac_weights_mat(w, AC_SHAPE(R, C), &k32, "m") == AC_OK && k32.dtype == AC_DTYPE_F32, "kept as stored");
     ac_weights_keep(w, was);
@@ -270,7 +270,7 @@ static void test_weight_types(void)
     const ac_weight_held *held = ac_weights_held(w, &n);
     static const struct { const char *name; ac_dtype stored, held; } rec[] = {
         {"m", AC_DTYPE_F32, AC_DTYPE_Q8_0}, {"odd", AC_DTYPE_F32, AC_DTYPE_F32}, {"m", AC_DTYPE_F32, AC_DTYPE_BF16},
-        {"h", AC_DTYPE_F16, AC_DTYPE_F16},  {"m", AC_DTYPE_F32, AC_DTYPE_F32}};
+        {"h", AC_DTYPE_F16, AC_DTYPE_BF16}, {"m", AC_DTYPE_F32, AC_DTYPE_F32}};
     CHECK(n == 5, "five matrices recorded (%zu)", n);
     for (size_t i = 0; i < n && i < 5; i++)
         CHECK(!strcmp(held[i].name, rec[i].name) && held[i].stored == rec[i].stored && held[i].held == rec[i].held,
