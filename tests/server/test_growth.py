@@ -94,10 +94,13 @@ def speak(port, seed):
 
 
 def test_voice_requests_keep_memory_flat(start_server, vevo2_package):
-    """Speech requests one after another, then 4 at once on 4 workers: RSS flat after the first ones."""
+    """Speech requests one after another, then 4 at once on 4 workers: RSS flat after the first ones.
+    The concurrent figure is taken after two rounds: in one round of 4 at once a worker may still take
+    two of them, so a fourth worker's first request (its scratch) can come in the second (the 5 %
+    bound failed about one run in five so, before and after the change that added this)."""
     if not SAMPLES:
         pytest.skip("no sample clips")
-    warm, seq, rounds = (3, 10, 2) if ts.SANITIZED else (10, 50, 6)
+    warm, seq, rounds, conc_warm = (3, 10, 2, 1) if ts.SANITIZED else (10, 50, 8, 2)
     pkg = vevo2_package("F32", seed=21)
     srv = start_server("voice_growth", ["--model", f"v={pkg}", "--voice", f"bob={SAMPLES[0]}", "--workers", "4",
                                         "--threads", "1"])
@@ -112,7 +115,7 @@ def test_voice_requests_keep_memory_flat(start_server, vevo2_package):
                    for k in range(4)]
         [t.start() for t in threads]
         [t.join() for t in threads]
-        if r == 0:
+        if r + 1 == conc_warm:
             rss["conc_warm"] = ts.vmrss_kb(srv.pid)
     rss["conc_end"] = ts.vmrss_kb(srv.pid)
     assert statuses == [200] * (seq + 4 * rounds), f"[growth] every speech request answered 200: {statuses}"
@@ -122,6 +125,6 @@ def test_voice_requests_keep_memory_flat(start_server, vevo2_package):
                 f"[growth] RSS after {seq} speech requests ({rss['seq_end']} kB) within 5 % of after {warm} "
                 f"({rss['seq_warm']} kB)")
         assert rss["conc_end"] <= rss["conc_warm"] * 1.05, (
-                f"[growth] RSS after {rounds} rounds of 4 at once ({rss['conc_end']} kB) within 5 % of after the "
-                f"first ({rss['conc_warm']} kB)")
+                f"[growth] RSS after {rounds} rounds of 4 at once ({rss['conc_end']} kB) within 5 % of after "
+                f"{conc_warm} ({rss['conc_warm']} kB)")
     srv.survived(f"{seq + 4 * rounds} speech requests")
