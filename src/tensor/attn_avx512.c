@@ -8,9 +8,10 @@
 #include <string.h>
 
 #include "tensor/attn_avx512.h"
+#include "tensor/attn_tiles.h"
 #include "tensor/dispatch.h"
 
-enum { SR = 6, VR = 6 }; /* query rows per tile of each product */
+enum { SR = AC_ATTN_TILE_ROWS, VR = AC_ATTN_TILE_ROWS }; /* query rows per tile of each product */
 
 #define INLINE static inline __attribute__((always_inline))
 
@@ -43,16 +44,10 @@ void ac_attn_scores_avx512(const float *q, size_t q_ld, size_t rows, const float
     /* a panel (16 KB at dk = 64) stays in L1 for all the rows */
     for (size_t t = 0; t < nk; t += AC_ATTN_KP) {
         const float *panel = kp + t * dk;
-        size_t keys = nk - t < AC_ATTN_KP ? nk - t : AC_ATTN_KP, r = 0;
-        for (; r + SR <= rows; r += SR) score_tile(SR, q + r * q_ld, q_ld, panel, dk, s + r * nk + t, nk, keys);
-        switch (rows - r) {
-        case 5: score_tile(5, q + r * q_ld, q_ld, panel, dk, s + r * nk + t, nk, keys); break;
-        case 4: score_tile(4, q + r * q_ld, q_ld, panel, dk, s + r * nk + t, nk, keys); break;
-        case 3: score_tile(3, q + r * q_ld, q_ld, panel, dk, s + r * nk + t, nk, keys); break;
-        case 2: score_tile(2, q + r * q_ld, q_ld, panel, dk, s + r * nk + t, nk, keys); break;
-        case 1: score_tile(1, q + r * q_ld, q_ld, panel, dk, s + r * nk + t, nk, keys); break;
-        default: break;
-        }
+        size_t keys = nk - t < AC_ATTN_KP ? nk - t : AC_ATTN_KP;
+#define SCORE_ROWS(MR) score_tile(MR, q + r * q_ld, q_ld, panel, dk, s + r * nk + t, nk, keys);
+        AC_ATTN_ROW_BLOCKS(rows, SCORE_ROWS);
+#undef SCORE_ROWS
     }
 }
 
@@ -89,20 +84,7 @@ void ac_attn_values_avx512(const float *p, size_t rows, const float *vp, size_t 
                            size_t out_ld)
 {
     size_t dkp = AC_ATTN_VP(dk);
-    for (size_t c = 0; c < dk; c += 64) {
-        size_t cols = dk - c < 64 ? dk - c : 64, nv = (cols + 15) / 16, tail = cols - 16 * (nv - 1);
-        __mmask16 last = tail == 16 ? 0xffff : (__mmask16)((1u << tail) - 1);
-        size_t r = 0;
-        for (; r + VR <= rows; r += VR) VALUE_ROWS(VR)
-        switch (rows - r) {
-        case 5: VALUE_ROWS(5) break;
-        case 4: VALUE_ROWS(4) break;
-        case 3: VALUE_ROWS(3) break;
-        case 2: VALUE_ROWS(2) break;
-        case 1: VALUE_ROWS(1) break;
-        default: break;
-        }
-    }
+    AC_ATTN_VALUE_WALK(dk, rows, VALUE_ROWS)
 }
 
 /* exp(x) as exp8 of kernels_avx2.c (the same reduction and Cephes

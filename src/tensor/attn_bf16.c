@@ -5,9 +5,10 @@
 #include <immintrin.h>
 
 #include "tensor/attn_bf16.h"
+#include "tensor/attn_tiles.h"
 #include "tensor/dispatch.h"
 
-enum { SR = 6, VR = 6 }; /* query rows per tile of each product */
+enum { SR = AC_ATTN_TILE_ROWS, VR = AC_ATTN_TILE_ROWS }; /* query rows per tile of each product */
 
 #define INLINE static inline __attribute__((always_inline))
 
@@ -112,18 +113,5 @@ void ac_attn_values_bf16(float *pf, size_t rows, const uint32_t *vp, size_t nk, 
     size_t dkp = AC_ATTN_VP(dk), nk2 = (nk + 1) / 2, p_ld = nk; /* a row of pairs where its floats were */
     for (size_t r = 0; r < rows; r++) round_row(pf + r * nk, nk, (uint16_t *)(pf + r * nk));
     const uint32_t *p = (const uint32_t *)pf;
-    for (size_t c = 0; c < dk; c += 64) {
-        size_t cols = dk - c < 64 ? dk - c : 64, nv = (cols + 15) / 16, tail = cols - 16 * (nv - 1);
-        __mmask16 last = tail == 16 ? 0xffff : (__mmask16)((1u << tail) - 1);
-        size_t r = 0;
-        for (; r + VR <= rows; r += VR) VALUE_ROWS(VR)
-        switch (rows - r) {
-        case 5: VALUE_ROWS(5) break;
-        case 4: VALUE_ROWS(4) break;
-        case 3: VALUE_ROWS(3) break;
-        case 2: VALUE_ROWS(2) break;
-        case 1: VALUE_ROWS(1) break;
-        default: break;
-        }
-    }
+    AC_ATTN_VALUE_WALK(dk, rows, VALUE_ROWS)
 }
