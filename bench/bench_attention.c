@@ -6,7 +6,9 @@
  * products around the softmax) and after (tiles 1: the AVX-512 tiles
  * where the CPU has them), as GFLOP/s of 4 rows keys head_dim heads and
  * as a fraction of the f32 FMA roof of that many threads at the highest
- * level, measured right before each row (on a busy machine a read can
+ * level, measured right before each row; then (where the CPU has
+ * AVX512_BF16) the tiles on bf16 operands (ac_attn_opts.bf16) against the
+ * bf16 dot roof (on a busy machine a read can
  * come out low, or absurd when the clock jumps: compare rows). On a shared machine the rate per
  * CPU-second of the process (its threads' time on a core, clock()) says
  * more than the wall's: the "cpu" columns (GFLOP per CPU-second; compare
@@ -59,9 +61,10 @@ int main(int argc, char **argv)
     ac_attn_opts o = {.heads = HEADS, .kv_heads = HEADS, .head_dim = HEAD_DIM};
     int top = ac_kernels_simd();
     printf("kernel level %d; roof: f32 FMA at that level\n", top);
-    double roof[3];
-    printf("%6s %8s %7s %12s %6s %12s %6s %7s %10s %9s\n", "rows", "mask", "threads", "before GF/s", "roof",
-           "after GF/s", "roof", "speedup", "before cpu", "after cpu");
+    double roof[3], roof16[3];
+    int has16 = top >= AC_SIMD_AVX512_BF16;
+    printf("%6s %8s %7s %12s %6s %12s %6s %7s %10s %9s %10s %9s\n", "rows", "mask", "threads", "before GF/s", "roof",
+           "after GF/s", "roof", "speedup", "before cpu", "after cpu", "bf16 GF/s", "bf16 roof");
     for (int i = 0; i < nsizes; i++) {
         size_t n = sizes[i], w = HEADS * HEAD_DIM;
         float *q = malloc(n * w * sizeof *q), *k = malloc(n * w * sizeof *k), *v = malloc(n * w * sizeof *v);
@@ -79,17 +82,18 @@ int main(int argc, char **argv)
         for (int masked = 0; masked <= 1; masked++)
             for (int th = 1; th <= 2; th++) {
                 ac_set_threads(th);
-                double g[2], c[2];
+                double g[3] = {0}, c[3];
                 roof[th] = peak_gops(PEAK_F32, th);
-                for (int after = 0; after <= 1; after++) {
-                    o.tiles = after;
-                    g[after] = flops / time_attention(&o, q, k, v, n, masked ? &pad : NULL, out, scratch, &c[after]);
-                    c[after] = flops / c[after] / 1e9;
-                    g[after] /= 1e9;
+                roof16[th] = has16 ? peak_gops(PEAK_BF16, th) : 1;
+                for (int run = 0; run < 2 + has16; run++) { /* OpenBLAS, the f32 tiles, the bf16 tiles */
+                    o.tiles = run > 0, o.bf16 = run == 2;
+                    g[run] = flops / time_attention(&o, q, k, v, n, masked ? &pad : NULL, out, scratch, &c[run]);
+                    c[run] = flops / c[run] / 1e9;
+                    g[run] /= 1e9;
                 }
-                printf("%6zu %8s %7d %12.1f %6.2f %12.1f %6.2f %6.2fx %10.1f %9.1f\n", n,
+                printf("%6zu %8s %7d %12.1f %6.2f %12.1f %6.2f %6.2fx %10.1f %9.1f %10.1f %9.2f\n", n,
                        masked ? "padding" : "none", th, g[0], g[0] / roof[th], g[1], g[1] / roof[th], g[1] / g[0], c[0],
-                       c[1]);
+                       c[1], g[2], g[2] / roof16[th]);
                 fflush(stdout);
             }
         free(q), free(k), free(v), free(out), free(scratch);
