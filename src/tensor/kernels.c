@@ -215,57 +215,133 @@ void ac_batchnorm_fold(const float *gamma, const float *beta, const float *mean,
     }
 }
 
-void ac_relu(float *x, size_t n) { ac_kernels()->relu(x, n); }
-void ac_sigmoid(float *x, size_t n) { ac_kernels()->sigmoid(x, n); }
-void ac_tanh(float *x, size_t n) { ac_kernels()->tanh(x, n); }
-void ac_exp(float *x, size_t n) { ac_kernels()->exp(x, n); }
-void ac_silu(float *x, size_t n) { ac_kernels()->silu(x, n); }
-void ac_gelu(float *x, size_t n) { ac_kernels()->gelu(x, n); }
+/* Element-wise work on many values spreads over the pool: below this many
+ * values waking the threads costs more than it saves. */
+enum { SPREAD_VALUES = 1 << 15, SPREAD_GRAIN = 64 };
+
+/* An element-wise kernel over [0, n) of Y (and X): one of the three forms.
+ * Pieces start at multiples of SPREAD_GRAIN, so a kernel's vector body and
+ * scalar tail fall on the values they fall on in one call: the bits do not
+ * depend on the pool. */
+typedef struct {
+    void (*unary)(float *y, size_t n);
+    void (*binary)(float *y, const float *x, size_t n);
+    void (*axpy)(float *y, const float *x, float alpha, size_t n);
+    float *y;
+    const float *x;
+    float alpha;
+} values_job;
+
+static void values_range(void *ctx, size_t b, size_t e)
+{
+    const values_job *j = ctx;
+    if (j->unary) j->unary(j->y + b, e - b);
+    else if (j->binary) j->binary(j->y + b, j->x + b, e - b);
+    else j->axpy(j->y + b, j->x + b, j->alpha, e - b);
+}
+
+static void spread_values(const values_job *j, size_t n)
+{
+    if (n < SPREAD_VALUES) values_range((void *)j, 0, n);
+    else ac_parallel_for(n, SPREAD_GRAIN, values_range, (void *)j);
+}
+
+void ac_relu(float *x, size_t n) { spread_values(&(values_job){.unary = ac_kernels()->relu, .y = x}, n); }
+void ac_sigmoid(float *x, size_t n) { spread_values(&(values_job){.unary = ac_kernels()->sigmoid, .y = x}, n); }
+void ac_tanh(float *x, size_t n) { spread_values(&(values_job){.unary = ac_kernels()->tanh, .y = x}, n); }
+void ac_exp(float *x, size_t n) { spread_values(&(values_job){.unary = ac_kernels()->exp, .y = x}, n); }
+void ac_silu(float *x, size_t n) { spread_values(&(values_job){.unary = ac_kernels()->silu, .y = x}, n); }
+void ac_gelu(float *x, size_t n) { spread_values(&(values_job){.unary = ac_kernels()->gelu, .y = x}, n); }
 
 void ac_mul(float *y, const float *x, size_t n)
 {
-    ac_kernels()->mul(y, x, n);
+    spread_values(&(values_job){.binary = ac_kernels()->mul, .y = y, .x = x}, n);
 }
 
 void ac_silu_mul(float *y, const float *x, size_t n)
 {
-    ac_kernels()->silu_mul(y, x, n);
+    spread_values(&(values_job){.binary = ac_kernels()->silu_mul, .y = y, .x = x}, n);
+}
+
+void ac_axpy(float *y, const float *x, float alpha, size_t n)
+{
+    spread_values(&(values_job){.axpy = ac_kernels()->axpy, .y = y, .x = x, .alpha = alpha}, n);
+}
+
+/* Row-wise work (norms, rotations) spreads by rows the same way: each row
+ * is one kernel call whatever the pool. */
+typedef struct {
+    const float *x, *gamma, *beta;
+    float *y;
+    size_t C, gamma_stride;
+    float eps;
+} norm_job;
+
+static void rmsnorm_range(void *ctx, size_t r0, size_t r1)
+{
+    const norm_job *j = ctx;
+    const float *g = j->gamma ? j->gamma + r0 * j->gamma_stride : NULL;
+    ac_kernels()->rmsnorm(j->x + r0 * j->C, j->y + r0 * j->C, r1 - r0, j->C, g, j->gamma_stride, j->eps);
+}
+
+static void layernorm_range(void *ctx, size_t r0, size_t r1)
+{
+    const norm_job *j = ctx;
+    ac_kernels()->layernorm(j->x + r0 * j->C, j->y + r0 * j->C, r1 - r0, j->C, j->gamma, j->beta, j->eps);
+}
+
+static void spread_rows(ac_range_fn fn, void *job, size_t rows, size_t C)
+{
+    if (rows < 2 || rows * C < SPREAD_VALUES) fn(job, 0, rows);
+    else ac_parallel_for(rows, 1, fn, job);
 }
 
 void ac_rmsnorm(const float *x, float *y, size_t rows, size_t C, const float *gamma, size_t gamma_stride,
                 float eps)
 {
-    ac_kernels()->rmsnorm(x, y, rows, C, gamma, gamma_stride, eps);
+    norm_job j = {x, gamma, NULL, y, C, gamma_stride, eps};
+    spread_rows(rmsnorm_range, &j, rows, C);
+}
+
+typedef struct {
+    float *x;
+    size_t ld, heads, dim;
+    const int *pos;
+    const float *inv; /* the DIM/2 inverse frequencies */
+} rope_job;
+
+enum { ROPE_MAX_HALF = 256 };
+
+static void rope_range(void *ctx, size_t r0, size_t r1)
+{
+    const rope_job *j = ctx;
+    const ac_kernel_table *k = ac_kernels();
+    float cs[ROPE_MAX_HALF], sn[ROPE_MAX_HALF];
+    for (size_t r = r0; r < r1; r++) {
+        for (size_t i = 0; i < j->dim / 2; i++) {
+            float a = (float)(j->pos ? j->pos[r] : (int)r) * j->inv[i];
+            cs[i] = cosf(a), sn[i] = sinf(a);
+        }
+        k->rope_rotate(j->x + r * j->ld, j->heads, j->dim, cs, sn);
+    }
 }
 
 void ac_rope(float *x, size_t rows, size_t ld, size_t heads, size_t dim, const int *pos, float theta)
 {
-    enum { MAX_HALF = 256 };
     size_t half = dim / 2;
-    if (half > MAX_HALF) { /* more angles than the buffers below hold */
+    if (half > ROPE_MAX_HALF) { /* more angles than the buffers hold */
         ac_rope_ref(x, rows, ld, heads, dim, pos, theta);
         return;
     }
-    const ac_kernel_table *k = ac_kernels();
-    float inv[MAX_HALF], cs[MAX_HALF], sn[MAX_HALF];
+    float inv[ROPE_MAX_HALF];
     for (size_t i = 0; i < half; i++) inv[i] = 1.0f / powf(theta, (float)(2 * i) / (float)dim);
-    for (size_t r = 0; r < rows; r++) {
-        for (size_t i = 0; i < half; i++) {
-            float a = (float)(pos ? pos[r] : (int)r) * inv[i];
-            cs[i] = cosf(a), sn[i] = sinf(a);
-        }
-        k->rope_rotate(x + r * ld, heads, dim, cs, sn);
-    }
+    rope_job j = {x, ld, heads, dim, pos, inv};
+    spread_rows(rope_range, &j, rows, heads * dim);
 }
 
 void ac_softmax_masked(float *x, size_t rows, size_t cols, float scale, const ac_mask *mask)
 {
     ac_kernels()->softmax_masked(x, rows, cols, scale, mask);
-}
-
-void ac_axpy(float *y, const float *x, float alpha, size_t n)
-{
-    ac_kernels()->axpy(y, x, alpha, n);
 }
 
 void ac_glu(const float *x, float *y, size_t rows, size_t C)
@@ -276,7 +352,8 @@ void ac_glu(const float *x, float *y, size_t rows, size_t C)
 void ac_layernorm(const float *x, float *y, size_t rows, size_t C, const float *gamma,
                   const float *beta, float eps)
 {
-    ac_kernels()->layernorm(x, y, rows, C, gamma, beta, eps);
+    norm_job j = {x, gamma, beta, y, C, 0, eps};
+    spread_rows(layernorm_range, &j, rows, C);
 }
 
 void ac_log_softmax(float *x, size_t n)

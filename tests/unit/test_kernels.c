@@ -290,6 +290,43 @@ static void test_silu_mul(void)
     free(h), free(u), free(a), free(b);
 }
 
+/* Element-wise and row-wise kernels on many values spread over the pool:
+ * the bits of one thread at every level, the scalar tail included (N odd). */
+static void test_spread_over_threads(void)
+{
+    size_t rows = 301, C = 257, n = rows * C; /* past the spreading threshold */
+    float *x = rnd(n, -6, 6), *u = rnd(n, -3, 3), *g = rnd(rows * C, 0.5f, 1.5f), *out[2];
+    int *pos = malloc(rows * sizeof *pos);
+    for (size_t r = 0; r < rows; r++) pos[r] = (int)(r * 7 % 513);
+    const char *names[] = {"silu", "gelu", "tanh", "sigmoid", "exp", "relu", "mul", "silu_mul", "axpy",
+                           "rmsnorm", "layernorm", "rope"};
+    for (size_t op = 0; op < sizeof names / sizeof *names; op++) {
+        for (int t = 0; t < 2; t++) {
+            ac_set_threads(t + 1);
+            float *y = out[t] = malloc(n * sizeof *y);
+            memcpy(y, x, n * sizeof *y);
+            switch (op) {
+            case 0: ac_silu(y, n); break;
+            case 1: ac_gelu(y, n); break;
+            case 2: ac_tanh(y, n); break;
+            case 3: ac_sigmoid(y, n); break;
+            case 4: ac_exp(y, n); break;
+            case 5: ac_relu(y, n); break;
+            case 6: ac_mul(y, u, n); break;
+            case 7: ac_silu_mul(y, u, n); break;
+            case 8: ac_axpy(y, u, 0.37f, n); break;
+            case 9: ac_rmsnorm(x, y, rows, C, g, C, 1e-6f); break;
+            case 10: ac_layernorm(x, y, rows, C, g, u, 1e-5f); break;
+            default: ac_rope(y, rows, C, 2, 128, pos, 10000.0f); break;
+            }
+        }
+        CHECK(memcmp(out[0], out[1], n * sizeof(float)) == 0, "%s over 2 threads: the bits of one", names[op]);
+        free(out[0]), free(out[1]);
+    }
+    ac_set_threads(1);
+    free(x), free(u), free(g), free(pos);
+}
+
 static void test_gelu_mul(void)
 {
 
@@ -986,6 +1023,7 @@ int main(int argc, char **argv)
         RUN(test_matmul_tall);
         RUN(test_gelu_mul);
         RUN(test_silu_mul);
+        RUN(test_spread_over_threads);
         RUN(test_rmsnorm);
         RUN(test_rope);
         RUN(test_conv_transpose);
