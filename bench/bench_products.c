@@ -8,6 +8,7 @@
  * are measured in alternation, and the best of each kept; each type's
  * relative error (rel_error) is its product's against the exact one.
  *   bench_products [M N K]...
+ * BENCH_TYPES=Q8_0,BF16 measures only those weight types;
  * AUDIOC_SIMD=0..4 caps the kernels (kernels.h: scalar, AVX2, AVX-512,
  * AVX512_VNNI, AVX512_BF16). */
 #include <math.h>
@@ -78,6 +79,16 @@ static peak_kind roof_of(ac_dtype t)
     return t == AC_DTYPE_Q8_0 || ac_dtype_block(t) == AC_QK_K ? PEAK_INT8 : PEAK_F32;
 }
 
+/* whether BENCH_TYPES (names, comma-separated) is unset or names T */
+static int wanted(ac_dtype t)
+{
+    const char *only = getenv("BENCH_TYPES"), *name = ac_dtype_name(t);
+    if (!only) return 1;
+    for (const char *p = only; *p; p += strcspn(p, ","), p += *p == ',')
+        if (strcspn(p, ",") == strlen(name) && strncmp(p, name, strlen(name)) == 0) return 1;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const size_t def[][3] = {{1000, 4096, 1024}, {1000, 1024, 1024}, {1, 4864, 896}, {1, 896, 4864}, {1, 1024, 1024}};
@@ -106,7 +117,7 @@ int main(int argc, char **argv)
         }
         for (size_t k = 0; k < M * K; k++) j.x[k] = (float)((s = s * 1664525u + 1013904223u) >> 8) / (1 << 24) - 0.5f;
         for (size_t t = 0; t < sizeof types / sizeof *types; t++) {
-            if (ac_dtype_bytes(types[t], K) == 0) continue;
+            if (ac_dtype_bytes(types[t], K) == 0 || !wanted(types[t])) continue;
             size_t bytes = (size_t)ac_dtype_bytes(types[t], K) * N;
             j.copies = M == 1 ? (int)(STREAM_BYTES / bytes + 1) : 1, j.next = 0;
             j.w = calloc((size_t)j.copies, sizeof *j.w);
