@@ -356,6 +356,11 @@ int main(int argc, char **argv)
     /* every connection thread would get its own malloc arena and keep what it
      * freed there: two arenas keep the memory flat under load */
     mallopt(M_ARENA_MAX, 2);
+    /* a request's large buffers come from mmap and go back on free: by
+     * default the threshold rises with each large free, and what a request
+     * freed then stays resident, an amount that depends on which worker ran
+     * which request */
+    mallopt(M_MMAP_THRESHOLD, 1 << 20);
     /* the defaults; the options change them, and every part is handed this one */
     server_config config = {.host = "127.0.0.1", .port = 8080, .max_queue = 16, .max_upload_mb = 25,
                             .max_connections = 256, .max_per_client = 32, .header_timeout = 10,
