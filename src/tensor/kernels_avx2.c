@@ -15,6 +15,20 @@ static inline __m256i tail_mask(size_t r)
     return _mm256_loadu_si256((const __m256i *)(mask_table + 8 - r));
 }
 
+/* The R (1..8) values at P: masked loads and above all masked stores are
+ * slow on some CPUs (a masked store costs 6-8 plain ones on Zen 4), so only
+ * a row's last, partial vector takes them. */
+static inline __m256 load_n(const float *p, size_t r)
+{
+    return r == 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, tail_mask(r));
+}
+
+static inline void store_n(float *p, size_t r, __m256 v)
+{
+    if (r == 8) _mm256_storeu_ps(p, v);
+    else _mm256_maskstore_ps(p, tail_mask(r), v);
+}
+
 static inline float hmax(__m256 v)
 {
     __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -127,11 +141,11 @@ void ac_attn_mix_rows_avx2(const float *p, size_t p_ld, size_t g, const float *v
                 for (size_t c = 0; c < 8; c++) _mm256_storeu_ps(o + d + 8 * c, acc[c]);
             }
             for (size_t d = full; d < dk; d += 8) {
-                __m256i m = tail_mask(dk - d < 8 ? dk - d : 8);
-                __m256 acc = _mm256_maskload_ps(o + d, m);
+                size_t live = dk - d < 8 ? dk - d : 8;
+                __m256 acc = load_n(o + d, live);
                 for (size_t t = t0; t < t1; t++)
-                    acc = _mm256_fmadd_ps(_mm256_broadcast_ss(pr + t), _mm256_maskload_ps(v + t * ld + d, m), acc);
-                _mm256_maskstore_ps(o + d, m, acc);
+                    acc = _mm256_fmadd_ps(_mm256_broadcast_ss(pr + t), load_n(v + t * ld + d, live), acc);
+                store_n(o + d, live, acc);
             }
         }
     }
@@ -147,17 +161,17 @@ void ac_conv1d_depthwise_avx2(const ac_conv1d_shape *s, const float *x, size_t b
         for (size_t t = 0; t < To; t++) {
             float *out = y + (b * To + t) * C;
             for (size_t c = 0; c < C; c += 8) {
-                __m256i mask = tail_mask(C - c < 8 ? C - c : 8);
+                size_t live = C - c < 8 ? C - c : 8;
                 __m256 acc = _mm256_setzero_ps();
                 for (int k = 0; k < s->kernel; k++) {
                     long ti = (long)t * s->stride - s->pad + (long)k * s->dilation;
                     if (ti < 0 || ti >= (long)T) continue;
-                    __m256 xv = _mm256_maskload_ps(x + (b * T + (size_t)ti) * C + c, mask);
-                    __m256 wv = _mm256_maskload_ps(w + (size_t)k * C + c, mask);
+                    __m256 xv = load_n(x + (b * T + (size_t)ti) * C + c, live);
+                    __m256 wv = load_n(w + (size_t)k * C + c, live);
                     acc = _mm256_fmadd_ps(xv, wv, acc);
                 }
-                if (bias) acc = _mm256_add_ps(acc, _mm256_maskload_ps(bias + c, mask));
-                _mm256_maskstore_ps(out + c, mask, acc);
+                if (bias) acc = _mm256_add_ps(acc, load_n(bias + c, live));
+                store_n(out + c, live, acc);
             }
         }
 }
@@ -203,12 +217,12 @@ void ac_channel_affine_avx2(float *x, size_t rows, size_t C, const float *scale,
     for (size_t r = 0; r < rows; r++) {
         float *row = x + r * C;
         for (size_t c = 0; c < C; c += 8) {
-            __m256i mask = tail_mask(C - c < 8 ? C - c : 8);
-            __m256 v = _mm256_fmadd_ps(_mm256_maskload_ps(row + c, mask),
-                                       _mm256_maskload_ps(scale + c, mask),
-                                       _mm256_maskload_ps(shift + c, mask));
+            size_t live = C - c < 8 ? C - c : 8;
+            __m256 v = _mm256_fmadd_ps(load_n(row + c, live),
+                                       load_n(scale + c, live),
+                                       load_n(shift + c, live));
             if (relu) v = _mm256_max_ps(v, zero);
-            _mm256_maskstore_ps(row + c, mask, v);
+            store_n(row + c, live, v);
         }
     }
 }
@@ -217,8 +231,8 @@ void ac_relu_avx2(float *x, size_t n)
 {
     __m256 zero = _mm256_setzero_ps();
     for (size_t i = 0; i < n; i += 8) {
-        __m256i mask = tail_mask(n - i < 8 ? n - i : 8);
-        _mm256_maskstore_ps(x + i, mask, _mm256_max_ps(_mm256_maskload_ps(x + i, mask), zero));
+        size_t live = n - i < 8 ? n - i : 8;
+        store_n(x + i, live, _mm256_max_ps(load_n(x + i, live), zero));
     }
 }
 
@@ -259,9 +273,9 @@ static inline __m256 sigmoid8(__m256 x)
     void ac_##name##_avx2(float *x, size_t n)                                \
     {                                                                        \
         for (size_t i = 0; i < n; i += 8) {                                  \
-            __m256i mask = tail_mask(n - i < 8 ? n - i : 8);                 \
-            __m256 v = _mm256_maskload_ps(x + i, mask);                      \
-            _mm256_maskstore_ps(x + i, mask, expr);                          \
+            size_t live = n - i < 8 ? n - i : 8;                             \
+            __m256 v = load_n(x + i, live);                                  \
+            store_n(x + i, live, expr);                                      \
         }                                                                    \
     }
 
@@ -278,16 +292,16 @@ void ac_softmax_rows_avx2(float *x, size_t rows, size_t cols)
         for (size_t i = 0; i < cols; i++) mx = v[i] > mx ? v[i] : mx;
         __m256 m = _mm256_set1_ps(mx), sum = _mm256_setzero_ps();
         for (size_t i = 0; i < cols; i += 8) {
-            __m256i mask = tail_mask(cols - i < 8 ? cols - i : 8);
-            __m256 e = exp8(_mm256_sub_ps(_mm256_maskload_ps(v + i, mask), m));
-            e = _mm256_and_ps(e, _mm256_castsi256_ps(mask));
+            size_t live = cols - i < 8 ? cols - i : 8;
+            __m256 e = exp8(_mm256_sub_ps(load_n(v + i, live), m));
+            e = _mm256_and_ps(e, _mm256_castsi256_ps(tail_mask(live)));
             sum = _mm256_add_ps(sum, e);
-            _mm256_maskstore_ps(v + i, mask, e);
+            store_n(v + i, live, e);
         }
         __m256 inv = _mm256_set1_ps(1.0f / hsum(sum));
         for (size_t i = 0; i < cols; i += 8) {
-            __m256i mask = tail_mask(cols - i < 8 ? cols - i : 8);
-            _mm256_maskstore_ps(v + i, mask, _mm256_mul_ps(_mm256_maskload_ps(v + i, mask), inv));
+            size_t live = cols - i < 8 ? cols - i : 8;
+            store_n(v + i, live, _mm256_mul_ps(load_n(v + i, live), inv));
         }
     }
 }
@@ -297,9 +311,9 @@ ELEMENTWISE(silu, _mm256_mul_ps(v, sigmoid8(v)))
 void ac_silu_mul_avx2(float *y, const float *x, size_t n)
 {
     for (size_t i = 0; i < n; i += 8) {
-        __m256i mask = tail_mask(n - i < 8 ? n - i : 8);
-        __m256 v = _mm256_maskload_ps(y + i, mask);
-        _mm256_maskstore_ps(y + i, mask, _mm256_mul_ps(_mm256_mul_ps(v, sigmoid8(v)), _mm256_maskload_ps(x + i, mask)));
+        size_t live = n - i < 8 ? n - i : 8;
+        __m256 v = load_n(y + i, live);
+        store_n(y + i, live, _mm256_mul_ps(_mm256_mul_ps(v, sigmoid8(v)), load_n(x + i, live)));
     }
 }
 
@@ -307,9 +321,9 @@ void ac_axpy_avx2(float *y, const float *x, float alpha, size_t n)
 {
     __m256 a = _mm256_set1_ps(alpha);
     for (size_t i = 0; i < n; i += 8) {
-        __m256i mask = tail_mask(n - i < 8 ? n - i : 8);
-        __m256 v = _mm256_fmadd_ps(a, _mm256_maskload_ps(x + i, mask), _mm256_maskload_ps(y + i, mask));
-        _mm256_maskstore_ps(y + i, mask, v);
+        size_t live = n - i < 8 ? n - i : 8;
+        __m256 v = _mm256_fmadd_ps(a, load_n(x + i, live), load_n(y + i, live));
+        store_n(y + i, live, v);
     }
 }
 
@@ -318,9 +332,9 @@ void ac_glu_avx2(const float *x, float *y, size_t rows, size_t C)
     for (size_t r = 0; r < rows; r++) {
         const float *a = x + r * 2 * C, *b = a + C;
         for (size_t c = 0; c < C; c += 8) {
-            __m256i mask = tail_mask(C - c < 8 ? C - c : 8);
-            __m256 v = _mm256_mul_ps(_mm256_maskload_ps(a + c, mask), sigmoid8(_mm256_maskload_ps(b + c, mask)));
-            _mm256_maskstore_ps(y + r * C + c, mask, v);
+            size_t live = C - c < 8 ? C - c : 8;
+            __m256 v = _mm256_mul_ps(load_n(a + c, live), sigmoid8(load_n(b + c, live)));
+            store_n(y + r * C + c, live, v);
         }
     }
 }
@@ -333,23 +347,23 @@ void ac_layernorm_avx2(const float *x, float *y, size_t rows, size_t C, const fl
         float *o = y + r * C;
         __m256 s = _mm256_setzero_ps();
         for (size_t c = 0; c < C; c += 8) {
-            __m256i mask = tail_mask(C - c < 8 ? C - c : 8);
-            s = _mm256_add_ps(s, _mm256_maskload_ps(v + c, mask));
+            size_t live = C - c < 8 ? C - c : 8;
+            s = _mm256_add_ps(s, load_n(v + c, live));
         }
         __m256 mean = _mm256_set1_ps(hsum(s) / (float)C);
         __m256 q = _mm256_setzero_ps();
         for (size_t c = 0; c < C; c += 8) {
-            __m256i mask = tail_mask(C - c < 8 ? C - c : 8);
-            __m256 d = _mm256_and_ps(_mm256_sub_ps(_mm256_maskload_ps(v + c, mask), mean),
-                                     _mm256_castsi256_ps(mask));
+            size_t live = C - c < 8 ? C - c : 8;
+            __m256 d = _mm256_and_ps(_mm256_sub_ps(load_n(v + c, live), mean),
+                                     _mm256_castsi256_ps(tail_mask(live)));
             q = _mm256_fmadd_ps(d, d, q);
         }
         __m256 inv = _mm256_set1_ps(1.0f / sqrtf(hsum(q) / (float)C + eps));
         for (size_t c = 0; c < C; c += 8) {
-            __m256i mask = tail_mask(C - c < 8 ? C - c : 8);
-            __m256 d = _mm256_mul_ps(_mm256_sub_ps(_mm256_maskload_ps(v + c, mask), mean), inv);
-            d = _mm256_fmadd_ps(d, _mm256_maskload_ps(gamma + c, mask), _mm256_maskload_ps(beta + c, mask));
-            _mm256_maskstore_ps(o + c, mask, d);
+            size_t live = C - c < 8 ? C - c : 8;
+            __m256 d = _mm256_mul_ps(_mm256_sub_ps(load_n(v + c, live), mean), inv);
+            d = _mm256_fmadd_ps(d, load_n(gamma + c, live), load_n(beta + c, live));
+            store_n(o + c, live, d);
         }
     }
 }
@@ -358,22 +372,22 @@ void ac_log_softmax_avx2(float *x, size_t n)
 {
     __m256 mx = _mm256_set1_ps(-INFINITY);
     for (size_t i = 0; i < n; i += 8) {
-        __m256i mask = tail_mask(n - i < 8 ? n - i : 8);
-        __m256 v = _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), _mm256_maskload_ps(x + i, mask),
-                                    _mm256_castsi256_ps(mask));
+        size_t live = n - i < 8 ? n - i : 8;
+        __m256 v = _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), load_n(x + i, live),
+                                    _mm256_castsi256_ps(tail_mask(live)));
         mx = _mm256_max_ps(mx, v);
     }
     float m = hmax(mx);
     __m256 vm = _mm256_set1_ps(m), sum = _mm256_setzero_ps();
     for (size_t i = 0; i < n; i += 8) {
-        __m256i mask = tail_mask(n - i < 8 ? n - i : 8);
-        __m256 e = exp8(_mm256_sub_ps(_mm256_maskload_ps(x + i, mask), vm));
-        sum = _mm256_add_ps(sum, _mm256_and_ps(e, _mm256_castsi256_ps(mask)));
+        size_t live = n - i < 8 ? n - i : 8;
+        __m256 e = exp8(_mm256_sub_ps(load_n(x + i, live), vm));
+        sum = _mm256_add_ps(sum, _mm256_and_ps(e, _mm256_castsi256_ps(tail_mask(live))));
     }
     __m256 lse = _mm256_set1_ps(m + logf(hsum(sum)));
     for (size_t i = 0; i < n; i += 8) {
-        __m256i mask = tail_mask(n - i < 8 ? n - i : 8);
-        _mm256_maskstore_ps(x + i, mask, _mm256_sub_ps(_mm256_maskload_ps(x + i, mask), lse));
+        size_t live = n - i < 8 ? n - i : 8;
+        store_n(x + i, live, _mm256_sub_ps(load_n(x + i, live), lse));
     }
 }
 
@@ -401,8 +415,8 @@ ELEMENTWISE(gelu, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), v),
 void ac_mul_avx2(float *y, const float *x, size_t n)
 {
     for (size_t i = 0; i < n; i += 8) {
-        __m256i mask = tail_mask(n - i < 8 ? n - i : 8);
-        _mm256_maskstore_ps(y + i, mask, _mm256_mul_ps(_mm256_maskload_ps(y + i, mask), _mm256_maskload_ps(x + i, mask)));
+        size_t live = n - i < 8 ? n - i : 8;
+        store_n(y + i, live, _mm256_mul_ps(load_n(y + i, live), load_n(x + i, live)));
     }
 }
 
@@ -414,15 +428,15 @@ void ac_rmsnorm_avx2(const float *x, float *y, size_t rows, size_t C, const floa
         float *o = y + r * C;
         __m256 q = _mm256_setzero_ps();
         for (size_t c = 0; c < C; c += 8) {
-            __m256 d = _mm256_maskload_ps(v + c, tail_mask(C - c < 8 ? C - c : 8));
+            __m256 d = load_n(v + c, C - c < 8 ? C - c : 8);
             q = _mm256_fmadd_ps(d, d, q);
         }
         __m256 inv = _mm256_set1_ps(1.0f / sqrtf(hsum(q) / (float)C + eps));
         for (size_t c = 0; c < C; c += 8) {
-            __m256i mask = tail_mask(C - c < 8 ? C - c : 8);
-            __m256 d = _mm256_mul_ps(_mm256_maskload_ps(v + c, mask), inv);
-            if (g) d = _mm256_mul_ps(d, _mm256_maskload_ps(g + c, mask));
-            _mm256_maskstore_ps(o + c, mask, d);
+            size_t live = C - c < 8 ? C - c : 8;
+            __m256 d = _mm256_mul_ps(load_n(v + c, live), inv);
+            if (g) d = _mm256_mul_ps(d, load_n(g + c, live));
+            store_n(o + c, live, d);
         }
     }
 }
@@ -433,11 +447,11 @@ void ac_rope_rotate_avx2(float *x, size_t heads, size_t dim, const float *cs, co
     for (size_t h = 0; h < heads; h++) {
         float *a = x + h * dim, *b = a + half;
         for (size_t i = 0; i < half; i += 8) {
-            __m256i mask = tail_mask(half - i < 8 ? half - i : 8);
-            __m256 x1 = _mm256_maskload_ps(a + i, mask), x2 = _mm256_maskload_ps(b + i, mask);
-            __m256 c = _mm256_maskload_ps(cs + i, mask), s = _mm256_maskload_ps(sn + i, mask);
-            _mm256_maskstore_ps(a + i, mask, _mm256_fmsub_ps(x1, c, _mm256_mul_ps(x2, s)));
-            _mm256_maskstore_ps(b + i, mask, _mm256_fmadd_ps(x2, c, _mm256_mul_ps(x1, s)));
+            size_t live = half - i < 8 ? half - i : 8;
+            __m256 x1 = load_n(a + i, live), x2 = load_n(b + i, live);
+            __m256 c = load_n(cs + i, live), s = load_n(sn + i, live);
+            store_n(a + i, live, _mm256_fmsub_ps(x1, c, _mm256_mul_ps(x2, s)));
+            store_n(b + i, live, _mm256_fmadd_ps(x2, c, _mm256_mul_ps(x1, s)));
         }
     }
 }
@@ -448,12 +462,12 @@ static float exp_shifted(float *v, size_t n, float s, float m)
 {
     __m256 vs = _mm256_set1_ps(s), vm = _mm256_set1_ps(m), ninf = _mm256_set1_ps(-INFINITY), sum = _mm256_setzero_ps();
     for (size_t i = 0; i < n; i += 8) {
-        __m256i mask = tail_mask(n - i < 8 ? n - i : 8);
-        __m256 x = _mm256_maskload_ps(v + i, mask);
+        size_t live = n - i < 8 ? n - i : 8;
+        __m256 x = load_n(v + i, live);
         __m256 e = exp8(_mm256_fmsub_ps(x, vs, vm));
-        e = _mm256_and_ps(e, _mm256_and_ps(_mm256_cmp_ps(x, ninf, _CMP_NEQ_OQ), _mm256_castsi256_ps(mask)));
+        e = _mm256_and_ps(e, _mm256_and_ps(_mm256_cmp_ps(x, ninf, _CMP_NEQ_OQ), _mm256_castsi256_ps(tail_mask(live))));
         sum = _mm256_add_ps(sum, e);
-        _mm256_maskstore_ps(v + i, mask, e);
+        store_n(v + i, live, e);
     }
     return hsum(sum);
 }
@@ -472,9 +486,9 @@ void ac_softmax_masked_avx2(float *x, size_t rows, size_t cols, float scale, con
         }
         __m256 mx = _mm256_set1_ps(-INFINITY);
         for (size_t i = 0; i < n; i += 8) {
-            __m256i mask = tail_mask(n - i < 8 ? n - i : 8);
-            mx = _mm256_max_ps(mx, _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), _mm256_maskload_ps(v + i, mask),
-                                                    _mm256_castsi256_ps(mask)));
+            size_t live = n - i < 8 ? n - i : 8;
+            mx = _mm256_max_ps(mx, _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), load_n(v + i, live),
+                                                    _mm256_castsi256_ps(tail_mask(live))));
         }
         float top = hmax(mx);
         memset(v + n, 0, (cols - n) * sizeof *v);
@@ -484,8 +498,8 @@ void ac_softmax_masked_avx2(float *x, size_t rows, size_t cols, float scale, con
         }
         __m256 inv = _mm256_set1_ps(1.0f / exp_shifted(v, n, s, top * s));
         for (size_t i = 0; i < n; i += 8) {
-            __m256i mask = tail_mask(n - i < 8 ? n - i : 8);
-            _mm256_maskstore_ps(v + i, mask, _mm256_mul_ps(_mm256_maskload_ps(v + i, mask), inv));
+            size_t live = n - i < 8 ? n - i : 8;
+            store_n(v + i, live, _mm256_mul_ps(load_n(v + i, live), inv));
         }
     }
 }
