@@ -616,7 +616,9 @@ def test_stopped_streams(srv, start_server):
     assert err.count(" 499 ") >= 2, f"each hung-up client is one 499 line: {err[-800:]!r}"
     d = start_server("speech_shutdown", ["--model", f"v={PKG}", "--voice", f"bob={path('voice.wav')}",
                                            "--threads", "1", "--shutdown-timeout", "1"])
-    s = sse_request(d.port, dict(long_body, max_tokens=100))
+    # a stream of many seconds whatever the machine's speed (its 9 chunks at 8 steps took 1.5 s here,
+    # close to the 1 s the server gives it, and on a quiet machine finished within it)
+    s = sse_request(d.port, dict(long_body, input=" ".join([LONG] * 8), steps=32))
     head = s.recv(200)
     d.terminate()
     ev = sse_events((head + read_all(s)).decode("utf-8", "replace"))
