@@ -161,6 +161,10 @@ ac_status vevo2_synthesize(vevo2_model *m, const vevo2_timbre *tb, const int32_t
 {
     const int mel = m->mel.n_mels;
     double t0 = ac_now();
+    /* The stages before took more scratch than the flow matching and the
+     * vocoder need (Whisper over its 1,500 frames: 77 MB at full size); its
+     * pages go back rather than stay resident beside the vocoder's weights. */
+    ac_arena_free(a);
     /* the condition: the timbre's tokens, then the generated or converted ones */
     const int n_ids = tb->n_ids + n_gen, Lc = n_ids * m->fm_cfg.cond_scale_factor;
     const int F = vevo2_fm_frames(Lc, tb->frames);
