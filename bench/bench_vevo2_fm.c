@@ -5,8 +5,12 @@
  * products (f32 weights, its own threads) for comparison. WEIGHTS (stored,
  * f32, f16, bf16, q8_0: --weights) converts the matrices as a load would;
  * the step is then also given as a fraction of the roof of the arithmetic
- * that type takes (f32 FMA, bf16 dot, int8 dot: bench/peak.c), measured
- * right after it. Attention's scores and values stay f32 at every type.
+ * that type takes (f32 FMA, bf16 dot, int8 dot: bench/peak.c), all its
+ * operations at that rate, and of the roofs of its arithmetic (the step's
+ * ideal time over its measured one, the linear products at their type's
+ * roof, attention's scores and values at bf16 dot where its tiles round to
+ * bf16, with BF16 and Q8_0 weights, else f32 FMA), both measured right
+ * after it.
  * usage: bench_vevo2_fm FM_DIR [Tt 500] [F 500] [STEPS 3] [WEIGHTS stored] */
 #include <cblas.h>
 #include <stdio.h>
@@ -110,12 +114,16 @@ int main(int argc, char **argv)
     if (vevo2_fm_cond(m, ids, N, cond, &a) != AC_OK) goto fail;
     double flops = pass_flops(&cfg, L) + pass_flops(&cfg, F);
     int rows[2] = {L, F};
-    /* the arithmetic of the type's products at this kernel level (the package as stored is F16 or F32) */
-    peak_kind kind = type == AC_WEIGHTS_Q8_0 ? PEAK_INT8 : type == AC_WEIGHTS_BF16 ? PEAK_BF16 : PEAK_F32;
-    if (kind == PEAK_BF16 && ac_kernels_simd() < AC_SIMD_AVX512_BF16) kind = PEAK_F32; /* widened to f32 */
-    printf("| weights | Tt | F | threads | s/step | GFLOP/s | roof G/s (%s) | of roof "
-           "| OpenBLAS sgemm GFLOP/s (f32, linear products) | ratio |\n"
-           "|---|---|---|---|---|---|---|---|---|---|\n", peak_name(kind));
+    /* the arithmetic of the step's products at this kernel level (as stored the package is F16 or F32):
+     * the linear ones at their weights' type, attention's at that of its tiles (fm_estimator.c) */
+    ac_dtype wt = m->layer[0].wq.dtype;
+    peak_kind kind = peak_of_weights(wt);
+    double attn = cfg.layers * 4.0 * ((double)L * L + (double)F * F) * cfg.hidden, by_kind[PEAK_KINDS] = {0};
+    by_kind[kind] += flops - attn;
+    by_kind[peak_of_attention(wt == AC_DTYPE_Q8_0 || wt == AC_DTYPE_BF16)] += attn;
+    printf("| weights | Tt | F | threads | s/step | GFLOP/s | roof G/s (%s) | of roof | ideal s at its roofs "
+           "| of its roofs | OpenBLAS sgemm GFLOP/s (f32, linear products) | ratio |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|---|\n", peak_name(kind));
     for (int th = 1; th <= 2; th++) {
         ac_set_threads(th);
         step_clock c = {ac_now(), 1e30};
@@ -124,11 +132,10 @@ int main(int argc, char **argv)
         ac_arena_reset(&a);
         if (vevo2_fm_sample(m, cond, L, prompt, Tt, &o, mel, &a) != AC_OK) goto fail;
         double blas = blas_step(&cfg, rows, th);
-        double lin = flops - cfg.layers * 4.0 * ((double)L * L + (double)F * F) * cfg.hidden;
-        double roof = peak_gops(kind, th);
-        printf("| %s | %d | %d | %d | %.2f | %.1f | %.1f | %.2f | %.1f | %.2f |\n", ac_weight_type_name(type), Tt, F,
-               th, c.best, flops / c.best / 1e9, roof, flops / c.best / 1e9 / roof, lin / blas / 1e9,
-               (flops / c.best) / (lin / blas));
+        double lin = flops - attn, roof = peak_gops(kind, th), ideal = peak_seconds(by_kind, th);
+        printf("| %s | %d | %d | %d | %.2f | %.1f | %.1f | %.2f | %.2f | %.2f | %.1f | %.2f |\n",
+               ac_weight_type_name(type), Tt, F, th, c.best, flops / c.best / 1e9, roof, flops / c.best / 1e9 / roof,
+               ideal, ideal / c.best, lin / blas / 1e9, (flops / c.best) / (lin / blas));
         fflush(stdout);
     }
     ac_arena_free(&a);

@@ -6,6 +6,7 @@
 
 #include "audioc.h"
 #include "tensor/kernels.h"
+#include "tensor/quant.h"
 
 #define CHAINS 12 /* independent accumulators: more than latency x pipes */
 
@@ -155,4 +156,26 @@ double peak_gops(peak_kind k, int threads)
         pthread_barrier_destroy(&start);
     }
     return best;
+}
+
+peak_kind peak_of_weights(ac_dtype t)
+{
+    if (t == AC_DTYPE_BF16) return peak_of_attention(1);
+    return t == AC_DTYPE_Q8_0 || ac_dtype_block(t) == AC_QK_K ? PEAK_INT8 : PEAK_F32;
+}
+
+peak_kind peak_of_attention(int bf16)
+{
+    return bf16 && ac_kernels_simd() >= AC_SIMD_AVX512_BF16 ? PEAK_BF16 : PEAK_F32;
+}
+
+double peak_seconds(const double flops[PEAK_KINDS], int threads)
+{
+    double s = 0;
+    for (int k = 0; k < PEAK_KINDS; k++) {
+        double roof = flops[k] > 0 ? peak_gops((peak_kind)k, threads) : 1;
+        if (roof <= 0) return 0; /* no instruction of that kind here */
+        s += flops[k] / (roof * 1e9);
+    }
+    return s;
 }
