@@ -262,9 +262,10 @@ void ac_attn_self(const ac_attn_opts *o, const ac_attn_weights *w, const float *
 {
     size_t qw = (size_t)o->heads * (size_t)o->head_dim, kvw = (size_t)o->kv_heads * (size_t)o->head_dim;
     float *q = scratch, *k = q + T * qw, *v = k + T * kvw, *ctx = v + T * kvw, *sa = ctx + T * qw;
-    ac_matmul(x, w->wq, w->bq, q, T);
-    ac_matmul(x, w->wk, w->bk, k, T);
-    ac_matmul(x, w->wv, w->bv, v, T);
+    const ac_mat *mats[3] = {w->wq, w->wk, w->wv};
+    const float *bias[3] = {w->bq, w->bk, w->bv};
+    float *outs[3] = {q, k, v};
+    ac_matmul_multi(x, T, mats, bias, outs, 3);
     position(o, w, q, k, T, pos);
     ac_attention(o, q, T, qw, &(ac_attn_kv){.n = T, .k = k, .v = v, .ld = kvw}, mask, ctx, qw, sa);
     ac_matmul(ctx, w->wo, w->bo, y, T);

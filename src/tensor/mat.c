@@ -189,6 +189,8 @@ static void stream_rows(size_t rows, size_t macs, ac_range_fn fn, void *ctx)
     else ac_parallel_for(rows, 16, fn, ctx);
 }
 
+/* Several products of one X[M][K], their outputs' columns laid end to
+ * end: [0, W[0].rows) for the first, and so on. */
 typedef struct {
     acts_job a;
     size_t M;
@@ -196,54 +198,36 @@ typedef struct {
     const float *const *bias;
     float *const *y;
     int n;
-} multi_job;
+    int failed; /* a many-rows range found no scratch */
+} products_job;
 
-static void multi_range(void *ctx, size_t b, size_t e)
+typedef void (*product_cols_fn)(products_job *j, int i, size_t n0, size_t n1);
+
+/* FN over the part of the columns [b, e) that falls in each product */
+static void each_product(products_job *j, size_t b, size_t e, product_cols_fn fn)
 {
-    const multi_job *j = ctx;
     size_t base = 0;
     for (int i = 0; i < j->n && base < e; base += j->w[i]->rows, i++) {
         size_t lo = b > base ? b - base : 0, hi = e - base < j->w[i]->rows ? e - base : j->w[i]->rows;
-        if (lo >= hi) continue;
-        stream_job sj = {j->a, j->w[i], j->bias[i], j->y[i], j->M};
-        stream_range(&sj, lo, hi);
+        if (lo < hi) fn(j, i, lo, hi);
     }
 }
 
-void ac_matmul_multi(const float *x, size_t M, const ac_mat *const *w, const float *const *bias,
-                       float *const *y, int n)
+static void stream_cols(products_job *j, int i, size_t n0, size_t n1)
 {
-    size_t rows = 0;
-    int same = 1;
-    for (int i = 0; i < n; i++) {
-        rows += w[i]->rows;
-        same &= w[i]->cols == w[0]->cols && w[i]->dtype == w[0]->dtype && w[i]->dtype != AC_DTYPE_F32;
-    }
-    multi_job j = {.M = M, .w = w, .bias = bias, .y = y, .n = n};
-    if (M >= MANY_ROWS || !same || acts_prepare(x, M, w[0]->cols, w[0]->dtype, 0, &j.a)) {
-        for (int i = 0; i < n; i++) ac_matmul(x, w[i], bias[i], y[i], M);
-        return;
-    }
-    stream_rows(rows, M * rows * w[0]->cols, multi_range, &j);
+    stream_job sj = {j->a, j->w[i], j->bias[i], j->y[i], j->M};
+    stream_range(&sj, n0, n1);
 }
+
+static void multi_range(void *ctx, size_t b, size_t e) { each_product(ctx, b, e, stream_cols); }
 
 /* ---- many rows: the weights in f32 panels, then BLAS-speed products --- */
 
-typedef struct {
-    acts_job a;
-    const ac_mat *w;
-    const float *bias;
-    float *y;
-    size_t M;
-    int failed;
-} panel_job;
-
-/* Each thread converts its own slice of weight rows, PANEL_FLOATS at a
- * time, into its panel scratch. */
-static void panel_range(void *ctx, size_t n0, size_t n1)
+/* Each thread converts its own slice of product I's weight rows,
+ * PANEL_FLOATS at a time, into its panel scratch. */
+static void panel_cols(products_job *j, int i, size_t n0, size_t n1)
 {
-    panel_job *j = ctx;
-    const ac_mat *w = j->w;
+    const ac_mat *w = j->w[i];
     size_t rows = PANEL_FLOATS / w->cols ? PANEL_FLOATS / w->cols : 1;
     if (rows > n1 - n0) rows = n1 - n0;
     float *panel_buf = scratch_get(SCRATCH_PANEL, rows * w->cols * sizeof(float));
@@ -255,41 +239,55 @@ static void panel_range(void *ctx, size_t n0, size_t n1)
         size_t nr = n1 - r0 < rows ? n1 - r0 : rows;
         ac_mat_rows(w, r0, r0 + nr, panel_buf);
         /* a single-threaded product: we are already one of the pool's threads */
-        ac_matmul_nt(j->a.x, w->cols, panel_buf, w->cols, j->bias ? j->bias + r0 : NULL, j->y + r0, w->rows, j->M,
-                     nr, w->cols);
+        ac_matmul_nt(j->a.x, w->cols, panel_buf, w->cols, j->bias[i] ? j->bias[i] + r0 : NULL, j->y[i] + r0, w->rows,
+                     j->M, nr, w->cols);
     }
 }
 
-/* Columns [n0, n1) of a product of many rows: the level's own GEMM where
+/* Columns [n0, n1) of product I of many rows: the level's own GEMM where
  * it has one (AVX-512's converts 16-bit weights as it packs them: no f32
  * panel goes through memory); the columns it leaves, Q8_0's over int8
  * activations to the level's int8 kernel, the others to f32 panels. */
-static void many_range(void *ctx, size_t n0, size_t n1)
+static void many_cols(products_job *j, int i, size_t n0, size_t n1)
 {
-    panel_job *j = ctx;
     const ac_kernel_table *k = ac_kernels();
+    const ac_mat *w = j->w[i];
     /* sized for this product: a small one (a VAD's) keeps a small buffer per thread */
-    float *buf = is_k_quant(j->w) ? NULL : scratch_get(SCRATCH_PANEL, (AC_GEMM_PACK_FOR(j->M) + 16) * sizeof(float));
-    if (!buf && !is_k_quant(j->w)) { /* the caller starts over without the GEMMs (whose X may be unrounded) */
+    float *buf = is_k_quant(w) ? NULL : scratch_get(SCRATCH_PANEL, (AC_GEMM_PACK_FOR(j->M) + 16) * sizeof(float));
+    if (!buf && !is_k_quant(w)) { /* the caller starts over without the GEMMs (whose X may be unrounded) */
         j->failed = 1;
         return;
     }
     if (buf) {
         float *pack = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
-        if (j->a.xq) n0 = k->gemm_q8(j->a.xq, j->w, j->bias, j->y, j->M, n0, n1, pack);
-        else if (j->w->dtype != AC_DTYPE_Q8_0) n0 = k->gemm16(j->a.x, j->w, j->bias, j->y, j->M, n0, n1, pack);
+        if (j->a.xq) n0 = k->gemm_q8(j->a.xq, w, j->bias[i], j->y[i], j->M, n0, n1, pack);
+        else if (w->dtype != AC_DTYPE_Q8_0) n0 = k->gemm16(j->a.x, w, j->bias[i], j->y[i], j->M, n0, n1, pack);
     }
     if (n0 >= n1) return;
-    if (j->a.xq) k->matmul_q8(j->a.xq, j->w, j->bias, j->y, j->M, n0, n1);
-    else panel_range(j, n0, n1);
+    if (j->a.xq) k->matmul_q8(j->a.xq, w, j->bias[i], j->y[i], j->M, n0, n1);
+    else panel_cols(j, i, n0, n1);
 }
 
-void ac_matmul(const float *x, const ac_mat *w, const float *bias, float *y, size_t M)
+static void many_range(void *ctx, size_t b, size_t e) { each_product(ctx, b, e, many_cols); }
+
+/* Whether the level's GEMM takes every column of many rows over weights of
+ * type T: its products then give the same bits however their columns are
+ * split (OpenBLAS's panels round by where a column falls in a call). */
+static int gemm_takes_all(ac_dtype t)
 {
-    if (w->dtype == AC_DTYPE_F32) {
-        ac_matmul_nt(x, w->cols, w->data, w->cols, bias, y, w->rows, M, w->rows, w->cols);
-        return;
-    }
+    const ac_kernel_table *k = ac_kernels();
+    if (t == AC_DTYPE_Q8_0) return k->gemm_q8 != ac_gemm_q8_none;
+    return (t == AC_DTYPE_F16 || t == AC_DTYPE_BF16) && k->gemm16 != ac_gemm16_none;
+}
+
+/* J's products of many rows (all of one width and type) as one parallel
+ * pass over all their columns, X prepared once for all of them. Returns
+ * -1, the outputs unset, when the scratch cannot be had. */
+static int many_rows(const float *x, products_job *j)
+{
+    const ac_mat *w = j->w[0];
+    size_t rows = 0;
+    for (int i = 0; i < j->n; i++) rows += j->w[i]->rows;
     /* Many rows of Q8_0 on a level without an int8 GEMM, and of the
      * K-quants (which have none): the quantized activations widened back
      * to f32 on f32 panels (OpenBLAS), the same values as the int8 kernels
@@ -300,17 +298,45 @@ void ac_matmul(const float *x, const ac_mat *w, const float *bias, float *y, siz
      * normal, which it takes as 0 where the rounding would give 2^-126):
      * rounding X first cost a twentieth of the product */
     int rounds_x = w->dtype == AC_DTYPE_BF16 && ac_kernels()->gemm16 == ac_gemm16_bf16;
-    acts_job a = {x, NULL};
-    if (M >= MANY_ROWS && (rounds_x || !acts_prepare(x, M, w->cols, w->dtype, widen, &a))) {
-        panel_job pj = {a, w, bias, y, M, 0};
-        /* A GEMM packs all of X per range of columns: ranges of up to 4
-         * blocks of weight rows, at least two per thread (BF16 on 2 threads,
-         * 1000 x 1024 x 1024: ranges of 1 block spent a sixth in packing X) */
-        size_t blocks = (w->rows + AC_GEMM16_NR - 1) / AC_GEMM16_NR, per = blocks / (2 * (size_t)ac_get_threads());
-        ac_parallel_for(w->rows, AC_GEMM16_NR * (per < 1 ? 1 : per > 4 ? 4 : per), many_range, &pj);
-        if (!pj.failed) return;
+    j->a = (acts_job){x, NULL};
+    if (!rounds_x && acts_prepare(x, j->M, w->cols, w->dtype, widen, &j->a)) return -1;
+    /* A GEMM packs all of X per range of columns: ranges of up to 4
+     * blocks of weight rows, at least two per thread (BF16 on 2 threads,
+     * 1000 x 1024 x 1024: ranges of 1 block spent a sixth in packing X) */
+    size_t blocks = (rows + AC_GEMM16_NR - 1) / AC_GEMM16_NR, per = blocks / (2 * (size_t)ac_get_threads());
+    j->failed = 0;
+    ac_parallel_for(rows, AC_GEMM16_NR * (per < 1 ? 1 : per > 4 ? 4 : per), many_range, j);
+    return j->failed ? -1 : 0;
+}
+
+void ac_matmul_multi(const float *x, size_t M, const ac_mat *const *w, const float *const *bias,
+                       float *const *y, int n)
+{
+    size_t rows = 0;
+    int same = 1;
+    for (int i = 0; i < n; i++) {
+        rows += w[i]->rows;
+        same &= w[i]->cols == w[0]->cols && w[i]->dtype == w[0]->dtype && w[i]->dtype != AC_DTYPE_F32;
     }
+    products_job j = {.M = M, .w = w, .bias = bias, .y = y, .n = n};
+    if (same && M >= MANY_ROWS && gemm_takes_all(w[0]->dtype) && !many_rows(x, &j)) return;
+    if (M >= MANY_ROWS || !same || acts_prepare(x, M, w[0]->cols, w[0]->dtype, 0, &j.a)) {
+        for (int i = 0; i < n; i++) ac_matmul(x, w[i], bias[i], y[i], M);
+        return;
+    }
+    stream_rows(rows, M * rows * w[0]->cols, multi_range, &j);
+}
+
+void ac_matmul(const float *x, const ac_mat *w, const float *bias, float *y, size_t M)
+{
+    if (w->dtype == AC_DTYPE_F32) {
+        ac_matmul_nt(x, w->cols, w->data, w->cols, bias, y, w->rows, M, w->rows, w->cols);
+        return;
+    }
+    products_job pj = {.M = M, .w = &w, .bias = &bias, .y = &y, .n = 1};
+    if (M >= MANY_ROWS && !many_rows(x, &pj)) return;
     /* few rows, or many whose scratch failed */
+    acts_job a;
     if (acts_prepare(x, M, w->cols, w->dtype, 0, &a)) {
         fill_nan(y, w->rows, M, 0, w->rows);
         return;

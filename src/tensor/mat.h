@@ -42,8 +42,11 @@ void ac_matmul(const float *x, const ac_mat *w, const float *bias, float *y, siz
 void ac_matmul_ref(const float *x, const ac_mat *w, const float *bias, float *y, size_t M);
 
 /* Several products of the same input with matrices of the same width, as
- * one parallel pass over all their rows: Y[i] = X . W[i]^T + BIAS[i]. For
- * decoding, where one pass per matrix would pay the start-up N times. */
+ * one parallel pass over all their rows: Y[i] = X . W[i]^T + BIAS[i], each
+ * with the bits ac_matmul gives it. Decoding pays the start-up of a pass
+ * once instead of N times; many rows are rounded or quantized once for
+ * all N (where the level's GEMM takes every column, so that the split does
+ * not change the bits). */
 void ac_matmul_multi(const float *x, size_t M, const ac_mat *const *w, const float *const *bias,
                        float *const *y, int n);
 

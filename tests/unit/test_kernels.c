@@ -640,6 +640,41 @@ static void test_matmul_many_rows(void)
         }
 }
 
+/* ac_matmul_multi over many rows (the attention's q, k, v; a gated FFN's
+ * gate and up): each output has the bits ac_matmul gives it alone, with
+ * matrices of different heights whose columns the pool's ranges split
+ * anywhere, on 1 and 2 threads. */
+static void test_matmul_multi_many_rows(void)
+{
+    const ac_dtype types[] = {AC_DTYPE_F32, AC_DTYPE_F16, AC_DTYPE_BF16, AC_DTYPE_Q8_0};
+    const size_t Ms[] = {40, 100}, N[3] = {70, 129, 64}, K = 256;
+    for (size_t t = 0; t < 4; t++)
+        for (size_t mi = 0; mi < 2; mi++)
+            for (int threads = 1; threads <= 2; threads++) {
+                size_t M = Ms[mi];
+                float *x = rnd(M * K, -1, 1), *wf[3], *b[3], *want[3], *got[3];
+                void *wq[3];
+                ac_mat w[3];
+                for (int i = 0; i < 3; i++) {
+                    wf[i] = rnd(N[i] * K, -1, 1), b[i] = i == 1 ? NULL : rnd(N[i], -1, 1);
+                    wq[i] = encode(wf[i], N[i], K, types[t]);
+                    w[i] = (ac_mat){wq[i], types[t], N[i], K};
+                    want[i] = malloc(M * N[i] * sizeof(float)), got[i] = malloc(M * N[i] * sizeof(float));
+                }
+                ac_set_threads(threads);
+                for (int i = 0; i < 3; i++) ac_matmul(x, &w[i], b[i], want[i], M);
+                const ac_mat *ws[3] = {&w[0], &w[1], &w[2]};
+                const float *bs[3] = {b[0], b[1], b[2]};
+                ac_matmul_multi(x, M, ws, bs, got, 3);
+                for (int i = 0; i < 3; i++)
+                    CHECK(memcmp(got[i], want[i], M * N[i] * sizeof(float)) == 0, "multi %s M=%zu, %d threads: matrix %d",
+                          ac_dtype_name(types[t]), M, threads, i);
+                for (int i = 0; i < 3; i++) free(wf[i]), free(b[i]), free(wq[i]), free(want[i]), free(got[i]);
+                free(x);
+            }
+    ac_set_threads(1);
+}
+
 /* BF16, Q8_0 and K-quant products, which compute with X rounded (to bf16)
  * or quantized (int8 per block of 32), at this level against the scalar twin
  * that rounds X the same way (the integer sums exact, the f32 sums in
@@ -1017,6 +1052,7 @@ int main(int argc, char **argv)
         RUN(test_transformer_ops);
         RUN(test_matmul_stored_types);
         RUN(test_matmul_many_rows);
+        RUN(test_matmul_multi_many_rows);
         RUN(test_matmul_rounded_acts);
         RUN(test_matmul_q8_entry);
         RUN(test_quantize_acts);

@@ -149,9 +149,10 @@ static void self_attention(const hviske_config *c, const hviske_enc_layer *L, fl
     size_t E = (size_t)c->d_model, H = (size_t)c->n_heads, dk = E / H, t = (size_t)T, P = 2 * t - 1;
     float scale = 1.0f / sqrtf((float)dk);
     ac_layernorm(x, s->ln, t, E, L->ln_att_w, L->ln_att_b, LN_EPS);
-    ac_matmul(s->ln, &L->wq, L->bq, s->q, t);
-    ac_matmul(s->ln, &L->wk, L->bk, s->k, t);
-    ac_matmul(s->ln, &L->wv, L->bv, s->v, t);
+    const ac_mat *mats[3] = {&L->wq, &L->wk, &L->wv};
+    const float *bias[3] = {L->bq, L->bk, L->bv};
+    float *outs[3] = {s->q, s->k, s->v};
+    ac_matmul_multi(s->ln, t, mats, bias, outs, 3);
     ac_matmul(R, &L->wpos, NULL, s->pos, P);
     for (size_t i = 0; i < t; i++)
         for (size_t e = 0; e < E; e++) {
