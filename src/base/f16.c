@@ -16,17 +16,16 @@ static uint32_t f32_to_bits(float f)
     return u;
 }
 
+/* Without branches, so that a loop of it vectorizes (weights converted at
+ * load go through ac_f16_to_f32_n): each case computed, one selected. */
 float ac_f16_to_f32(uint16_t h)
 {
-    uint32_t sign = (uint32_t)(h & 0x8000) << 16;
-    uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-    if (exp == 0x1f) return bits_to_f32(sign | 0x7f800000u | (mant << 13)); /* inf/nan */
-    if (exp == 0) {
-        /* zero or subnormal: mant * 2^-24 */
-        float v = (float)mant * (1.0f / 16777216.0f);
-        return sign ? -v : v;
-    }
-    return bits_to_f32(sign | ((exp + 112) << 23) | (mant << 13));
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = h & 0x7c00u, rest = (uint32_t)(h & 0x7fff) << 13;
+    uint32_t normal = rest + (112u << 23);                                 /* exponent 15 -> 127 */
+    uint32_t special = rest | 0x7f800000u | (h & 0x3ff ? 0x400000u : 0); /* inf, or nan made quiet (as F16C) */
+    uint32_t small = f32_to_bits((float)(h & 0x3ff) * (1.0f / 16777216.0f)); /* zero or subnormal: mant * 2^-24 */
+    uint32_t is_special = 0u - (exp == 0x7c00u), is_small = 0u - (exp == 0); /* all ones or zero */
+    return bits_to_f32(sign | (special & is_special) | (small & is_small) | (normal & ~(is_special | is_small)));
 }
 
 uint16_t ac_f32_to_f16(float f)
@@ -52,12 +51,34 @@ uint16_t ac_f32_to_f16(float f)
     return (uint16_t)(sign | h);
 }
 
-void ac_f16_to_f32_n(const uint16_t *src, float *dst, size_t n)
+void ac_f16_to_f32_n(const void *src, float *dst, size_t n)
 {
-    for (size_t i = 0; i < n; i++) dst[i] = ac_f16_to_f32(src[i]);
+    const unsigned char *p = src;
+    for (size_t i = 0; i < n; i++) {
+        uint16_t h;
+        memcpy(&h, p + 2 * i, 2);
+        dst[i] = ac_f16_to_f32(h);
+    }
 }
 
-void ac_bf16_to_f32_n(const uint16_t *src, float *dst, size_t n)
+void ac_bf16_to_f32_n(const void *src, float *dst, size_t n)
 {
-    for (size_t i = 0; i < n; i++) dst[i] = ac_bf16_to_f32(src[i]);
+    const unsigned char *p = src;
+    for (size_t i = 0; i < n; i++) {
+        uint16_t h;
+        memcpy(&h, p + 2 * i, 2);
+        dst[i] = ac_bf16_to_f32(h);
+    }
+}
+
+void ac_f32_to_bf16_n(const float *src, void *dst, size_t n)
+{
+    unsigned char *p = dst;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u = f32_to_bits(src[i]);
+        /* ac_f32_to_bf16 with a select for NaN instead of a branch, which vectorizes */
+        uint16_t b = (u & 0x7fffffffu) > 0x7f800000u ? (uint16_t)((u >> 16) | 0x40)
+                                                      : (uint16_t)((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
+        memcpy(p + 2 * i, &b, 2);
+    }
 }

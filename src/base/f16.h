@@ -27,7 +27,11 @@ static inline uint16_t ac_f32_to_bf16(float f)
     return (uint16_t)(u >> 16);
 }
 
-void ac_f16_to_f32_n(const uint16_t *src, float *dst, size_t n);
-void ac_bf16_to_f32_n(const uint16_t *src, float *dst, size_t n);
+/* N values between rows of halves at any alignment (SRC, DST: 2 N bytes)
+ * and floats; the same bits as the scalar conversions, in loops that
+ * vectorize (a model's weights convert at load through these). */
+void ac_f16_to_f32_n(const void *src, float *dst, size_t n);
+void ac_bf16_to_f32_n(const void *src, float *dst, size_t n);
+void ac_f32_to_bf16_n(const float *src, void *dst, size_t n);
 
 #endif

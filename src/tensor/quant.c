@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "base/f16.h"
+#include "tensor/dispatch.h"
+#include "tensor/mat.h"
 #include "tensor/quant_k.h"
 
 static float f16_at(const unsigned char *p)
@@ -34,13 +36,21 @@ static float quantize_block_q8(const float *x, int8_t *q)
     return d;
 }
 
+/* As activations are quantized, through the level's kernel (the same bits
+ * as quantize_block_q8: weights converted at load go through here), the
+ * scale then stored in f16. */
 static void quantize_q8_0(const float *x, unsigned char *out, size_t n)
 {
-    for (size_t b = 0; b < n / AC_QK8_0; b++, x += AC_QK8_0, out += sizeof(ac_block_q8_0)) {
-        int8_t q[AC_QK8_0];
-        uint16_t h = ac_f32_to_f16(quantize_block_q8(x, q));
-        memcpy(out, &h, 2);
-        memcpy(out + 2, q, sizeof q);
+    enum { BLOCKS = 64 };
+    ac_block_q8_act act[BLOCKS];
+    for (size_t b0 = 0; b0 < n / AC_QK8_0; b0 += BLOCKS) {
+        size_t nb = n / AC_QK8_0 - b0 < BLOCKS ? n / AC_QK8_0 - b0 : BLOCKS;
+        ac_kernels()->quantize_q8_act(x + b0 * AC_QK8_0, act, nb * AC_QK8_0);
+        for (size_t b = 0; b < nb; b++, out += sizeof(ac_block_q8_0)) {
+            uint16_t h = ac_f32_to_f16(act[b].d);
+            memcpy(out, &h, 2);
+            memcpy(out + 2, act[b].qs, AC_QK8_0);
+        }
     }
 }
 
@@ -131,12 +141,12 @@ int ac_quantize_row(ac_dtype t, const float *x, void *out, size_t n)
     switch (t) {
     case AC_DTYPE_F32: memcpy(out, x, n * sizeof *x); return 0;
     case AC_DTYPE_F16:
-    case AC_DTYPE_BF16:
         for (size_t i = 0; i < n; i++) {
-            uint16_t h = t == AC_DTYPE_F16 ? ac_f32_to_f16(x[i]) : ac_f32_to_bf16(x[i]);
+            uint16_t h = ac_f32_to_f16(x[i]);
             memcpy(o + 2 * i, &h, 2);
         }
         return 0;
+    case AC_DTYPE_BF16: ac_f32_to_bf16_n(x, o, n); return 0;
     case AC_DTYPE_Q8_0: quantize_q8_0(x, o, n); return 0;
     case AC_DTYPE_Q4_K: ac_quantize_q4_k(x, o, n); return 0;
     case AC_DTYPE_Q6_K: ac_quantize_q6_k(x, o, n); return 0;
@@ -150,14 +160,8 @@ int ac_dequantize_row(ac_dtype t, const void *in, float *out, size_t n)
     if (n % ac_dtype_block(t)) return -1;
     switch (t) {
     case AC_DTYPE_F32: memcpy(out, in, n * sizeof *out); return 0;
-    case AC_DTYPE_F16:
-    case AC_DTYPE_BF16:
-        for (size_t i = 0; i < n; i++) {
-            uint16_t h;
-            memcpy(&h, p + 2 * i, 2);
-            out[i] = t == AC_DTYPE_F16 ? ac_f16_to_f32(h) : ac_bf16_to_f32(h);
-        }
-        return 0;
+    case AC_DTYPE_F16: ac_f16_to_f32_n(p, out, n); return 0;
+    case AC_DTYPE_BF16: ac_bf16_to_f32_n(p, out, n); return 0;
     case AC_DTYPE_Q8_0: dequantize_q8_0(p, out, n); return 0;
     case AC_DTYPE_Q4_K: dequantize_q4_k(p, out, n); return 0;
     case AC_DTYPE_Q6_K: dequantize_q6_k(p, out, n); return 0;
@@ -172,11 +176,13 @@ int ac_convert_row(ac_dtype from, const void *in, ac_dtype to, void *out, size_t
     const unsigned char *src = in;
     unsigned char *dst = out;
     if (n % ac_dtype_block(from) || n % ac_dtype_block(to)) return -1;
+    if (ac_dequantize_row(from, in, buf, 0)) return -1; /* a type it cannot read */
     for (size_t c = 0; c < n; c += SEGMENT) {
         size_t k = n - c < SEGMENT ? n - c : SEGMENT;
-        if (ac_dequantize_row(from, src + ac_dtype_bytes(from, c), buf, k) ||
-            ac_quantize_row(to, buf, dst + ac_dtype_bytes(to, c), k))
-            return -1;
+        /* widened by the level's kernel (F16C for F16): the same values as ac_dequantize_row */
+        ac_mat seg = {src + ac_dtype_bytes(from, c), from, 1, k};
+        ac_mat_rows(&seg, 0, 1, buf);
+        if (ac_quantize_row(to, buf, dst + ac_dtype_bytes(to, c), k)) return -1;
     }
     return 0;
 }

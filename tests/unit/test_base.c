@@ -83,14 +83,60 @@ static void test_f16_roundtrip(void)
         else bad += back != h;
     }
     CHECK(bad == 0, "%d half values do not round-trip", bad);
-    /* the _n form equals the scalar one */
-    uint16_t src[300];
-    float dst[300];
-    for (int i = 0; i < 300; i++) src[i] = (uint16_t)(i * 211 + 7);
-    ac_f16_to_f32_n(src, dst, 300);
-    int same = 1;
-    for (int i = 0; i < 300; i++) same &= memcmp(&dst[i], &(float){ac_f16_to_f32(src[i])}, 4) == 0;
-    CHECK(same, "ac_f16_to_f32_n differs from ac_f16_to_f32");
+    /* every half's value by the definition (NaNs: the payload kept, made
+     * quiet, as F16C's vcvtph2ps gives them), and
+     * the _n form's bits the scalar one's, from halves at an odd address */
+    static unsigned char src[2 * 65536 + 1];
+    static float dst[65536];
+    int wrong = 0, differ = 0;
+    for (uint32_t h = 0; h < 65536; h++) {
+        memcpy(src + 1 + 2 * h, &(uint16_t){(uint16_t)h}, 2);
+        uint32_t e = (h >> 10) & 31, m = h & 1023, sign = (h & 0x8000) << 16;
+        float f = ac_f16_to_f32((uint16_t)h);
+        uint32_t bits;
+        memcpy(&bits, &f, 4);
+        if (e == 31) wrong += bits != (sign | 0x7f800000u | m << 13 | (m ? 0x400000u : 0));
+        else {
+            double v = e ? ldexp(1024 + m, (int)e - 25) : ldexp(m, -24);
+            wrong += (double)f != (h & 0x8000 ? -v : v) || !signbit(f) != !(h & 0x8000);
+        }
+    }
+    CHECK(wrong == 0, "%d halves convert to another value", wrong);
+    ac_f16_to_f32_n(src + 1, dst, 65536);
+    for (uint32_t h = 0; h < 65536; h++) differ += memcmp(&dst[h], &(float){ac_f16_to_f32((uint16_t)h)}, 4) != 0;
+    CHECK(differ == 0, "ac_f16_to_f32_n differs from ac_f16_to_f32 on %d halves", differ);
+}
+
+/* The bfloat16 rows: the _n forms' bits the scalar ones', at an odd
+ * address, over ties, NaNs, infinities and random floats. */
+static void test_bf16_rows(void)
+{
+    enum { N = 4096 };
+    static float x[N], back[N];
+    static unsigned char row[2 * N + 1];
+    const uint32_t special[] = {0x7f800000u, 0xff800000u, 0x7fc00000u, 0x7f800001u, 0xffbfffffu, 0x3f808000u,
+                                0x3f818000u, 0x3f80c000u, 0x7f7fffffu, 0x00000001u, 0x80000000u, 0};
+    uint32_t s = 7;
+    for (int i = 0; i < N; i++) {
+        s = s * 1664525u + 1013904223u;
+        x[i] = bits_f32(i < 12 ? special[i] : s);
+    }
+    ac_f32_to_bf16_n(x, row + 1, N);
+    int differ = 0;
+    for (int i = 0; i < N; i++) {
+        uint16_t b;
+        memcpy(&b, row + 1 + 2 * i, 2);
+        differ += b != ac_f32_to_bf16(x[i]);
+    }
+    CHECK(differ == 0, "ac_f32_to_bf16_n differs from ac_f32_to_bf16 on %d values", differ);
+    ac_bf16_to_f32_n(row + 1, back, N);
+    differ = 0;
+    for (int i = 0; i < N; i++) {
+        uint16_t b;
+        memcpy(&b, row + 1 + 2 * i, 2);
+        differ += memcmp(&back[i], &(float){ac_bf16_to_f32(b)}, 4) != 0;
+    }
+    CHECK(differ == 0, "ac_bf16_to_f32_n differs from ac_bf16_to_f32 on %d values", differ);
 }
 
 /* Random floats in the half range convert to the nearest half, ties even. */
@@ -587,6 +633,7 @@ int main(int argc, char **argv)
     test_init(argc, argv);
     RUN(test_f16_known);
     RUN(test_f16_roundtrip);
+    RUN(test_bf16_rows);
     RUN(test_f16_nearest);
     RUN(test_bf16);
     RUN(test_arena);

@@ -640,6 +640,23 @@ static void test_matmul_many_rows(void)
         }
 }
 
+/* Every half as an F16 matrix's rows at this level (F16C from AVX2 on):
+ * the bits of the scalar conversion, NaNs made quiet by both. */
+static void test_f16_rows_every_value(void)
+{
+    enum { R = 64, K = 1024 };
+    uint16_t *h = malloc(R * K * sizeof *h);
+    float *got = malloc(R * K * sizeof *got), *want = malloc(R * K * sizeof *want);
+    for (uint32_t i = 0; i < R * K; i++) h[i] = (uint16_t)i;
+    ac_mat w = {h, AC_DTYPE_F16, R, K};
+    ac_mat_rows(&w, 0, R, got);
+    ac_mat_rows_ref(&w, 0, R, want);
+    size_t differ = 0;
+    for (size_t i = 0; i < R * K; i++) differ += memcmp(&got[i], &want[i], 4) != 0;
+    CHECK(differ == 0, "%zu of the 65536 halves widen to other bits than the scalar's", differ);
+    free(h), free(got), free(want);
+}
+
 /* ac_matmul_multi over many rows (the attention's q, k, v; a gated FFN's
  * gate and up): each output has the bits ac_matmul gives it alone, with
  * matrices of different heights whose columns the pool's ranges split
@@ -1053,6 +1070,7 @@ int main(int argc, char **argv)
         RUN(test_matmul_stored_types);
         RUN(test_matmul_many_rows);
         RUN(test_matmul_multi_many_rows);
+        RUN(test_f16_rows_every_value);
         RUN(test_matmul_rounded_acts);
         RUN(test_matmul_q8_entry);
         RUN(test_quantize_acts);
