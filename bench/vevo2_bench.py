@@ -17,9 +17,11 @@ compared with the bytes of the weights the route holds: as stored, the
 tensors it maps from the package's files; with --weights T (converted on
 load, each part by its family's rule), the same tensors as `audioc quantize
 --type T` writes them (a GGUF made once under build/bench, read for its
-tensor sizes only). bench_vevo2_fm then times FM steps at the conversion's
-shape, as a fraction of the roof of the type's arithmetic and against
-OpenBLAS sgemm on the same products.
+tensor sizes only); "parts" is the time the parts take to load (and
+convert) on the first request. bench_vevo2_fm then times FM steps at the
+conversion's shape, as a fraction of the roof of the type's arithmetic and
+against OpenBLAS sgemm on the same products, and bench_vevo2_stages the
+Whisper encoder and the vocoder against the roofs of theirs.
 
 usage: bench/vevo2_bench.py [--build DIR] [--seconds S] [--steps N] [--routes R,...] [--threads 1,2]
                             [--weights stored,bf16,q8_0]
@@ -109,9 +111,9 @@ def main():
     for wt in a.weights.split(","):
         print(f"weights held ({wt}): {held[wt, 0]:.0f} MB by a conversion, {held[wt, 1]:.0f} MB with the AR model "
               f"and the prosody tokenizer")
-    print("| route | weights | threads | whisper (s) | pitch (s) | chroma (s) | tokenizers (s) | timbre mel (s) | AR prefill (s) "
+    print("| route | weights | threads | parts (s) | whisper (s) | pitch (s) | chroma (s) | tokenizers (s) | timbre mel (s) | AR prefill (s) "
           "| AR (ms/token) | FM (s/step) | vocoder (s) | total (s) | RTF | peak RSS (MB) | RSS / weights | load |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for route in a.routes.split(","):
         ar = route != "style_preserved_vc"
         args = {"style_preserved_vc": ["vc", src],
@@ -131,7 +133,7 @@ def main():
             rss = float(re.search(r"peak RSS ([\d.]+) MB", r.stderr).group(1))
             g = lambda k: t.get(k, 0) / 1e3  # noqa: E731
             mapped = held[wt, int(ar)]
-            print(f"| {route} | {wt} | {threads} | {g('whisper'):.2f} | {g('pitch'):.2f} | {g('chroma'):.3f} | "
+            print(f"| {route} | {wt} | {threads} | {g('parts'):.2f} | {g('whisper'):.2f} | {g('pitch'):.2f} | {g('chroma'):.3f} | "
                   f"{g('tokenizer'):.2f} | {g('timbre mel'):.3f} | {g('AR prefill'):.2f} | "
                   f"{float(per_token.group(1)) if per_token else 0:.1f} | {step:.2f} | {g('vocoder'):.2f} | "
                   f"{total:.1f} | {rtf:.2f} | {rss:.0f} | {rss / mapped:.3f} | {os.getloadavg()[0]:.1f} |", flush=True)
@@ -141,6 +143,11 @@ def main():
         fm = sh(os.path.join(a.build, "bench_vevo2_fm"), os.path.join(pkg, FM_DIR), frames, frames, 3, wt)
         print()
         print(fm.stdout.strip())
+    # the Whisper encoder and the vocoder against the roofs of their arithmetic
+    for wt in a.weights.split(","):
+        st = sh(os.path.join(a.build, "bench_vevo2_stages"), pkg, wt, a.seconds)
+        print()
+        print(st.stdout.strip())
 
 
 if __name__ == "__main__":

@@ -578,6 +578,7 @@ typedef struct ac_voice_timings {
     double ar_prefill, ar_decode;   /* the AR model's prompts and its tokens */
     int ar_tokens;
     int chunks;           /* text chunks spoken */
+    double parts;         /* the model's parts read (and converted to --weights) on its first request */
 } ac_voice_timings;
 
 typedef struct ac_voice_result {

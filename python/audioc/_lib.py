@@ -152,8 +152,8 @@ class VoiceOptions(ctypes.Structure):
 class VoiceTimings(ctypes.Structure):
     _fields_ = [("struct_size", c_size_t), ("decode", c_double), ("whisper", c_double), ("pitch", c_double),
                 ("chroma", c_double), ("tokenizer", c_double), ("timbre_mel", c_double), ("fm", c_double),
-                ("fm_steps", c_int), ("ar_prefill", c_double), ("ar_decode", c_double), ("ar_tokens", c_int),
-                ("chunks", c_int)]
+                ("vocoder", c_double), ("fm_steps", c_int), ("ar_prefill", c_double), ("ar_decode", c_double),
+                ("ar_tokens", c_int), ("chunks", c_int), ("parts", c_double)]
 
 
 class VoiceResult(ctypes.Structure):

@@ -201,7 +201,8 @@ static ac_status run(void *m, const ac_voice_clips *c, const ac_voice_options *o
     *timings = (ac_voice_timings){.whisper = t->whisper, .pitch = t->pitch, .chroma = t->chroma,
                                       .tokenizer = t->tokenizer, .timbre_mel = t->timbre_mel, .fm = t->fm,
                                       .vocoder = t->vocoder, .fm_steps = t->fm_steps, .ar_prefill = t->ar_prefill,
-                                      .ar_decode = t->ar_decode, .ar_tokens = t->ar_tokens, .chunks = t->chunks};
+                                      .ar_decode = t->ar_decode, .ar_tokens = t->ar_tokens, .chunks = t->chunks,
+                                      .parts = t->parts};
     return s;
 }
 

@@ -243,9 +243,11 @@ static ac_status convert(vevo2_model *m, const vevo2_refs *r, const vevo2_option
     AC_TRY(vevo2_check_clip(src->x, src->n, rate, "source"));
     AC_TRY(vevo2_check_clip(tgt->x, tgt->n, rate, "target voice"));
     if (vevo2_report(o, "load", 0, 1)) return AC_ERR_CANCELLED;
-    AC_TRY(vevo2_load_conversion(m));
-
     double t0 = ac_now();
+    AC_TRY(vevo2_load_conversion(m));
+    out->t.parts += ac_now() - t0;
+
+    t0 = ac_now();
     if (use_pitch && o->pitch_mode == VEVO2_PITCH_FIXED) out->shift = o->pitch_shift;
     else if (use_pitch) AC_TRY(vevo2_estimate_shift(m, src->x, src->n, tgt->x, tgt->n, &out->shift));
     out->t.pitch += ac_now() - t0;

@@ -203,8 +203,10 @@ static ac_status speak(vevo2_model *m, const vevo2_refs *r, const ac_text_chunks
     if (o->noise && chunks->n > 1)
         return ac_error(AC_ERR_ARG, "injected noise is for one text chunk; the text makes %d", chunks->n);
     if (vevo2_report(o, "load", 0, 1)) return AC_ERR_CANCELLED;
+    double t0 = ac_now();
     AC_TRY(vevo2_load_conversion(m));
     AC_TRY(vevo2_load_ar(m));
+    out->t.parts += ac_now() - t0;
     vevo2_options po = *o;
     if (po.sampler.repetition_penalty < 0) po.sampler.repetition_penalty = m->ar->gen.repetition_penalty;
     o = &po;

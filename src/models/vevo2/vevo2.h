@@ -114,6 +114,7 @@ typedef struct vevo2_options {
 vevo2_options vevo2_defaults(const vevo2_route *r);
 
 typedef struct vevo2_timings {
+    double parts; /* loading the parts a route needs (a model's first request) */
     double whisper, pitch, chroma, tokenizer, timbre_mel, ar_prefill, ar_decode, fm, vocoder;
     int fm_steps, ar_tokens, chunks;
 } vevo2_timings;
