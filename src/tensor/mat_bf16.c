@@ -102,6 +102,17 @@ static void pack_w(const ac_mat *w, size_t n, size_t nr, size_t k0, size_t kc, u
         }
 }
 
+/* Rows [n, n + nr) x columns [k0, k0 + kc) of W, the next panel to pack,
+ * into L2 while this panel's tiles run: NR weight rows a stride apart are
+ * more streams than the hardware's prefetch follows (mat_q8_vnni.c). */
+static inline void prefetch_panel(const ac_mat *w, size_t n, size_t nr, size_t k0, size_t kc)
+{
+    const size_t stride = 2 * w->cols;
+    const char *base = (const char *)w->data + n * stride + 2 * k0;
+    for (size_t r = 0; r < nr; r++)
+        for (size_t c = 0; c < 2 * kc; c += 64) _mm_prefetch(base + r * stride + c, _MM_HINT_T1);
+}
+
 /* rows [0, mr) of X (row stride LDX) x columns [0, kc) as OUT[mr][KP] pairs */
 static void pack_x(const float *x, size_t ldx, size_t mr, size_t kc, uint32_t *out)
 {
@@ -179,6 +190,7 @@ size_t ac_gemm16_bf16(const float *x, const ac_mat *w, const float *bias, float 
             for (size_t n = n0; n < n1; n += NR) {
                 size_t nr = n1 - n < NR ? n1 - n : NR;
                 pack_w(w, n, nr, k0, kc, wp);
+                if (n + NR < n1) prefetch_panel(w, n + NR, n1 - n - NR < NR ? n1 - n - NR : NR, k0, kc);
                 for (size_t m = 0; m < mc; m += MR)
                     tile_any(mc - m < MR ? mc - m : MR, xp + m * KP, wp, (kc + 1) / 2, y + (m0 + m) * N + n, N, nr,
                              k0 == 0, k0 + kc == K && bias ? bias + n : NULL);
