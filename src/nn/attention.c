@@ -231,11 +231,7 @@ ac_status ac_attn_kv_pack(const ac_attn_opts *o, const float *k, const float *v,
 static void rotate(const ac_attn_opts *o, float *x, size_t rows, size_t ld, size_t heads, const int *pos)
 {
     size_t dh = (size_t)o->head_dim, r = o->rope_dim > 0 ? (size_t)o->rope_dim : dh;
-    if (r == dh) {
-        ac_rope(x, rows, ld, heads, dh, pos, o->rope_theta);
-        return;
-    }
-    for (size_t h = 0; h < heads; h++) ac_rope(x + h * dh, rows, ld, 1, r, pos, o->rope_theta);
+    ac_rope_partial(x, rows, ld, heads, dh, r, pos, o->rope_theta);
 }
 
 /* The per-head norms and RoPE of q [rows][heads] and k [rows][kv_heads]. */

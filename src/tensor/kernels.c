@@ -305,7 +305,7 @@ void ac_rmsnorm(const float *x, float *y, size_t rows, size_t C, const float *ga
 
 typedef struct {
     float *x;
-    size_t ld, heads, dim;
+    size_t ld, heads, dim, head_step;
     const int *pos;
     const float *inv; /* the DIM/2 inverse frequencies */
 } rope_job;
@@ -322,21 +322,29 @@ static void rope_range(void *ctx, size_t r0, size_t r1)
             float a = (float)(j->pos ? j->pos[r] : (int)r) * j->inv[i];
             cs[i] = cosf(a), sn[i] = sinf(a);
         }
-        k->rope_rotate(j->x + r * j->ld, j->heads, j->dim, cs, sn);
+        if (j->head_step == j->dim) k->rope_rotate(j->x + r * j->ld, j->heads, j->dim, cs, sn);
+        else /* the row's angles once for every head */
+            for (size_t h = 0; h < j->heads; h++) k->rope_rotate(j->x + r * j->ld + h * j->head_step, 1, j->dim, cs, sn);
     }
 }
 
-void ac_rope(float *x, size_t rows, size_t ld, size_t heads, size_t dim, const int *pos, float theta)
+void ac_rope_partial(float *x, size_t rows, size_t ld, size_t heads, size_t head_step, size_t dim, const int *pos,
+                     float theta)
 {
     size_t half = dim / 2;
     if (half > ROPE_MAX_HALF) { /* more angles than the buffers hold */
-        ac_rope_ref(x, rows, ld, heads, dim, pos, theta);
+        for (size_t h = 0; h < heads; h++) ac_rope_ref(x + h * head_step, rows, ld, 1, dim, pos, theta);
         return;
     }
     float inv[ROPE_MAX_HALF];
     for (size_t i = 0; i < half; i++) inv[i] = 1.0f / powf(theta, (float)(2 * i) / (float)dim);
-    rope_job j = {x, ld, heads, dim, pos, inv};
+    rope_job j = {x, ld, heads, dim, head_step, pos, inv};
     spread_rows(rope_range, &j, rows, heads * dim);
+}
+
+void ac_rope(float *x, size_t rows, size_t ld, size_t heads, size_t dim, const int *pos, float theta)
+{
+    ac_rope_partial(x, rows, ld, heads, dim, dim, pos, theta);
 }
 
 void ac_softmax_masked(float *x, size_t rows, size_t cols, float scale, const ac_mask *mask)

@@ -149,6 +149,11 @@ void ac_rmsnorm_ref(const float *x, float *y, size_t rows, size_t C, const float
  * f32 as the reference code computes it, (x[i], x[i+DIM/2]) turns by it. */
 void ac_rope(float *x, size_t rows, size_t ld, size_t heads, size_t dim, const int *pos, float theta);
 void ac_rope_ref(float *x, size_t rows, size_t ld, size_t heads, size_t dim, const int *pos, float theta);
+/* ac_rope of the first DIM values of each of HEADS heads HEAD_STEP apart
+ * (partial rotary: the rest of each head passes), the angles of a row
+ * computed once for all its heads. */
+void ac_rope_partial(float *x, size_t rows, size_t ld, size_t heads, size_t head_step, size_t dim, const int *pos,
+                     float theta);
 /* One row of ac_rope_ref given the cosines and sines of its DIM/2 angles. */
 void ac_rope_rotate_ref(float *x, size_t heads, size_t dim, const float *cs, const float *sn);
 

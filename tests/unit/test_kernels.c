@@ -390,6 +390,23 @@ static void test_rope(void)
         CHECK(max_rel_diff(a, b, rows * ld) < 1e-6, "rope dim=%zu at positions 0..rows-1", dim);
         free(a), free(b);
     }
+    /* partial rotary: the first 32 of heads of 64, 5 heads; the bits of a
+     * head at a time, and the other channels untouched */
+    {
+        size_t rows = 7, heads = 5, step = 64, dim = 32, ld = heads * step + 3;
+        int pos[7] = {0, 3, 9, 100, 1499, 2, 77};
+        float *a = rnd(rows * ld, -1, 1), *b = malloc(rows * ld * sizeof *b), *c = malloc(rows * ld * sizeof *c);
+        memcpy(b, a, rows * ld * sizeof *b), memcpy(c, a, rows * ld * sizeof *c);
+        ac_rope_partial(a, rows, ld, heads, step, dim, pos, 1e4f);
+        for (size_t h = 0; h < heads; h++) ac_rope(b + h * step, rows, ld, 1, dim, pos, 1e4f);
+        CHECK(memcmp(a, b, rows * ld * sizeof *a) == 0, "partial rope differs from a head at a time");
+        size_t moved = 0;
+        for (size_t r = 0; r < rows; r++)
+            for (size_t i = 0; i < ld; i++)
+                moved += a[r * ld + i] != c[r * ld + i] && (i >= heads * step || i % step >= dim);
+        CHECK(moved == 0, "partial rope changed %zu channels past its %zu", moved, dim);
+        free(a), free(b), free(c);
+    }
     /* dim 4, theta 100, position 2: pairs (0,2) turn by 2 rad, (1,3) by 0.2 */
     float x[4] = {1, 1, 0, 0};
     int p = 2;
