@@ -280,6 +280,26 @@ static int gemm_takes_all(ac_dtype t)
     return (t == AC_DTYPE_F16 || t == AC_DTYPE_BF16) && k->gemm16 != ac_gemm16_none;
 }
 
+/* Blocks of weight rows per range of a GEMM's columns on THREADS threads:
+ * each thread's share as even as whole blocks allow, at least two ranges a
+ * thread where there are blocks enough (a thread that loses its core
+ * leaves its last range to the others), at most 4 (the pool cuts a loop
+ * into at most that many pieces a thread), the largest ranges of those
+ * (BF16's GEMM packs all of X per range: ranges of 1 block spent a sixth
+ * of 1000 x 1024 x 1024 on 2 threads in packing). Ranges of at most 4
+ * blocks cut 1,280 columns into 5: 3 on one thread, 2 on the other. */
+static size_t range_blocks(size_t blocks, size_t threads)
+{
+    size_t best = 1, best_load = SIZE_MAX, least = blocks >= 2 * threads ? 2 * threads : 1;
+    for (size_t p = 1; p <= blocks; p++) {
+        size_t ranges = (blocks + p - 1) / p, load = (ranges + threads - 1) / threads * p;
+        if (ranges > 4 * threads) continue;
+        if (ranges < least) break;
+        if (load <= best_load) best = p, best_load = load;
+    }
+    return best;
+}
+
 /* J's products of many rows (all of one width and type) as one parallel
  * pass over all their columns, X prepared once for all of them. Returns
  * -1, the outputs unset, when the scratch cannot be had. */
@@ -300,12 +320,9 @@ static int many_rows(const float *x, products_job *j)
     int rounds_x = w->dtype == AC_DTYPE_BF16 && ac_kernels()->gemm16 == ac_gemm16_bf16;
     j->a = (acts_job){x, NULL};
     if (!rounds_x && acts_prepare(x, j->M, w->cols, w->dtype, widen, &j->a)) return -1;
-    /* A GEMM packs all of X per range of columns: ranges of up to 4
-     * blocks of weight rows, at least two per thread (BF16 on 2 threads,
-     * 1000 x 1024 x 1024: ranges of 1 block spent a sixth in packing X) */
-    size_t blocks = (rows + AC_GEMM16_NR - 1) / AC_GEMM16_NR, per = blocks / (2 * (size_t)ac_get_threads());
+    size_t blocks = (rows + AC_GEMM16_NR - 1) / AC_GEMM16_NR;
     j->failed = 0;
-    ac_parallel_for(rows, AC_GEMM16_NR * (per < 1 ? 1 : per > 4 ? 4 : per), many_range, j);
+    ac_parallel_for(rows, AC_GEMM16_NR * range_blocks(blocks, (size_t)ac_get_threads()), many_range, j);
     return j->failed ? -1 : 0;
 }
 
