@@ -54,7 +54,42 @@ static void print_row(const stage_work *s, const char *weights, int threads, dou
     fflush(stdout);
 }
 
+/* S's stage run by RUN(CTX, A) on 1 and 2 threads, the best of 2 runs
+ * each (the first also faults the weights in), printed as a row each.
+ * Returns nonzero when a run fails. */
+static int time_stage(const stage_work *s, ac_weight_type type, ac_status (*run)(void *ctx, ac_arena *a), void *ctx)
+{
+    ac_arena a;
+    ac_arena_init(&a, 1 << 20);
+    int rc = 0;
+    for (int th = 1; !rc && th <= 2; th++) {
+        ac_set_threads(th);
+        double best = 1e30;
+        for (int r = 0; !rc && r < 2; r++) {
+            ac_arena_reset(&a);
+            double t = ac_now();
+            rc = run(ctx, &a) != AC_OK;
+            if (ac_now() - t < best) best = ac_now() - t;
+        }
+        if (!rc) print_row(s, ac_weight_type_name(type), th, best);
+    }
+    ac_arena_free(&a);
+    return rc;
+}
+
 /* ---- the Whisper encoder ---------------------------------------------- */
+
+typedef struct {
+    const whisper_encoder *m;
+    const float *mel;
+    float *enc;
+} whisper_run;
+
+static ac_status run_whisper(void *ctx, ac_arena *a)
+{
+    const whisper_run *w = ctx;
+    return whisper_encode(w->m, w->mel, NULL, a, w->enc);
+}
 
 static stage_work whisper_work(const whisper_encoder *m)
 {
@@ -87,26 +122,27 @@ static int bench_whisper(const char *pkg, ac_weight_type type)
         x[i] = 0.3f * sinf(0.0001f * (float)i * (float)i / 16000.0f) + 0.01f * (float)((i * 7919u) % 200) / 100.0f;
     int rc = !x || !mel || !enc || whisper_logmel(m, x, n, mel) != AC_OK;
     stage_work s = whisper_work(m);
-    ac_arena a;
-    ac_arena_init(&a, 1 << 20);
-    for (int th = 1; !rc && th <= 2; th++) {
-        ac_set_threads(th);
-        double best = 1e30;
-        for (int r = 0; !rc && r < 2; r++) { /* the first run also faults the weights in */
-            ac_arena_reset(&a);
-            double t = ac_now();
-            rc = whisper_encode(m, mel, NULL, &a, enc) != AC_OK;
-            if (ac_now() - t < best) best = ac_now() - t;
-        }
-        if (!rc) print_row(&s, ac_weight_type_name(type), th, best);
-    }
-    ac_arena_free(&a);
+    whisper_run w = {m, mel, enc};
+    if (!rc) rc = time_stage(&s, type, run_whisper, &w);
     free(x), free(mel), free(enc);
     whisper_encoder_free(m);
     return rc;
 }
 
 /* ---- the vocoder ------------------------------------------------------- */
+
+typedef struct {
+    const vevo2_vocoder *v;
+    const float *mel;
+    size_t frames;
+    float *wav;
+} vocoder_run;
+
+static ac_status run_vocoder(void *ctx, ac_arena *a)
+{
+    const vocoder_run *r = ctx;
+    return vevo2_vocoder_forward(r->v, r->mel, r->frames, a, r->wav);
+}
 
 static stage_work vocoder_work(const vevo2_vocoder *v, double F)
 {
@@ -140,20 +176,8 @@ static int bench_vocoder(const char *pkg, ac_weight_type type, double seconds)
     for (size_t i = 0; mel && i < F * C; i++) mel[i] = -4.0f + 3.0f * sinf(0.37f * (float)i);
     int rc = !mel || !wav;
     stage_work s = vocoder_work(v, (double)F);
-    ac_arena a;
-    ac_arena_init(&a, 1 << 20);
-    for (int th = 1; !rc && th <= 2; th++) {
-        ac_set_threads(th);
-        double best = 1e30;
-        for (int r = 0; !rc && r < 2; r++) {
-            ac_arena_reset(&a);
-            double t = ac_now();
-            rc = vevo2_vocoder_forward(v, mel, F, &a, wav) != AC_OK;
-            if (ac_now() - t < best) best = ac_now() - t;
-        }
-        if (!rc) print_row(&s, ac_weight_type_name(type), th, best);
-    }
-    ac_arena_free(&a);
+    vocoder_run r = {v, mel, F, wav};
+    if (!rc) rc = time_stage(&s, type, run_vocoder, &r);
     free(mel), free(wav);
     vevo2_vocoder_free(v);
     return rc;
