@@ -51,25 +51,22 @@ uint16_t ac_f32_to_f16(float f)
     return (uint16_t)(sign | h);
 }
 
-void ac_f16_to_f32_n(const void *src, float *dst, size_t n)
+/* N halves at SRC (any alignment) through WIDEN, inlined into each caller
+ * so that its loop vectorizes */
+static inline __attribute__((always_inline)) void widen_n(const void *src, float *dst, size_t n,
+                                                          float (*widen)(uint16_t))
 {
     const unsigned char *p = src;
     for (size_t i = 0; i < n; i++) {
         uint16_t h;
         memcpy(&h, p + 2 * i, 2);
-        dst[i] = ac_f16_to_f32(h);
+        dst[i] = widen(h);
     }
 }
 
-void ac_bf16_to_f32_n(const void *src, float *dst, size_t n)
-{
-    const unsigned char *p = src;
-    for (size_t i = 0; i < n; i++) {
-        uint16_t h;
-        memcpy(&h, p + 2 * i, 2);
-        dst[i] = ac_bf16_to_f32(h);
-    }
-}
+void ac_f16_to_f32_n(const void *src, float *dst, size_t n) { widen_n(src, dst, n, ac_f16_to_f32); }
+
+void ac_bf16_to_f32_n(const void *src, float *dst, size_t n) { widen_n(src, dst, n, ac_bf16_to_f32); }
 
 void ac_f32_to_bf16_n(const float *src, void *dst, size_t n)
 {
