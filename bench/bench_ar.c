@@ -19,7 +19,6 @@
 #include "peak.h"
 #include "read_bandwidth.h"
 #include "tensor/dtype.h"
-#include "tensor/kernels.h"
 
 #define READ_MB 1024
 
@@ -78,8 +77,7 @@ int main(int argc, char **argv)
     double peak_rss = ac_peak_rss_mb(); /* before the bandwidth buffer */
     /* the layer products' arithmetic: that of the matrices as held (q_proj's type stands for all) */
     ac_dtype held = m->layer[0].wq.dtype;
-    peak_kind kind = held == AC_DTYPE_Q8_0 ? PEAK_INT8 : held == AC_DTYPE_BF16 ? PEAK_BF16 : PEAK_F32;
-    if (kind == PEAK_BF16 && ac_kernels_simd() < AC_SIMD_AVX512_BF16) kind = PEAK_F32; /* widened to f32 */
+    peak_kind kind = peak_of_weights(held);
     const qwen2_config *c = &m->cfg;
     double q = (double)c->heads * c->head_dim, kv = (double)c->kv_heads * c->head_dim, D = c->hidden;
     double flops = 2.0 * P * c->layers * (D * (q + 2 * kv) + q * D + 3.0 * D * c->intermediate);

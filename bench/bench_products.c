@@ -72,13 +72,6 @@ static double rel_error(job *j, const float *wf, size_t N, size_t K)
     return r2 > 0 ? sqrt(e2 / r2) : 0;
 }
 
-static peak_kind roof_of(ac_dtype t)
-{
-    /* BF16 below AVX512_BF16 computes in f32 FMAs (the weights widened) */
-    if (t == AC_DTYPE_BF16) return ac_kernels_simd() >= AC_SIMD_AVX512_BF16 ? PEAK_BF16 : PEAK_F32;
-    return t == AC_DTYPE_Q8_0 || ac_dtype_block(t) == AC_QK_K ? PEAK_INT8 : PEAK_F32;
-}
-
 /* whether BENCH_TYPES (names, comma-separated) is unset or names T */
 static int wanted(ac_dtype t)
 {
@@ -134,12 +127,12 @@ int main(int argc, char **argv)
                  * machine another process may take half a core at any moment */
                 double roof = 0, bw = 0, sec = 1e30;
                 for (int r = 0; r < ROUNDS; r++) {
-                    double g = peak_gops(roof_of(types[t]), th), b = read_gbs(buf, 512, 1), s1 = time_once(&j);
+                    double g = peak_gops(peak_of_weights(types[t]), th), b = read_gbs(buf, 512, 1), s1 = time_once(&j);
                     roof = g > roof ? g : roof, bw = b > bw ? b : bw, sec = s1 < sec ? s1 : sec;
                 }
                 double gf = 2.0 * M * N * K / sec / 1e9, gbs = bytes / sec / 1e9;
                 printf("| %zu | %zu | %zu | %s | %.1e | %d | %.3f | %.1f | %.1f %s | %.2f | %.1f | %.1f | %.2f |\n", M, N,
-                       K, ac_dtype_name(types[t]), err, th, 1e3 * sec, gf, roof, peak_name(roof_of(types[t])), gf / roof,
+                       K, ac_dtype_name(types[t]), err, th, 1e3 * sec, gf, roof, peak_name(peak_of_weights(types[t])), gf / roof,
                        gbs, bw, gbs / bw);
                 fflush(stdout);
             }

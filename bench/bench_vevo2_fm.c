@@ -20,7 +20,6 @@
 #include "base/arena.h"
 #include "models/vevo2/fm.h"
 #include "peak.h"
-#include "tensor/kernels.h"
 
 typedef struct {
     double last, best;
