@@ -24,7 +24,6 @@
 #include "models/vevo2/vocoder.h"
 #include "models/whisper/whisper.h"
 #include "peak.h"
-#include "tensor/kernels.h"
 
 typedef struct {
     const char *name;
