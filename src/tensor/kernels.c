@@ -324,7 +324,8 @@ static void rope_range(void *ctx, size_t r0, size_t r1)
         }
         if (j->head_step == j->dim) k->rope_rotate(j->x + r * j->ld, j->heads, j->dim, cs, sn);
         else /* the row's angles once for every head */
-            for (size_t h = 0; h < j->heads; h++) k->rope_rotate(j->x + r * j->ld + h * j->head_step, 1, j->dim, cs, sn);
+            for (size_t h = 0; h < j->heads; h++)
+                k->rope_rotate(j->x + r * j->ld + h * j->head_step, 1, j->dim, cs, sn);
     }
 }
 

@@ -353,8 +353,8 @@ static void print_timings(const voice_args *a, const ac_voice_result *r, double 
     fprintf(stderr,
             "timings: load %.1f ms; decode %.1f ms, parts %.1f ms, whisper %.1f ms, pitch %.1f ms, chroma %.1f ms, "
             "tokenizer %.1f ms, timbre mel %.1f ms",
-            1e3 * load, 1e3 * t->decode, 1e3 * t->parts, 1e3 * t->whisper, 1e3 * t->pitch, 1e3 * t->chroma, 1e3 * t->tokenizer,
-            1e3 * t->timbre_mel);
+            1e3 * load, 1e3 * t->decode, 1e3 * t->parts, 1e3 * t->whisper, 1e3 * t->pitch, 1e3 * t->chroma,
+            1e3 * t->tokenizer, 1e3 * t->timbre_mel);
     if (t->ar_tokens)
         fprintf(stderr, ", AR prefill %.1f ms, AR %d tokens %.1f ms (%.1f ms/token)", 1e3 * t->ar_prefill,
                 t->ar_tokens, 1e3 * t->ar_decode, 1e3 * t->ar_decode / t->ar_tokens);
