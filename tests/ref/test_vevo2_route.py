@@ -28,6 +28,7 @@ Checked:
 import functools
 import json
 import os
+import re
 import shutil
 import sys
 from types import SimpleNamespace
@@ -167,6 +168,9 @@ def test_cli(cmd, base, voices, audioc):
     r = run(audioc, cmd, "-m", pkg, *common_args(voices, b, out), "--timings", "--no-progress")
     assert r.returncode == 0 and "timings:" in r.stderr and "flow matching" in r.stderr, \
         f"audioc {cmd}: {r.stderr.strip()[:400]}"
+    # a process's one request loads the parts: their time is counted, not left out of every stage
+    parts = re.search(r"parts ([\d.]+) ms", r.stderr)
+    assert parts and float(parts.group(1)) > 0, f"audioc {cmd}: no time for the parts' load: {r.stderr[:400]}"
     y = wavfile.read(out)[1]
     assert rel(y, b["wav"]) < 1e-6, f"audioc {cmd} differs from the driver: {rel(y, b['wav']):.2e}"
 
