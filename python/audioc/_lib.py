@@ -149,16 +149,10 @@ class VoiceOptions(ctypes.Structure):
                 ("max_new_tokens", c_int), ("on_audio", ON_AUDIO), ("speed", c_double)]
 
 
-class VoiceTimings(ctypes.Structure):
-    _fields_ = [("struct_size", c_size_t), ("decode", c_double), ("whisper", c_double), ("pitch", c_double),
-                ("chroma", c_double), ("tokenizer", c_double), ("timbre_mel", c_double), ("fm", c_double),
-                ("vocoder", c_double), ("fm_steps", c_int), ("ar_prefill", c_double), ("ar_decode", c_double),
-                ("ar_tokens", c_int), ("chunks", c_int), ("parts", c_double)]
-
-
 class VoiceResult(ctypes.Structure):
+    # timings: an ac_voice_timings the package does not read (no mirror to keep in step)
     _fields_ = [("struct_size", c_size_t), ("samples", P(c_float)), ("n_samples", c_int64), ("sample_rate", c_int),
-                ("pitch_shift", c_int), ("timings", P(VoiceTimings)), ("style_pitch_shift", c_int)]
+                ("pitch_shift", c_int), ("timings", c_void_p), ("style_pitch_shift", c_int)]
 
 
 class LoadOptions(ctypes.Structure):
