@@ -267,6 +267,17 @@ void ac_attn_self(const ac_attn_opts *o, const ac_attn_weights *w, const float *
     ac_matmul(ctx, w->wo, w->bo, y, T);
 }
 
+/* Rows of one beam at consecutive positions whose keys all lie in one
+ * part of the cache (all shared, or a cache without a shared prompt): a
+ * prompt, which attends as one causal block of many rows. */
+static int prompt_block(const ac_kv_cache *c, size_t R, const int *beam, const int *pos)
+{
+    if (R < 2 || (c->shared && pos[R - 1] >= c->shared)) return 0;
+    for (size_t r = 1; r < R; r++)
+        if (beam[r] != beam[0] || pos[r] != pos[0] + (int)r) return 0;
+    return 1;
+}
+
 ac_status ac_attn_cached(const ac_attn_opts *o, const ac_attn_weights *w, ac_kv_cache *c, int layer,
                          const float *x, int rows, const int *beam, const int *pos, float *y, float *scratch)
 {
@@ -282,6 +293,15 @@ ac_status ac_attn_cached(const ac_attn_opts *o, const ac_attn_weights *w, ac_kv_
     position(o, w, q, k, R, pos);
     /* every row is stored before any attends: a prompt's rows see each other */
     for (size_t r = 0; r < R; r++) AC_TRY(ac_kv_cache_append(c, layer, beam[r], pos[r], k + r * kvw, v + r * kvw));
+    if (prompt_block(c, R, beam, pos)) {
+        /* one causal block over the beam's positions 0..last: the tiles or products of many rows */
+        ac_attn_kv kv = {.n = (size_t)pos[R - 1] + 1, .k = ac_kv_cache_k(c, layer, beam[0], 0),
+                         .v = ac_kv_cache_v(c, layer, beam[0], 0), .ld = c->head_dim,
+                         .head_ld = ac_kv_cache_head_step(c, 0)};
+        ac_attention(o, q, R, qw, &kv, &(ac_mask){.causal = 1, .row0 = (size_t)pos[0]}, ctx, qw, sa);
+        ac_matmul(ctx, w->wo, w->bo, y, R);
+        return AC_OK;
+    }
     for (size_t r = 0; r < R; r++) {
         /* the shared positions, then the beam's own */
         int n = pos[r] + 1, ns = n > c->shared ? c->shared : 0;

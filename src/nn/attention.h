@@ -91,7 +91,10 @@ void ac_attn_self(const ac_attn_opts *o, const ac_attn_weights *w, const float *
 
 /* One decoding call of ROWS rows, row r at position POS[r] of beam
  * BEAM[r]: its K and V go into LAYER of the cache, then it attends over
- * its beam's positions 0..POS[r] (causal). Y[rows][dim]. */
+ * its beam's positions 0..POS[r] (causal). Rows of one beam at
+ * consecutive positions whose keys lie in one part of the cache (a prompt)
+ * attend as one causal block, as ac_attention takes many rows (the tiles
+ * where O asks); others a row at a time. Y[rows][dim]. */
 ac_status ac_attn_cached(const ac_attn_opts *o, const ac_attn_weights *w, ac_kv_cache *c, int layer,
                          const float *x, int rows, const int *beam, const int *pos, float *y, float *scratch);
 

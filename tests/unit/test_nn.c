@@ -406,6 +406,35 @@ static void test_cache_shared_prompt(void)
     cache_case_free(&t);
 }
 
+/* A prompt's rows in one call attend as one causal block (the tiles or the
+ * products of many rows where there are more than a few): two calls of 5
+ * rows, the second from position 5, answer as recomputing the sequence,
+ * with the tiles off, on in f32, and on bf16 operands (rounded: 1e-2); the
+ * same over a shared prompt, whose second call spans both parts of the
+ * cache and so goes a row at a time. */
+static void test_cache_prompt_block(void)
+{
+    enum { P = 5 };
+    const struct { int tiles, bf16; double tol; } kinds[] = {{0, 0, 1e-5}, {1, 0, 1e-5}, {1, 1, 1e-2}};
+    for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
+        for (int shared = 0; shared <= P; shared += P) {
+            static cache_case t;
+            cache_case_init(&t, 0);
+            t.opts.tiles = kinds[i].tiles, t.opts.bf16 = kinds[i].bf16;
+            CHECK(ac_kv_cache_init(&t.c, 1, 1, CT, shared, CG, CDK, &t.arena) == AC_OK, "cache");
+            int zeros[P] = {0}, first[P], second[P];
+            for (int r = 0; r < P; r++) first[r] = r, second[r] = P + r;
+            CHECK(ac_attn_cached(&t.opts, &t.w, &t.c, 0, t.x, P, zeros, first, t.got[0], t.scratch) == AC_OK &&
+                      ac_attn_cached(&t.opts, &t.w, &t.c, 0, t.x + P * CD, P, zeros, second, t.got[0] + P * CD,
+                                     t.scratch) == AC_OK,
+                  "two blocks of rows");
+            double d = max_rel_diff(t.got[0], t.full[0], CT * CD);
+            CHECK(d < kinds[i].tol, "prompt blocks (tiles %d, bf16 %d, %d shared) = recomputed: %g of %g",
+                  kinds[i].tiles, kinds[i].bf16, shared, d, kinds[i].tol);
+            cache_case_free(&t);
+        }
+}
+
 static void test_ffn(void)
 {
     enum { R = 5, D = 12, F = 30 };
@@ -455,6 +484,7 @@ int main(int argc, char **argv)
             RUN(test_attention_tiles);
             RUN(test_cache_and_reorder);
             RUN(test_cache_shared_prompt);
+            RUN(test_cache_prompt_block);
             RUN(test_ffn);
         }
     }
