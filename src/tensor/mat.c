@@ -268,8 +268,6 @@ static void many_cols(products_job *j, int i, size_t n0, size_t n1)
     else panel_cols(j, i, n0, n1);
 }
 
-static void many_range(void *ctx, size_t b, size_t e) { each_product(ctx, b, e, many_cols); }
-
 /* Whether the level's GEMM takes every column of many rows over weights of
  * type T: its products then give the same bits however their columns are
  * split (OpenBLAS's panels round by where a column falls in a call). */
@@ -280,24 +278,31 @@ static int gemm_takes_all(ac_dtype t)
     return (t == AC_DTYPE_F16 || t == AC_DTYPE_BF16) && k->gemm16 != ac_gemm16_none;
 }
 
-/* Blocks of weight rows per range of a GEMM's columns on THREADS threads:
- * each thread's share as even as whole blocks allow, at least two ranges a
- * thread where there are blocks enough (a thread that loses its core
- * leaves its last range to the others), at most 4 (the pool cuts a loop
- * into at most that many pieces a thread), the largest ranges of those
- * (BF16's GEMM packs all of X per range: ranges of 1 block spent a sixth
- * of 1000 x 1024 x 1024 on 2 threads in packing). Ranges of at most 4
- * blocks cut 1,280 columns into 5: 3 on one thread, 2 on the other. */
-static size_t range_blocks(size_t blocks, size_t threads)
+/* A GEMM's columns on THREADS threads cut into whole blocks of weight
+ * rows: two ranges a thread where there are blocks enough (a thread that
+ * loses its core leaves its last range to the others; BF16's GEMM packs
+ * all of X per range, so no more: ranges of 1 block spent a sixth of 1000
+ * x 1024 x 1024 on 2 threads in packing), their sizes a block apart, the
+ * larger first. The pool hands ranges out in order to whichever thread is
+ * free, so each thread's share is as even as whole blocks allow: 14 blocks
+ * (896 columns) as 4 + 4 + 3 + 3, 7 a thread, where ranges of one size
+ * gave 8 to one and 6 to the other. */
+typedef struct {
+    products_job *j;
+    size_t rows, blocks, ranges;
+} ranges_job;
+
+static size_t range_start(const ranges_job *r, size_t i)
 {
-    size_t best = 1, best_load = SIZE_MAX, least = blocks >= 2 * threads ? 2 * threads : 1;
-    for (size_t p = 1; p <= blocks; p++) {
-        size_t ranges = (blocks + p - 1) / p, load = (ranges + threads - 1) / threads * p;
-        if (ranges > 4 * threads) continue;
-        if (ranges < least) break;
-        if (load <= best_load) best = p, best_load = load;
-    }
-    return best;
+    size_t q = r->blocks / r->ranges, rem = r->blocks % r->ranges;
+    size_t at = (i * q + (i < rem ? i : rem)) * AC_GEMM16_NR;
+    return at < r->rows ? at : r->rows;
+}
+
+static void many_range(void *ctx, size_t i0, size_t i1)
+{
+    const ranges_job *r = ctx;
+    for (size_t i = i0; i < i1; i++) each_product(r->j, range_start(r, i), range_start(r, i + 1), many_cols);
 }
 
 /* J's products of many rows (all of one width and type) as one parallel
@@ -320,9 +325,10 @@ static int many_rows(const float *x, products_job *j)
     int rounds_x = w->dtype == AC_DTYPE_BF16 && ac_kernels()->gemm16 == ac_gemm16_bf16;
     j->a = (acts_job){x, NULL};
     if (!rounds_x && acts_prepare(x, j->M, w->cols, w->dtype, widen, &j->a)) return -1;
-    size_t blocks = (rows + AC_GEMM16_NR - 1) / AC_GEMM16_NR;
+    size_t blocks = (rows + AC_GEMM16_NR - 1) / AC_GEMM16_NR, threads = (size_t)ac_get_threads();
+    ranges_job r = {j, rows, blocks, blocks < 2 * threads ? blocks : 2 * threads};
     j->failed = 0;
-    ac_parallel_for(rows, AC_GEMM16_NR * range_blocks(blocks, (size_t)ac_get_threads()), many_range, j);
+    ac_parallel_for(r.ranges, 1, many_range, &r);
     return j->failed ? -1 : 0;
 }
 
