@@ -97,7 +97,7 @@ static void attend_tiled(const attn_job *j, size_t u, const ac_kernel_table *kt)
     /* bf16 pairs take at most the f32 packs' room */
     int half = j->o->bf16 && dk <= AC_ATTN_BF16_DK && ac_kernels_simd() >= AC_SIMD_AVX512_BF16;
     if (half) {
-        ac_attn_pack_bf16(K, V, kv->ld, nk, dk, (uint32_t *)kp, (uint32_t *)vp);
+        kt->attn_pack16(K, V, kv->ld, nk, dk, (uint32_t *)kp, (uint32_t *)vp);
     } else {
         /* K rows read whole, written down a panel's columns (the panel in L1) */
         for (size_t t0 = 0; t0 < nk; t0 += AC_ATTN_KP)

@@ -7,6 +7,7 @@
 #include "tensor/attn_bf16.h"
 #include "tensor/attn_tiles.h"
 #include "tensor/dispatch.h"
+#include "tensor/transpose_avx512.h"
 
 enum { SR = AC_ATTN_TILE_ROWS, VR = AC_ATTN_TILE_ROWS }; /* query rows per tile of each product */
 
@@ -34,6 +35,59 @@ INLINE void score_tile(const int MR, const uint32_t *q, size_t q_ld, const uint3
         size_t left = keys > 16 * (size_t)c ? keys - 16 * (size_t)c : 0;
         __mmask16 m = left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1);
         for (int i = 0; i < MR; i++) _mm512_mask_storeu_ps(s + i * nk + 16 * c, m, acc[i][c]);
+    }
+}
+
+/* ac_f32_to_bf16 of 16 values, each in the high half of its lane (the
+ * low half is left over): nearest even, NaNs quieted as the scalar does */
+INLINE __m512i bf16_high(__m512 x)
+{
+    __m512i u = _mm512_castps_si512(x);
+    __m512i r = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)),
+                                 _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1)));
+    __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+                                            _mm512_set1_epi32(0x7f800000));
+    return _mm512_mask_or_epi32(r, nan, u, _mm512_set1_epi32(0x00400000));
+}
+
+static inline __mmask16 first16(size_t n) { return n >= 16 ? 0xffff : (__mmask16)((1u << n) - 1); }
+
+/* The scalar pack's layout (dispatch.h) with its bits: K a panel of keys
+ * at a time, 16 keys by 16 channel pairs transposed at once; V two key
+ * rows into pairs. */
+void ac_attn_pack_bf16_avx512(const float *k, const float *v, size_t ld, size_t nk, size_t dk, uint32_t *kp,
+                              uint32_t *vp)
+{
+    /* pair j of a row: lane j of the high halves of channels 2j and 2j + 1 */
+    static const int16_t odd[32] = {1,  3,  5,  7,  9,  11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31,
+                                    33, 35, 37, 39, 41, 43, 45, 47, 49, 51, 53, 55, 57, 59, 61, 63};
+    const __m512i highs = _mm512_loadu_si512(odd);
+    size_t dk2 = (dk + 1) / 2, dkp = AC_ATTN_VP(dk), panels = (nk + AC_ATTN_KP - 1) / AC_ATTN_KP;
+    for (size_t pn = 0; pn < panels; pn++)
+        for (size_t g = 0; g < AC_ATTN_KP; g += 16)
+            for (size_t d0 = 0; d0 < dk2; d0 += 16) {
+                __m512 r[16];
+                __mmask16 lo = first16(dk - 2 * d0), hi = dk > 2 * d0 + 16 ? first16(dk - 2 * d0 - 16) : 0;
+                for (size_t i = 0; i < 16; i++) {
+                    size_t t = pn * AC_ATTN_KP + g + i;
+                    const float *row = k + t * ld + 2 * d0;
+                    __m512i a = t < nk ? bf16_high(_mm512_maskz_loadu_ps(lo, row)) : _mm512_setzero_si512();
+                    __m512i b = t < nk ? bf16_high(_mm512_maskz_loadu_ps(hi, row + 16)) : _mm512_setzero_si512();
+                    r[i] = _mm512_castsi512_ps(_mm512_permutex2var_epi16(a, highs, b));
+                }
+                ac_transpose16(r); /* vector j: pair d0 + j of the 16 keys */
+                for (size_t j = 0; j < 16 && d0 + j < dk2; j++)
+                    _mm512_storeu_ps((float *)kp + (pn * dk2 + d0 + j) * AC_ATTN_KP + g, r[j]);
+            }
+    for (size_t t = 0; t < (nk + 1) / 2; t++) {
+        const float *a = v + 2 * t * ld, *b = 2 * t + 1 < nk ? a + ld : NULL;
+        for (size_t d = 0; d < dkp; d += 16) {
+            __mmask16 m = d < dk ? first16(dk - d) : 0;
+            __m512i ra = _mm512_srli_epi32(bf16_high(_mm512_maskz_loadu_ps(m, a + d)), 16);
+            __m512i rb = b ? _mm512_and_si512(bf16_high(_mm512_maskz_loadu_ps(m, b + d)), _mm512_set1_epi32((int)0xffff0000))
+                           : _mm512_setzero_si512();
+            _mm512_storeu_si512(vp + t * dkp + d, _mm512_or_si512(ra, rb));
+        }
     }
 }
 

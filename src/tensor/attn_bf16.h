@@ -11,6 +11,8 @@
 
 void ac_attn_scores_bf16(const float *q, size_t q_ld, size_t rows, const uint32_t *kp, size_t nk, size_t dk,
                          float *s);
+void ac_attn_pack_bf16_avx512(const float *k, const float *v, size_t ld, size_t nk, size_t dk, uint32_t *kp,
+                              uint32_t *vp);
 void ac_attn_values_bf16(float *p, size_t rows, const uint32_t *vp, size_t nk, size_t dk, float *out,
                          size_t out_ld);
 

@@ -51,6 +51,7 @@ static const ac_kernel_table scalar = {
     .attn_scores = ac_attn_scores_ref,
     .attn_values = ac_attn_values_ref,
     .attn_softmax = ac_softmax_masked_ref,
+    .attn_pack16 = ac_attn_pack_bf16_ref,
     .attn_scores16 = ac_attn_scores16_ref,
     .attn_values16 = ac_attn_values16_ref,
     .attn_dot_rows = ac_attn_dot_rows_ref,
@@ -92,6 +93,7 @@ static const ac_kernel_table scalar = {
     .attn_scores = ac_attn_scores_ref,              \
     .attn_values = ac_attn_values_ref,              \
     .attn_softmax = ac_softmax_masked_avx2,         \
+    .attn_pack16 = ac_attn_pack_bf16_ref,           \
     .attn_scores16 = ac_attn_scores16_ref,          \
     .attn_values16 = ac_attn_values16_ref,          \
     .attn_dot_rows = ac_attn_dot_rows_avx2,         \
@@ -116,6 +118,7 @@ static const ac_kernel_table scalar = {
     AVX512_VNNI_ENTRIES,                            \
     .matmul_row16 = ac_matmul_row16_bf16,           \
     .gemm16 = ac_gemm16_bf16,                       \
+    .attn_pack16 = ac_attn_pack_bf16_avx512,        \
     .attn_scores16 = ac_attn_scores_bf16,           \
     .attn_values16 = ac_attn_values_bf16
 

@@ -94,8 +94,10 @@ typedef struct ac_kernel_table {
      * word holds a pair: K packed as panels of AC_ATTN_KP keys of channel
      * pairs, [nk / AC_ATTN_KP rounded up][dk2][AC_ATTN_KP] words (dk2 = dk / 2
      * rounded up); V as key pairs, [nk / 2 rounded up][AC_ATTN_VP(dk)] words;
-     * zeros past nk and dk (ac_attn_pack_bf16). Q and P are f32 as above,
-     * rounded by the kernels, and P is scratch afterwards. */
+     * zeros past nk and dk (attn_pack16, from one head's K and V rows LD
+     * apart; every level the scalar twin's bits). Q and P are f32 as
+     * above, rounded by the kernels, and P is scratch afterwards. */
+    void (*attn_pack16)(const float *k, const float *v, size_t ld, size_t nk, size_t dk, uint32_t *kp, uint32_t *vp);
     void (*attn_scores16)(const float *q, size_t q_ld, size_t rows, const uint32_t *kp, size_t nk, size_t dk,
                           float *s);
     void (*attn_values16)(float *p, size_t rows, const uint32_t *vp, size_t nk, size_t dk, float *out,
@@ -117,8 +119,8 @@ typedef struct ac_kernel_table {
 #define AC_ATTN_KP 64
 #define AC_ATTN_VP(dk) (((dk) + 15) / 16 * 16)
 #define AC_ATTN_BF16_DK 256
-/* K and V of one head, rows LD apart, packed for attn_scores16 and attn_values16 */
-void ac_attn_pack_bf16(const float *k, const float *v, size_t ld, size_t nk, size_t dk, uint32_t *kp, uint32_t *vp);
+void ac_attn_pack_bf16_ref(const float *k, const float *v, size_t ld, size_t nk, size_t dk, uint32_t *kp,
+                           uint32_t *vp);
 void ac_attn_scores16_ref(const float *q, size_t q_ld, size_t rows, const uint32_t *kp, size_t nk, size_t dk, float *s);
 void ac_attn_values16_ref(float *p, size_t rows, const uint32_t *vp, size_t nk, size_t dk, float *out, size_t out_ld);
 void ac_attn_scores_ref(const float *q, size_t q_ld, size_t rows, const float *kp, size_t nk, size_t dk, float *s);

@@ -324,7 +324,8 @@ void ac_attn_mix_rows_ref(const float *p, size_t p_ld, size_t g, const float *v,
 
 static uint32_t pair16(float a, float b) { return ac_f32_to_bf16(a) | (uint32_t)ac_f32_to_bf16(b) << 16; }
 
-void ac_attn_pack_bf16(const float *k, const float *v, size_t ld, size_t nk, size_t dk, uint32_t *kp, uint32_t *vp)
+void ac_attn_pack_bf16_ref(const float *k, const float *v, size_t ld, size_t nk, size_t dk, uint32_t *kp,
+                           uint32_t *vp)
 {
     size_t dk2 = (dk + 1) / 2, half = dk / 2, dkp = AC_ATTN_VP(dk), panels = (nk + AC_ATTN_KP - 1) / AC_ATTN_KP;
     for (size_t t = 0; t < panels * AC_ATTN_KP; t++) {
