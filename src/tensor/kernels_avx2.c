@@ -238,7 +238,7 @@ void ac_relu_avx2(float *x, size_t n)
 
 /* exp(x) by range reduction x = n ln2 + r, |r| <= ln2/2, and a degree-6
  * polynomial for e^r (Cephes expf coefficients); relative error ~1e-7. */
-static inline __m256 exp8(__m256 x)
+static inline __attribute__((always_inline)) __m256 exp8(__m256 x, int nonpositive)
 {
     x = _mm256_min_ps(x, _mm256_set1_ps(88.3762626647949f));
     x = _mm256_max_ps(x, _mm256_set1_ps(-87.3365447504f));
@@ -253,6 +253,9 @@ static inline __m256 exp8(__m256 x)
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
     p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+    if (nonpositive) /* n in [-126, 0]: 2^n in one step, the same bits (the exact product rounded once) */
+        return _mm256_mul_ps(p, _mm256_castsi256_ps(_mm256_slli_epi32(
+                                    _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23)));
     /* scale by 2^n in two halves so n = 128 (x near 88.7) does not overflow
      * the exponent field */
     __m256i ni = _mm256_cvtps_epi32(n);
@@ -265,7 +268,7 @@ static inline __m256 exp8(__m256 x)
 static inline __m256 sigmoid8(__m256 x)
 {
     __m256 one = _mm256_set1_ps(1.0f);
-    __m256 e = exp8(_mm256_sub_ps(_mm256_setzero_ps(), x));
+    __m256 e = exp8(_mm256_sub_ps(_mm256_setzero_ps(), x), 0);
     return _mm256_div_ps(one, _mm256_add_ps(one, e));
 }
 
@@ -279,7 +282,7 @@ static inline __m256 sigmoid8(__m256 x)
         }                                                                    \
     }
 
-ELEMENTWISE(exp, exp8(v))
+ELEMENTWISE(exp, exp8(v, 0))
 ELEMENTWISE(sigmoid, sigmoid8(v))
 /* tanh(v) = 2 sigmoid(2v) - 1 */
 ELEMENTWISE(tanh, _mm256_fmsub_ps(_mm256_set1_ps(2.0f),
@@ -293,7 +296,7 @@ void ac_softmax_rows_avx2(float *x, size_t rows, size_t cols)
         __m256 m = _mm256_set1_ps(mx), sum = _mm256_setzero_ps();
         for (size_t i = 0; i < cols; i += 8) {
             size_t live = cols - i < 8 ? cols - i : 8;
-            __m256 e = exp8(_mm256_sub_ps(load_n(v + i, live), m));
+            __m256 e = exp8(_mm256_sub_ps(load_n(v + i, live), m), 1);
             e = _mm256_and_ps(e, _mm256_castsi256_ps(tail_mask(live)));
             sum = _mm256_add_ps(sum, e);
             store_n(v + i, live, e);
@@ -381,7 +384,7 @@ void ac_log_softmax_avx2(float *x, size_t n)
     __m256 vm = _mm256_set1_ps(m), sum = _mm256_setzero_ps();
     for (size_t i = 0; i < n; i += 8) {
         size_t live = n - i < 8 ? n - i : 8;
-        __m256 e = exp8(_mm256_sub_ps(load_n(x + i, live), vm));
+        __m256 e = exp8(_mm256_sub_ps(load_n(x + i, live), vm), 1);
         sum = _mm256_add_ps(sum, _mm256_and_ps(e, _mm256_castsi256_ps(tail_mask(live))));
     }
     __m256 lse = _mm256_set1_ps(m + logf(hsum(sum)));
@@ -404,7 +407,7 @@ static inline __m256 erf8(__m256 x)
     p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-0.284496736f));
     p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.254829592f));
     p = _mm256_mul_ps(p, t);
-    __m256 e = exp8(_mm256_sub_ps(_mm256_setzero_ps(), _mm256_mul_ps(a, a)));
+    __m256 e = exp8(_mm256_sub_ps(_mm256_setzero_ps(), _mm256_mul_ps(a, a)), 1);
     return _mm256_or_ps(_mm256_fnmadd_ps(p, e, _mm256_set1_ps(1.0f)), sign);
 }
 
@@ -464,7 +467,7 @@ static float exp_shifted(float *v, size_t n, float s, float m)
     for (size_t i = 0; i < n; i += 8) {
         size_t live = n - i < 8 ? n - i : 8;
         __m256 x = load_n(v + i, live);
-        __m256 e = exp8(_mm256_fmsub_ps(x, vs, vm));
+        __m256 e = exp8(_mm256_fmsub_ps(x, vs, vm), 1);
         e = _mm256_and_ps(e, _mm256_and_ps(_mm256_cmp_ps(x, ninf, _CMP_NEQ_OQ), _mm256_castsi256_ps(tail_mask(live))));
         sum = _mm256_add_ps(sum, e);
         store_n(v + i, live, e);
