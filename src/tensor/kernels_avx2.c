@@ -464,8 +464,15 @@ void ac_rope_rotate_avx2(float *x, size_t heads, size_t dim, const float *cs, co
 static float exp_shifted(float *v, size_t n, float s, float m)
 {
     __m256 vs = _mm256_set1_ps(s), vm = _mm256_set1_ps(m), ninf = _mm256_set1_ps(-INFINITY), sum = _mm256_setzero_ps();
-    for (size_t i = 0; i < n; i += 8) {
-        size_t live = n - i < 8 ? n - i : 8;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) { /* whole vectors apart: no tail mask to apply */
+        __m256 x = _mm256_loadu_ps(v + i);
+        __m256 e = _mm256_and_ps(exp8(_mm256_fmsub_ps(x, vs, vm), 1), _mm256_cmp_ps(x, ninf, _CMP_NEQ_OQ));
+        sum = _mm256_add_ps(sum, e);
+        _mm256_storeu_ps(v + i, e);
+    }
+    if (i < n) {
+        size_t live = n - i;
         __m256 x = load_n(v + i, live);
         __m256 e = exp8(_mm256_fmsub_ps(x, vs, vm), 1);
         e = _mm256_and_ps(e, _mm256_and_ps(_mm256_cmp_ps(x, ninf, _CMP_NEQ_OQ), _mm256_castsi256_ps(tail_mask(live))));
@@ -488,11 +495,11 @@ void ac_softmax_masked_avx2(float *x, size_t rows, size_t cols, float scale, con
             s = 1.0f;
         }
         __m256 mx = _mm256_set1_ps(-INFINITY);
-        for (size_t i = 0; i < n; i += 8) {
-            size_t live = n - i < 8 ? n - i : 8;
-            mx = _mm256_max_ps(mx, _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), load_n(v + i, live),
-                                                    _mm256_castsi256_ps(tail_mask(live))));
-        }
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8) mx = _mm256_max_ps(mx, _mm256_loadu_ps(v + i));
+        if (i < n)
+            mx = _mm256_max_ps(mx, _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), load_n(v + i, n - i),
+                                                    _mm256_castsi256_ps(tail_mask(n - i))));
         float top = hmax(mx);
         memset(v + n, 0, (cols - n) * sizeof *v);
         if (top == -INFINITY) {
@@ -500,7 +507,7 @@ void ac_softmax_masked_avx2(float *x, size_t rows, size_t cols, float scale, con
             continue;
         }
         __m256 inv = _mm256_set1_ps(1.0f / exp_shifted(v, n, s, top * s));
-        for (size_t i = 0; i < n; i += 8) {
+        for (i = 0; i < n; i += 8) {
             size_t live = n - i < 8 ? n - i : 8;
             store_n(v + i, live, _mm256_mul_ps(load_n(v + i, live), inv));
         }
