@@ -711,11 +711,13 @@ def test_fair_scheduling(voices, start_server):
     threads = [threading.Thread(target=speaker) for _ in range(2)]
     for t in threads:
         t.start()
-    time.sleep(1.0)   # the worker is busy with speech
-    busy = latencies(srv.port, 6 if few else 20)
-    stop.set()
-    for t in threads:
-        t.join()
+    try:
+        time.sleep(1.0)   # the worker is busy with speech
+        busy = latencies(srv.port, 6 if few else 20)
+    finally:   # a failure (say, the server gone) must not leave the speakers looping: the run would never end
+        stop.set()
+        for t in threads:
+            t.join()
     srv.stop()
     assert done and all(st == 200 for st, _ in done), f"the speech requests finish: {done}"
     speech_p50 = sorted(d for _, d in done)[len(done) // 2]

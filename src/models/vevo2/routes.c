@@ -5,28 +5,29 @@
 #include "base/error.h"
 #include "models/vevo2/routes.h"
 
-static const vevo2_route ROUTES[] = {
-    /* name                      ar prosody pitch source-refs source-style voice-style */
-    {"zero_shot_tts",            1, 0, 0, 0, 0, 1},
-    {"text_to_singing",          1, 0, 0, 0, 0, 1},
-    {"svs",                      1, 0, 0, 0, 0, 1},
-    {"style_preserved_vc",       0, 0, 1, 0, 0, 0},
-    {"style_preserved_svc",      0, 0, 1, 0, 0, 0},
-    {"style_converted_vc",       1, 1, 0, 1, 0, 0},
-    {"style_converted_svc",      1, 1, 1, 1, 0, 0},
-    {"editing",                  1, 1, 0, 1, 1, 0},
-    {"singing_style_conversion", 1, 1, 1, 1, 0, 0},
-    {"humming_to_singing",       1, 1, 1, 0, 0, 0},
-    {"instrument_to_singing",    1, 1, 1, 0, 0, 0},
-};
+/* name, ar, prosody, pitch, source-refs, source-style, voice-style: one
+ * list for the table and its names (constant data, which any thread may
+ * read: names filled in on first use raced between two requests) */
+#define ROUTE_LIST(X)                                  \
+    X(zero_shot_tts,            1, 0, 0, 0, 0, 1)      \
+    X(text_to_singing,          1, 0, 0, 0, 0, 1)      \
+    X(svs,                      1, 0, 0, 0, 0, 1)      \
+    X(style_preserved_vc,       0, 0, 1, 0, 0, 0)      \
+    X(style_preserved_svc,      0, 0, 1, 0, 0, 0)      \
+    X(style_converted_vc,       1, 1, 0, 1, 0, 0)      \
+    X(style_converted_svc,      1, 1, 1, 1, 0, 0)      \
+    X(editing,                  1, 1, 0, 1, 1, 0)      \
+    X(singing_style_conversion, 1, 1, 1, 1, 0, 0)      \
+    X(humming_to_singing,       1, 1, 1, 0, 0, 0)      \
+    X(instrument_to_singing,    1, 1, 1, 0, 0, 0)
+#define ROUTE_ROW(name, ...) {#name, __VA_ARGS__},
+#define ROUTE_NAME(name, ...) #name,
+
+static const vevo2_route ROUTES[] = {ROUTE_LIST(ROUTE_ROW)};
+static const char *const NAMES[] = {ROUTE_LIST(ROUTE_NAME) NULL};
 #define N_ROUTES (sizeof ROUTES / sizeof *ROUTES)
 
-const char *const *vevo2_route_names(void)
-{
-    static const char *names[N_ROUTES + 1];
-    for (size_t i = 0; i < N_ROUTES; i++) names[i] = ROUTES[i].name;
-    return names;
-}
+const char *const *vevo2_route_names(void) { return NAMES; }
 
 const vevo2_route *vevo2_route_find(const char *name)
 {
