@@ -84,7 +84,8 @@ void ac_attn_pack_bf16_avx512(const float *k, const float *v, size_t ld, size_t 
         for (size_t d = 0; d < dkp; d += 16) {
             __mmask16 m = d < dk ? first16(dk - d) : 0;
             __m512i ra = _mm512_srli_epi32(bf16_high(_mm512_maskz_loadu_ps(m, a + d)), 16);
-            __m512i rb = b ? _mm512_and_si512(bf16_high(_mm512_maskz_loadu_ps(m, b + d)), _mm512_set1_epi32((int)0xffff0000))
+            __m512i rb = b ? _mm512_and_si512(bf16_high(_mm512_maskz_loadu_ps(m, b + d)),
+                                              _mm512_set1_epi32((int)0xffff0000))
                            : _mm512_setzero_si512();
             _mm512_storeu_si512(vp + t * dkp + d, _mm512_or_si512(ra, rb));
         }

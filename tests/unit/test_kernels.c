@@ -1001,7 +1001,8 @@ static void test_attn_pack16(void)
     uint32_t snan = 0x7f800001u;
     for (size_t sh = 0; sh < sizeof shapes / sizeof *shapes; sh++) {
         size_t nk = shapes[sh][0], dk = shapes[sh][1], ld = dk + 3;
-        size_t kpn = (nk + AC_ATTN_KP - 1) / AC_ATTN_KP * AC_ATTN_KP * ((dk + 1) / 2), vpn = (nk + 1) / 2 * AC_ATTN_VP(dk);
+        size_t kpn = (nk + AC_ATTN_KP - 1) / AC_ATTN_KP * AC_ATTN_KP * ((dk + 1) / 2);
+        size_t vpn = (nk + 1) / 2 * AC_ATTN_VP(dk);
         float *k = rnd(nk * ld, -2, 2), *v = rnd(nk * ld, -2, 2);
         for (size_t i = 0; i < nk * ld; i += 7) k[i] = v[i + 3 < nk * ld ? i + 3 : i] = specials[i / 7 % 9];
         memcpy(&k[nk * ld / 2], &snan, sizeof snan);

@@ -52,7 +52,8 @@ ac_status qwen2_session_new_beams(const qwen2_model *m, int cap, int max_rows, i
     *s = (qwen2_session){.m = m, .cap = cap, .max_rows = max_rows, .beams = beams,
                          .opts = {.heads = c->heads, .kv_heads = c->kv_heads, .head_dim = c->head_dim,
                                   .rope_theta = c->rope_theta, .qk_norm_eps = c->rms_eps, .tiles = 1,
-                                  .bf16 = m->layer[0].wq.dtype == AC_DTYPE_Q8_0 || m->layer[0].wq.dtype == AC_DTYPE_BF16}};
+                                  .bf16 = m->layer[0].wq.dtype == AC_DTYPE_Q8_0 ||
+                                          m->layer[0].wq.dtype == AC_DTYPE_BF16}};
     size_t R = (size_t)max_rows, D = (size_t)c->hidden;
     size_t attn = ac_attn_layer_scratch(&s->opts, R, (size_t)cap);
     ac_ffn f = mlp(&m->layer[0]);
