@@ -72,10 +72,7 @@ void ac_f32_to_bf16_n(const float *src, void *dst, size_t n)
 {
     unsigned char *p = dst;
     for (size_t i = 0; i < n; i++) {
-        uint32_t u = f32_to_bits(src[i]);
-        /* ac_f32_to_bf16 with a select for NaN instead of a branch, which vectorizes */
-        uint16_t b = (u & 0x7fffffffu) > 0x7f800000u ? (uint16_t)((u >> 16) | 0x40)
-                                                      : (uint16_t)((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
+        uint16_t b = ac_f32_to_bf16(src[i]);
         memcpy(p + 2 * i, &b, 2);
     }
 }

@@ -18,13 +18,14 @@ static inline float ac_bf16_to_f32(uint16_t b)
     return f;
 }
 
+/* nearest even, NaNs made quiet; a select rather than a branch, so that
+ * loops of it vectorize (weights at load, activations for BF16 products) */
 static inline uint16_t ac_f32_to_bf16(float f)
 {
     uint32_t u;
     memcpy(&u, &f, sizeof u);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40); /* nan */
-    u += 0x7fff + ((u >> 16) & 1);
-    return (uint16_t)(u >> 16);
+    uint16_t nan = (uint16_t)((u >> 16) | 0x40), rounded = (uint16_t)((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
+    return (u & 0x7fffffffu) > 0x7f800000u ? nan : rounded;
 }
 
 /* N values between rows of halves at any alignment (SRC, DST: 2 N bytes)

@@ -74,14 +74,7 @@ void ac_round_q8_act(const float *x, float *out, size_t n)
 
 void ac_round_bf16_act(const float *x, float *out, size_t n)
 {
-    /* ac_f32_to_bf16 then back, written out so that the compiler vectorizes it */
-    for (size_t i = 0; i < n; i++) {
-        uint32_t u;
-        memcpy(&u, x + i, 4);
-        if ((u & 0x7fffffffu) > 0x7f800000u) u = (u & 0xffff0000u) | 0x400000u; /* nan, made quiet */
-        else u = (u + 0x7fffu + ((u >> 16) & 1)) & 0xffff0000u;
-        memcpy(out + i, &u, 4);
-    }
+    for (size_t i = 0; i < n; i++) out[i] = ac_bf16_to_f32(ac_f32_to_bf16(x[i]));
 }
 
 static void dequantize_q8_0(const unsigned char *p, float *out, size_t n)
