@@ -12,6 +12,7 @@
 #include "tensor/dispatch.h"
 #include "tensor/mat_avx512.h"
 #include "tensor/mat_bf16.h"
+#include "tensor/prefetch.h"
 #include "tensor/transpose_avx512.h"
 
 /* 32 values of X from K on as bf16 pairs: those of mask M, zeros past them */
@@ -102,15 +103,10 @@ static void pack_w(const ac_mat *w, size_t n, size_t nr, size_t k0, size_t kc, u
         }
 }
 
-/* Rows [n, n + nr) x columns [k0, k0 + kc) of W, the next panel to pack,
- * into L2 while this panel's tiles run: NR weight rows a stride apart are
- * more streams than the hardware's prefetch follows (mat_q8_vnni.c). */
+/* Rows [n, n + nr) x columns [k0, k0 + kc) of W into L2: the next panel */
 static inline void prefetch_panel(const ac_mat *w, size_t n, size_t nr, size_t k0, size_t kc)
 {
-    const size_t stride = 2 * w->cols;
-    const char *base = (const char *)w->data + n * stride + 2 * k0;
-    for (size_t r = 0; r < nr; r++)
-        for (size_t c = 0; c < 2 * kc; c += 64) _mm_prefetch(base + r * stride + c, _MM_HINT_T1);
+    ac_prefetch_l2((const char *)w->data + n * 2 * w->cols + 2 * k0, nr, 2 * w->cols, 2 * kc);
 }
 
 /* rows [0, mr) of X (row stride LDX) x columns [0, kc) as OUT[mr][KP] pairs */

@@ -15,6 +15,7 @@
 
 #include "tensor/dispatch.h"
 #include "tensor/mat_q8_vnni.h"
+#include "tensor/prefetch.h"
 #include "tensor/transpose_avx512.h"
 
 #define MR 2 /* three rows of sums and their int32 partials spill the 32 registers: 0.64 of the int8 roof against 0.69 */
@@ -92,25 +93,21 @@ static inline int32_t quad_at(const int8_t *q)
     return v;
 }
 
-/* Blocks [b0, b0 + nb) of ROWS rows of X (BLOCKS apart) into the cache: a
- * panel of long rows takes each row from another page, where the hardware's
- * prefetch stops (measured: +10 % at 4096 columns, nothing at 1024). */
+/* Blocks [b0, b0 + nb) of ROWS rows of X (BLOCKS apart) into L1, for the
+ * next tile: a panel of long rows takes each row from another page
+ * (measured: +10 % at 4096 columns, nothing at 1024) */
 static inline void prefetch_rows(const ac_block_q8_act *x, size_t rows, size_t blocks, size_t b0, size_t nb)
 {
-    for (size_t r = 0; r < rows; r++)
-        for (size_t c = 0; c < nb * sizeof *x; c += 64) _mm_prefetch((const char *)(x + r * blocks + b0) + c, _MM_HINT_T0);
+    ac_prefetch_l1(x + b0, rows, blocks * sizeof *x, nb * sizeof *x);
 }
 
-/* Weight rows [n, n + nr) x blocks [b0, b0 + nb), the next panel to pack,
- * into L2 while this panel's tiles run: the weights come from memory once
- * per product, NR rows a stride apart, more streams than the hardware's
- * prefetch follows (a prefill of 200 rows spent a tenth in packing). */
+/* Weight rows [n, n + nr) x blocks [b0, b0 + nb) into L2: the next panel
+ * to pack (a prefill of 200 rows spent a tenth in packing) */
 static inline void prefetch_panel(const ac_mat *w, size_t n, size_t nr, size_t b0, size_t nb)
 {
     const size_t stride = w->cols / AC_QK8_0 * sizeof(ac_block_q8_0);
-    const char *base = (const char *)w->data + n * stride + b0 * sizeof(ac_block_q8_0);
-    for (size_t r = 0; r < nr; r++)
-        for (size_t c = 0; c < nb * sizeof(ac_block_q8_0); c += 64) _mm_prefetch(base + r * stride + c, _MM_HINT_T1);
+    ac_prefetch_l2((const char *)w->data + n * stride + b0 * sizeof(ac_block_q8_0), nr, stride,
+                   nb * sizeof(ac_block_q8_0));
 }
 
 /* MR_ (<= MR) rows of X (activation blocks b0.., rows BLOCKS apart) against
